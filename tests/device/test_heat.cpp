@@ -1,0 +1,134 @@
+// The in-device heat solver against the CPU reference and the exact discrete solution.
+//
+// Tolerance: each step replaces a node by a convex combination of old values, rounding it by a
+// few ulps of max|u|; the rounding errors of K steps add up at most linearly, so
+//     max |device - CPU| <= 8 K eps max|u0|.
+// A device that rounds like the CPU (IEEE round-to-nearest, no fused multiply-add, no
+// flush-to-zero of subnormals) matches bit for bit; the tests report how many nodes do.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "../support/devices.hpp"
+#include "../support/util.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/heat.hpp"
+
+using namespace ziggurat;
+using test::for_each_device;
+
+namespace {
+
+template <class T>
+double tolerance(std::size_t steps, const Grid<T>& initial) {
+  double peak = 0;
+  for (const T value : initial.values()) peak = std::max(peak, std::abs(static_cast<double>(value)));
+  return 8.0 * static_cast<double>(steps) * std::numeric_limits<T>::epsilon() * peak;
+}
+
+template <class T>
+std::size_t identical_nodes(const Grid<T>& a, const Grid<T>& b) {
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += std::memcmp(&a.data()[i], &b.data()[i], sizeof(T)) == 0;
+  return same;
+}
+
+// Steps a seeded random field on the device and on the CPU and compares them.
+template <class T>
+void compare_with_reference(Context& context, std::vector<std::size_t> extents, std::size_t steps, double alpha) {
+  const Grid<T> initial = test::random_field<T>(extents, 1234);
+  InDeviceHeat2D<T> solver(context, initial, alpha);
+  solver.advance(steps);
+  const Grid<T> device = solver.read();
+  Grid<T> reference = initial;
+  heat_steps_reference(reference, alpha, steps);
+  CAPTURE(extents_string(extents));
+  CAPTURE(steps);
+  REQUIRE(device.extents() == extents);
+  CHECK(test::max_abs_difference(device, reference) <= tolerance(steps, initial));
+  CHECK(solver.steps_done() == steps);
+  if (extents == std::vector<std::size_t>{1023, 777}) {
+    const std::string type = sizeof(T) == 4 ? "float" : "double";
+    MESSAGE(context.device().label() << ", " << extents_string(extents) << " " << type << ", " << steps
+                                     << " steps: " << identical_nodes(device, reference) << " of " << device.size()
+                                     << " nodes bit-identical to the CPU reference");
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("in-device heat matches the CPU reference on odd sizes", T, float, double) {
+  for_each_device([](Context& context) {
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {3, 1000}, {1000, 3}, {1023, 777}, {33, 17}}) {
+      for (const std::size_t steps : {0, 1, 2, 7, 50}) compare_with_reference<T>(context, extents, steps, 0.2);
+    }
+    compare_with_reference<T>(context, {129, 65}, 20, 0.25);  // B = 0: the centre drops out
+  }, test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("in-device heat on small grids (the Oclgrind subset)" * doctest::test_suite("oclgrind"), T, float,
+                   double) {
+  for_each_device([](Context& context) {
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {37, 29}, {5, 70}}) {
+      compare_with_reference<T>(context, extents, 3, 0.2);
+    }
+  }, test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("in-device heat follows the exact discrete solution", T, float, double) {
+  for_each_device([](Context& context) {
+    const std::size_t w = 64, h = 48, steps = 200;
+    const double alpha = 0.24;
+    const Grid<T> initial = heat_mode_field<T>(w, h);
+    InDeviceHeat2D<T> solver(context, initial, alpha);
+    solver.advance(steps);
+    const Grid<T> field = solver.read();
+    const double factor = std::pow(heat_mode_decay(w, h, alpha), static_cast<double>(steps));
+    double error = 0;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+      error = std::max(error, std::abs(static_cast<double>(field.data()[i]) - factor * initial.data()[i]));
+    }
+    CHECK(error <= 8.0 * steps * std::numeric_limits<T>::epsilon());
+  }, test::needs_for<T>());
+}
+
+TEST_CASE("stepping in pieces equals stepping at once, bit for bit, and keeps the boundary") {
+  for_each_device([](Context& context) {
+    const Grid<float> initial = test::random_field<float>({101, 57}, 99);
+    InDeviceHeat2D<float> whole(context, initial, 0.2), pieces(context, initial, 0.2);
+    whole.advance(7);
+    pieces.advance(3);
+    pieces.advance(0);
+    pieces.advance(4);
+    const Grid<float> a = whole.read(), b = pieces.read();
+    CHECK(identical_nodes(a, b) == a.size());
+    CHECK(pieces.steps_done() == 7);
+    for (std::size_t x = 0; x < 101; ++x) {
+      CHECK(a(x, 0) == initial(x, 0));
+      CHECK(a(x, 56) == initial(x, 56));
+    }
+    for (std::size_t y = 0; y < 57; ++y) {
+      CHECK(a(0, y) == initial(0, y));
+      CHECK(a(100, y) == initial(100, y));
+    }
+    CHECK(whole.pitch() >= 101);
+    CHECK(whole.pitch() * sizeof(float) % context.device().base_address_align_bytes == 0);
+  });
+}
+
+TEST_CASE("the in-device solver refuses bad input with clear errors") {
+  for_each_device([](Context& context) {
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>(context, Grid<float>({2, 5}), 0.2), doctest::Contains("at least 3 x 3"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>(context, Grid<float>({4, 4, 4}), 0.2), doctest::Contains("needs a 2D grid"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>(context, Grid<float>({8, 8}), 0.3), doctest::Contains("unstable"),
+                         InvalidArgument);
+    Grid<float> bad({8, 8});
+    bad(3, 4) = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>(context, bad, 0.2), doctest::Contains("at node 3, 4"), InvalidArgument);
+  });
+}

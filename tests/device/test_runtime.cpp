@@ -1,0 +1,114 @@
+// Contexts, queues, buffers, pinned memory, events and user kernels on every device.
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "../support/devices.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/memory.hpp"
+#include "ziggurat/program.hpp"
+
+using namespace ziggurat;
+using test::for_each_device;
+
+TEST_CASE("device capabilities are complete and plausible" * doctest::test_suite("oclgrind")) {
+  for_each_device([](Context& context) {
+    const DeviceInfo& d = context.device();
+    CHECK_FALSE(d.name.empty());
+    CHECK_FALSE(d.platform_name.empty());
+    CHECK_FALSE(d.driver_version.empty());
+    CHECK(d.global_mem_bytes > 0);
+    CHECK(d.max_alloc_bytes > 0);
+    CHECK(d.max_alloc_bytes <= d.global_mem_bytes);
+    CHECK(d.local_mem_bytes > 0);
+    CHECK(d.max_work_group_size >= 1);
+    CHECK(d.compute_units >= 1);
+    CHECK(d.base_address_align_bytes >= sizeof(double));
+    const std::size_t multiple = context.preferred_work_group_multiple();
+    CHECK(multiple >= 1);
+    CHECK(multiple <= d.max_work_group_size);
+    if (d.type == DeviceType::cpu) CHECK(d.host_unified_memory);
+  });
+}
+
+TEST_CASE("a context has three distinct queues that all work" * doctest::test_suite("oclgrind")) {
+  for_each_device([](Context& context) {
+    CHECK(context.compute_queue()() != context.upload_queue()());
+    CHECK(context.upload_queue()() != context.download_queue()());
+    std::vector<int> values(1000);
+    std::iota(values.begin(), values.end(), 0);
+    DeviceBuffer<int> buffer(context, values.size());
+    copy_to_device(context.upload_queue(), values.data(), buffer);
+    std::vector<int> back(values.size());
+    copy_to_host(context.download_queue(), buffer, back.data());
+    CHECK(back == values);
+    CHECK_NOTHROW(context.finish());
+  });
+}
+
+TEST_CASE("pinned host memory round-trips through the device" * doctest::test_suite("oclgrind")) {
+  for_each_device([](Context& context) {
+    const std::size_t n = 4099;
+    PinnedHostBuffer<float> pinned(context, n);
+    REQUIRE(pinned.data() != nullptr);
+    for (std::size_t i = 0; i < n; ++i) pinned[i] = static_cast<float>(i) * 0.5f;
+    DeviceBuffer<float> device(context, n);
+    copy_to_device(context.upload_queue(), pinned.data(), device);
+
+    PinnedHostBuffer<float> moved = PinnedHostBuffer<float>(context, n);  // move construction
+    copy_to_host(context.download_queue(), device, moved.data());
+    CHECK(std::equal(pinned.begin(), pinned.end(), moved.begin()));
+    pinned = std::move(moved);  // move assignment releases the old mapping
+    CHECK(pinned[n - 1] == static_cast<float>(n - 1) * 0.5f);
+  });
+}
+
+TEST_CASE("buffers refuse empty and impossible sizes with clear errors") {
+  for_each_device([](Context& context) {
+    CHECK_THROWS_WITH_AS(DeviceBuffer<float>(context, 0, "test grid"), doctest::Contains("empty test grid"),
+                         InvalidArgument);
+    const std::size_t too_many = context.device().max_alloc_bytes / sizeof(float) + 1;
+    CHECK_THROWS_WITH_AS(DeviceBuffer<float>(context, too_many, "test grid"),
+                         doctest::Contains("largest allocation"), OutOfDeviceMemory);
+    CHECK_THROWS_AS(DeviceBuffer<double>(context, SIZE_MAX / 4), InvalidArgument);
+  });
+}
+
+TEST_CASE("a user kernel from source runs, and profiling events time it" * doctest::test_suite("oclgrind")) {
+  const std::string source = R"(
+    __kernel void axpy(const float a, __global const float* x, __global float* y) {
+      const size_t i = get_global_id(0);
+      y[i] = a * x[i] + y[i];
+    })";
+  for_each_device([&](Context& context) {
+    const std::size_t n = 512;
+    std::vector<float> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<float>(i);
+      y[i] = 1.0f;
+    }
+    DeviceBuffer<float> dx(context, n), dy(context, n);
+    copy_to_device(context.upload_queue(), x.data(), dx);
+    copy_to_device(context.upload_queue(), y.data(), dy);
+    cl::Kernel axpy = context.kernel(context.program_from_source("axpy test", source), "axpy");
+    check(axpy.setArg(0, 2.0f), "clSetKernelArg");
+    check(axpy.setArg(1, dx.get()), "clSetKernelArg");
+    check(axpy.setArg(2, dy.get()), "clSetKernelArg");
+    cl::Event event;
+    check(context.compute_queue().enqueueNDRangeKernel(axpy, cl::NullRange, cl::NDRange(n), cl::NullRange, nullptr,
+                                                       &event),
+          "clEnqueueNDRangeKernel");
+    copy_to_host(context.compute_queue(), dy, y.data());
+    for (std::size_t i = 0; i < n; ++i) CHECK(y[i] == 2.0f * static_cast<float>(i) + 1.0f);
+    if (context.device().profiling) CHECK(profiled_seconds(event, event) >= 0.0);
+  });
+}
+
+TEST_CASE("asking for a kernel that is not there is a clear error") {
+  for_each_device([](Context& context) {
+    const cl::Program& program = context.program("stream", BuildOptions().real_type<float>().str());
+    CHECK_THROWS_WITH_AS(context.kernel(program, "no_such_kernel"),
+                         doctest::Contains("CL_INVALID_KERNEL_NAME"), OpenCLError);
+  });
+}

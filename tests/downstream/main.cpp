@@ -1,0 +1,37 @@
+// What a user's program looks like: select a device, run an own kernel and a library solver.
+
+#include <ziggurat/ziggurat.hpp>
+
+#include <iostream>
+#include <vector>
+
+int main() {
+  try {
+    ziggurat::Context context;  // ZIGGURAT_DEVICE, else the first GPU, else the first CPU
+
+    const char* source = "__kernel void twice(__global float* x) { x[get_global_id(0)] *= 2.0f; }";
+    std::vector<float> values = {1, 2, 3, 4};
+    ziggurat::DeviceBuffer<float> buffer(context, values.size());
+    ziggurat::copy_to_device(context.upload_queue(), values.data(), buffer);
+    cl::Kernel twice = context.kernel(context.program_from_source("twice", source), "twice");
+    ziggurat::check(twice.setArg(0, buffer.get()), "clSetKernelArg");
+    ziggurat::check(context.compute_queue().enqueueNDRangeKernel(twice, cl::NullRange, cl::NDRange(values.size())),
+                    "clEnqueueNDRangeKernel");
+    ziggurat::copy_to_host(context.compute_queue(), buffer, values.data());
+
+    ziggurat::InDeviceHeat2D<float> heat(context, ziggurat::heat_mode_field<float>(32, 32), 0.25);
+    heat.advance(10);
+    const float centre = heat.read()(16, 16);
+
+    if (values != std::vector<float>{2, 4, 6, 8} || !(centre > 0.0f && centre < 1.0f)) {
+      std::cerr << "downstream: wrong results on " << context.device().label() << "\n";
+      return 1;
+    }
+    std::cout << "downstream: ziggurat " << ziggurat::version << " ran a kernel on " << context.device().label()
+              << "\n";
+  } catch (const ziggurat::Error& error) {
+    std::cerr << "downstream: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

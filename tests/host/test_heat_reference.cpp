@@ -1,0 +1,109 @@
+// The CPU reference of the heat scheme: coefficients, exact solutions, invariants.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "../support/util.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/heat.hpp"
+
+using namespace ziggurat;
+
+TEST_CASE("heat coefficients: B = 1 - 2 dims A, and only stable A is accepted") {
+  const auto k2 = heat_coefficients<double>(0.2, 2);
+  CHECK(k2.a == 0.2);
+  CHECK(k2.b == doctest::Approx(0.2));
+  CHECK(heat_coefficients<float>(0.25, 2).b == 0.0f);
+  CHECK(heat_coefficients<double>(0.5, 1).b == 0.0);
+  CHECK(heat_coefficients<double>(1.0 / 6.0, 3).b == doctest::Approx(0.0));
+  CHECK(max_stable_alpha(2) == 0.25);
+
+  CHECK_THROWS_WITH_AS(heat_coefficients<float>(0.2500001, 2), doctest::Contains("unstable: it needs 0 < A <= 1/4"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(heat_coefficients<float>(0.17, 3), doctest::Contains("3D explicit scheme unstable"),
+                       InvalidArgument);
+  CHECK_THROWS_WITH_AS(heat_coefficients<float>(0.0, 2), doctest::Contains("give a positive A"), InvalidArgument);
+  CHECK_THROWS_AS(heat_coefficients<float>(-0.1, 2), InvalidArgument);
+  CHECK_THROWS_AS(heat_coefficients<float>(std::nan(""), 2), InvalidArgument);
+  CHECK_THROWS_AS(heat_coefficients<float>(0.1, 4), InvalidArgument);
+}
+
+TEST_CASE("one reference step on a 3 x 3 grid, by hand") {
+  Grid<double> grid({3, 3});
+  grid(1, 0) = 1;  // top
+  grid(0, 1) = 2;  // left
+  grid(2, 1) = 3;  // right
+  grid(1, 2) = 4;  // bottom
+  grid(1, 1) = 10;
+  const Grid<double> before = grid;
+  heat_steps_reference(grid, 0.125, 1);
+  CHECK(grid(1, 1) == 0.125 * (((2.0 + 3.0) + 1.0) + 4.0) + 0.5 * 10.0);
+  grid(1, 1) = before(1, 1);
+  CHECK(grid.values() == before.values());  // nothing else changed
+}
+
+TEST_CASE_TEMPLATE("the reference follows the exact discrete solution of the slowest mode", T, float, double) {
+  for (const auto& [w, h, steps] : {std::tuple{5, 5, 10}, std::tuple{64, 48, 200}, std::tuple{3, 9, 7}}) {
+    const double alpha = 0.24;
+    const Grid<T> initial = heat_mode_field<T>(w, h);
+    Grid<T> grid = initial;
+    heat_steps_reference(grid, alpha, steps);
+    const double factor = std::pow(heat_mode_decay(w, h, alpha), steps);
+    double error = 0;
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      error = std::max(error, std::abs(grid.data()[i] - factor * initial.data()[i]));
+    }
+    CAPTURE(w);
+    CAPTURE(h);
+    CHECK(error <= 8.0 * steps * std::numeric_limits<T>::epsilon());
+    CHECK(factor < 1.0);
+  }
+}
+
+TEST_CASE("the reference keeps boundary values and the maximum principle") {
+  const Grid<double> initial = test::random_field<double>({37, 23}, 7);
+  Grid<double> grid = initial;
+  heat_steps_reference(grid, 0.25, 40);
+  const auto [lo, hi] = std::minmax_element(initial.values().begin(), initial.values().end());
+  for (std::size_t y = 0; y < 23; ++y) {
+    for (std::size_t x = 0; x < 37; ++x) {
+      if (x == 0 || y == 0 || x == 36 || y == 22) {
+        CHECK(grid(x, y) == initial(x, y));
+      } else {
+        CHECK(grid(x, y) >= *lo);
+        CHECK(grid(x, y) <= *hi);
+      }
+    }
+  }
+}
+
+TEST_CASE("the reference and the mode field refuse grids without an interior") {
+  Grid<float> thin({2, 5});
+  CHECK_THROWS_WITH_AS(heat_steps_reference(thin, 0.2, 1), doctest::Contains("at least 3 x 3 nodes"), InvalidArgument);
+  Grid<float> line({9});
+  CHECK_THROWS_WITH_AS(heat_steps_reference(line, 0.2, 1), doctest::Contains("needs a 2D grid"), InvalidArgument);
+  CHECK_THROWS_AS(heat_mode_field<float>(3, 2), InvalidArgument);
+}
+
+TEST_CASE("require_finite names the first bad node") {
+  Grid<double> grid({4, 3}, 1.0);
+  CHECK_NOTHROW(require_finite(grid, "initial field"));
+  grid(2, 1) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(require_finite(grid, "initial field"), doctest::Contains("non-finite value (nan) at node 2, 1"),
+                       InvalidArgument);
+  Grid<float> cube({2, 2, 2}, 0.0f);
+  cube(1, 0, 1) = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH_AS(require_finite(cube, "field"), doctest::Contains("at node 1, 0, 1"), InvalidArgument);
+}
+
+TEST_CASE("grids check their extents") {
+  CHECK(checked_node_count({1023, 777}) == 1023u * 777u);
+  CHECK(extents_string({3, 1000}) == "3x1000");
+  CHECK_THROWS_WITH_AS(Grid<float>(std::vector<std::size_t>{}), doctest::Contains("1 to 3 extents"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(Grid<float>({1, 2, 3, 4}), doctest::Contains("1 to 3 extents"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(Grid<float>({4, 0}), doctest::Contains("zero extent"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(checked_node_count({std::size_t(1) << 40, std::size_t(1) << 40}),
+                       doctest::Contains("more nodes than memory can address"), InvalidArgument);
+}

@@ -1,0 +1,233 @@
+// `ziggurat bench`: measurements that go into the committed benchmark tables.
+//   bench heat   the in-device heat step beside the device's streaming limit
+//   bench build  program build time with a cold and a warm binary cache
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "ziggurat/context.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/heat.hpp"
+#include "ziggurat/memory.hpp"
+#include "ziggurat/program.hpp"
+#include "ziggurat/version.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string size = "8192x8192";
+  std::size_t steps = 100;
+  std::size_t repeat = 5;
+  std::string precision = "f32";
+  std::string device;
+  bool json = false;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+nlohmann::json device_json(const DeviceInfo& device) {
+  return {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}};
+}
+
+// Best of `repeat` timings of `launch`, which enqueues `count` commands and returns the first
+// and last events (device time from profiling counters).
+template <class Launch>
+double best_seconds(Context& context, std::size_t repeat, Launch launch) {
+  double best = 1e300;
+  for (std::size_t r = 0; r <= repeat; ++r) {  // the first round warms up
+    const auto [first, last] = launch();
+    check(context.compute_queue().finish(), "clFinish", "timing a benchmark");
+    if (r > 0) best = std::min(best, profiled_seconds(first, last));
+  }
+  return best;
+}
+
+// The device's copy bandwidth, read + write bytes per second: the better of a copy kernel and
+// clEnqueueCopyBuffer, each the best of `repeat` rounds of 10 copies.
+template <class T>
+std::pair<double, double> copy_bandwidths(Context& context, std::size_t count, std::size_t repeat) {
+  DeviceBuffer<T> in(context, count, "copy source"), out(context, count, "copy target");
+  cl::CommandQueue& queue = context.compute_queue();
+  cl::Kernel copy = context.kernel(context.program("stream", BuildOptions().real_type<T>().str()), "copy");
+  check(copy.setArg(0, in.get()), "clSetKernelArg");
+  check(copy.setArg(1, out.get()), "clSetKernelArg");
+  check(copy.setArg(2, static_cast<cl_ulong>(count)), "clSetKernelArg");
+  const std::size_t group = 256;
+  const cl::NDRange global((count + group - 1) / group * group), local(group);
+  constexpr int kRounds = 10;
+  const auto kernel_round = [&] {
+    cl::Event first, last;
+    for (int i = 0; i < kRounds; ++i) {
+      check(queue.enqueueNDRangeKernel(copy, cl::NullRange, global, local, nullptr, &last), "clEnqueueNDRangeKernel");
+      if (i == 0) first = last;
+    }
+    return std::pair{first, last};
+  };
+  const auto driver_round = [&] {
+    cl::Event first, last;
+    for (int i = 0; i < kRounds; ++i) {
+      check(queue.enqueueCopyBuffer(in.get(), out.get(), 0, 0, in.bytes(), nullptr, &last), "clEnqueueCopyBuffer");
+      if (i == 0) first = last;
+    }
+    return std::pair{first, last};
+  };
+  const double bytes = 2.0 * static_cast<double>(in.bytes()) * kRounds;
+  return {bytes / best_seconds(context, repeat, kernel_round), bytes / best_seconds(context, repeat, driver_round)};
+}
+
+template <class T>
+void bench_heat(const BenchOptions& options) {
+  const auto extents = parse_extents(options.size, 2, 2);
+  Context context(options.device);
+  if (!context.device().profiling) {
+    throw UnsupportedFeature(context.device().label() + " cannot profile commands; the benchmark needs device timers");
+  }
+  const double alpha = 0.2;
+  InDeviceHeat2D<T> solver(context, heat_mode_field<T>(extents[0], extents[1]), alpha);
+  solver.advance(2);  // warm-up
+  std::vector<double> step_seconds;
+  for (std::size_t r = 0; r < options.repeat; ++r) {
+    step_seconds.push_back(solver.advance(options.steps).device_seconds / static_cast<double>(options.steps));
+  }
+  const double interior = static_cast<double>((extents[0] - 2) * (extents[1] - 2));
+  const double step = *std::min_element(step_seconds.begin(), step_seconds.end());
+  const double nodes_per_second = interior / step;
+  const auto [kernel_copy, driver_copy] = copy_bandwidths<T>(context, solver.pitch() * extents[1], options.repeat);
+  const double copy = std::max(kernel_copy, driver_copy);
+  const double bytes_per_node = 2.0 * sizeof(T);  // read once, written once when caches work
+  const double limit = copy / bytes_per_node;
+
+  const DeviceInfo& device = context.device();
+  if (options.json) {
+    nlohmann::json j = {
+        {"benchmark", "heat in-device"}, {"library_version", version}, {"date", now_text()},
+        {"device", device_json(device)}, {"size", extents}, {"precision", options.precision},
+        {"steps", options.steps}, {"repeat", options.repeat},
+        {"step_s_best", step}, {"step_s_median", median(step_seconds)},
+        {"nodes_per_s", nodes_per_second}, {"copy_kernel_bytes_per_s", kernel_copy},
+        {"copy_driver_bytes_per_s", driver_copy}, {"streaming_limit_nodes_per_s", limit},
+        {"fraction_of_streaming_limit", nodes_per_second / limit}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "ziggurat " << version << " bench heat, " << now_text() << "\n"
+            << "device: " << device.label() << ", driver " << device.driver_version << "\n"
+            << "grid " << extents_string(extents) << " " << (sizeof(T) == 4 ? "float" : "double") << ", "
+            << options.steps << " steps x " << options.repeat << " rounds (best round; device timers)\n\n";
+  Table table({"what", "ns/node", "Gnodes/s", "GB/s", "vs streaming limit"});
+  const auto row = [&](const std::string& what, double nodes, double bytes) {
+    table.add({what, number_text(1e9 / nodes), number_text(nodes * 1e-9), number_text(bytes * 1e-9),
+               number_text(nodes / limit)});
+  };
+  row("in-device step (heat2d_step)", nodes_per_second, nodes_per_second * bytes_per_node);
+  row("streaming limit (best copy / " + std::to_string(static_cast<int>(bytes_per_node)) + " B)", limit, copy);
+  row("  copy kernel", kernel_copy / bytes_per_node, kernel_copy);
+  row("  clEnqueueCopyBuffer", driver_copy / bytes_per_node, driver_copy);
+  table.print(std::cout);
+}
+
+// Build time of one program from source (cold: empty cache) and from the cache (warm), each in a
+// fresh Context so that only the disk cache can help, plus the first launch that follows.
+void bench_build(const BenchOptions& options) {
+  // Vendor caches would make "cold" builds warm: switch them off before the drivers load.
+  setenv("POCL_KERNEL_CACHE", "0", 1);
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
+  const DeviceInfo device = select_device(options.device);
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("ziggurat-bench-build-" + std::to_string(std::random_device{}()));
+  struct Sample { std::vector<double> build, launch; };
+  Sample cold, warm;
+  const auto build_and_launch = [&](const std::filesystem::path& folder, Sample& sample) {
+    Context context(device, BinaryCache(folder));
+    const auto start = std::chrono::steady_clock::now();
+    const cl::Program& program = context.program("heat2d", BuildOptions().real_type<float>().str());
+    const auto built = std::chrono::steady_clock::now();
+    InDeviceHeat2D<float> solver(context, heat_mode_field<float>(64, 64), 0.2);
+    const auto launch_start = std::chrono::steady_clock::now();
+    solver.advance(1);
+    const auto launched = std::chrono::steady_clock::now();
+    (void)program;
+    sample.build.push_back(std::chrono::duration<double>(built - start).count());
+    sample.launch.push_back(std::chrono::duration<double>(launched - launch_start).count());
+    return context.build_stats();
+  };
+  for (std::size_t r = 0; r < options.repeat; ++r) {
+    const auto folder = root / std::to_string(r);
+    const auto first = build_and_launch(folder, cold);
+    const auto second = build_and_launch(folder, warm);
+    if (first.from_disk != 0 || second.from_source != 0) {  // cold must compile, warm must only load
+      std::filesystem::remove_all(root);
+      throw Error("the program cache did not behave as expected (cold run: " + std::to_string(first.from_disk) +
+                  " programs from the cache, warm run: " + std::to_string(second.from_source) + " compiled)");
+    }
+  }
+  std::filesystem::remove_all(root);
+
+  const double cold_ms = 1e3 * median(cold.build), warm_ms = 1e3 * median(warm.build);
+  if (options.json) {
+    nlohmann::json j = {{"benchmark", "program build"}, {"library_version", version}, {"date", now_text()},
+                        {"device", device_json(device)}, {"program", "heat2d (float)"}, {"repeat", options.repeat},
+                        {"cold_build_ms_median", cold_ms}, {"warm_build_ms_median", warm_ms},
+                        {"cold_first_step_ms_median", 1e3 * median(cold.launch)},
+                        {"warm_first_step_ms_median", 1e3 * median(warm.launch)}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "ziggurat " << version << " bench build, " << now_text() << "\n"
+            << "device: " << device.label() << ", driver " << device.driver_version << "\n"
+            << "program heat2d (float), median of " << options.repeat
+            << " runs, each in a fresh context; vendor kernel caches off\n\n";
+  Table table({"binary cache", "build ms", "first step ms"});
+  table.add({"cold (compiled from source)", number_text(cold_ms), number_text(1e3 * median(cold.launch))});
+  table.add({"warm (loaded from cache)", number_text(warm_ms), number_text(1e3 * median(warm.launch))});
+  table.print(std::cout);
+  std::cout << "warm build is " << number_text(cold_ms / warm_ms) << "x faster\n";
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks, printed beside the device's physical limits");
+  bench->require_subcommand(1);
+
+  auto heat = std::make_shared<BenchOptions>();
+  auto* heat_command = bench->add_subcommand("heat", "In-device heat step against the streaming limit");
+  heat_command->add_option("--size", heat->size, "Grid nodes WxH")->capture_default_str();
+  heat_command->add_option("--steps", heat->steps, "Steps per timed round")->capture_default_str()
+      ->check(whole_number(1));
+  heat_command->add_option("--repeat", heat->repeat, "Timed rounds")->capture_default_str()->check(whole_number(1));
+  heat_command->add_option("--precision", heat->precision, "f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  heat_command->add_option("--device", heat->device, "Device selection (see `ziggurat devices`)");
+  heat_command->add_flag("--json", heat->json, "Print JSON");
+  heat_command->callback([heat] {
+    if (heat->precision == "f32") {
+      bench_heat<float>(*heat);
+    } else {
+      bench_heat<double>(*heat);
+    }
+  });
+
+  auto build = std::make_shared<BenchOptions>();
+  auto* build_command = bench->add_subcommand("build", "Program build time, cold and warm binary cache");
+  build_command->add_option("--repeat", build->repeat, "Runs of each")->capture_default_str()->check(whole_number(1));
+  build_command->add_option("--device", build->device, "Device selection (see `ziggurat devices`)");
+  build_command->add_flag("--json", build->json, "Print JSON");
+  build_command->callback([build] { bench_build(*build); });
+}
+
+}  // namespace ziggurat::cli

@@ -1,0 +1,103 @@
+#include "format.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+#include "ziggurat/error.hpp"
+
+namespace ziggurat::cli {
+
+std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims) {
+  const std::string example = max_dims == 2 ? "1024x768" : "1024x768x64";
+  const auto fail = [&](const std::string& problem) -> std::vector<std::size_t> {
+    throw InvalidArgument("--size '" + text + "': " + problem + "; write extents fastest axis first, e.g. " + example);
+  };
+  std::vector<std::size_t> extents;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find('x', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    if (part.empty() || part.size() > 18 ||
+        !std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return fail("'" + part + "' is not a positive integer");
+    }
+    extents.push_back(std::stoull(part));
+    if (extents.back() == 0) return fail("an extent is zero");
+    start = end + 1;
+  }
+  if (extents.size() < min_dims || extents.size() > max_dims) {
+    return fail("expected " + std::to_string(min_dims) + (min_dims == max_dims ? "" : " to " + std::to_string(max_dims)) +
+                " extents, got " + std::to_string(extents.size()));
+  }
+  return extents;
+}
+
+CLI::Validator whole_number(std::size_t min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 18 &&
+                            std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+        if (digits && std::stoull(text) >= min) return {};
+        return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
+      },
+      "INT>=" + std::to_string(min));
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream text;
+  text << (unit == 0 ? std::setprecision(0) : std::setprecision(value < 10 ? 2 : value < 100 ? 1 : 0))
+       << std::fixed << value << " " << units[unit];
+  return text.str();
+}
+
+std::string number_text(double value, int digits) {
+  std::ostringstream text;
+  const double magnitude = std::abs(value);
+  if (magnitude >= 1 && magnitude < 1e6) {
+    // Plain decimals for readable magnitudes: 1040, 78.7, 8.49.
+    int decimals = digits - 1;
+    for (double bound = 10; magnitude >= bound && decimals > 0; bound *= 10) --decimals;
+    text << std::fixed << std::setprecision(decimals) << value;
+  } else {
+    text << std::setprecision(digits) << value;
+  }
+  return text.str();
+}
+
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  return text;
+}
+
+void Table::print(std::ostream& out) const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+}  // namespace ziggurat::cli

@@ -1,0 +1,40 @@
+#pragma once
+// Text helpers for the command-line tool: sizes, units, tables, dates.
+
+#include <cstddef>
+#include <cstdint>
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ziggurat::cli {
+
+/// "1023x777" -> {1023, 777}; between `min_dims` and `max_dims` positive extents. Throws
+/// InvalidArgument saying what is wrong with the text.
+std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims);
+
+/// A CLI11 check that a value is a whole number >= min ("--steps must be ...").
+CLI::Validator whole_number(std::size_t min);
+
+/// 1536 -> "1.5 KiB"
+std::string bytes_text(std::uint64_t bytes);
+
+/// A number with `digits` significant digits.
+std::string number_text(double value, int digits = 3);
+
+/// The local date and time, ISO 8601.
+std::string now_text();
+
+/// A plain-text table with aligned columns.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace ziggurat::cli
