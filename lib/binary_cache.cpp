@@ -1,5 +1,7 @@
 #include "ziggurat/binary_cache.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,7 +53,9 @@ std::optional<BinaryCache::Binary> parse_entry(const std::vector<unsigned char>&
 bool disabled_by_environment() {
   const char* value = std::getenv("ZIGGURAT_CACHE");
   if (value == nullptr) return false;
-  const std::string setting(value);
+  std::string setting(value);
+  std::transform(setting.begin(), setting.end(), setting.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return setting == "off" || setting == "0" || setting == "no" || setting == "false";
 }
 

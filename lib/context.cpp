@@ -34,6 +34,7 @@ struct Context::Impl {
   std::mutex mutex;
   std::map<std::string, cl::Program> programs;  // by program_cache_key
   ProgramBuildStats stats;
+  std::once_flag probed;  // the preferred work-group multiple is asked for once
   std::size_t work_group_multiple = 0;
 
   Impl(const DeviceInfo& info, BinaryCache binary_cache) : device(info), cache(std::move(binary_cache)) {
@@ -106,51 +107,56 @@ struct Context::Impl {
 
 Context::Context(const DeviceInfo& device) : Context(device, BinaryCache::from_environment()) {}
 Context::Context(const DeviceInfo& device, BinaryCache cache)
-    : impl_(std::make_unique<Impl>(device, std::move(cache))) {}
+    : impl_(std::make_shared<Impl>(device, std::move(cache))) {}
 Context::Context(std::string_view spec) : Context(select_device(spec)) {}
-Context::Context(Context&&) noexcept = default;
-Context& Context::operator=(Context&&) noexcept = default;
-Context::~Context() = default;
 
 const DeviceInfo& Context::device() const { return impl_->device; }
 const cl::Context& Context::cl_context() const { return impl_->context; }
-cl::CommandQueue& Context::compute_queue() { return impl_->compute; }
-cl::CommandQueue& Context::upload_queue() { return impl_->upload; }
-cl::CommandQueue& Context::download_queue() { return impl_->download; }
-const ProgramBuildStats& Context::build_stats() const { return impl_->stats; }
-const BinaryCache& Context::binary_cache() const { return impl_->cache; }
+cl::CommandQueue& Context::compute_queue() const { return impl_->compute; }
+cl::CommandQueue& Context::upload_queue() const { return impl_->upload; }
+cl::CommandQueue& Context::download_queue() const { return impl_->download; }
+ProgramBuildStats Context::build_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->stats;
+}
 
-void Context::finish() {
+BinaryCache Context::binary_cache() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->cache;
+}
+
+void Context::finish() const {
   for (auto* queue : {&impl_->compute, &impl_->upload, &impl_->download}) {
     check(queue->finish(), "clFinish", "waiting for the device");
   }
 }
 
-const cl::Program& Context::program(std::string_view name, const std::string& options) {
+const cl::Program& Context::program(std::string_view name, const std::string& options) const {
   return impl_->build(name, kernel_source(name), options);
 }
 
 const cl::Program& Context::program_from_source(std::string_view name, const std::string& source,
-                                                const std::string& options) {
+                                                const std::string& options) const {
   return impl_->build(name, source, options);
 }
 
-cl::Kernel Context::kernel(const cl::Program& program, const char* kernel_name) {
+cl::Kernel Context::kernel(const cl::Program& program, const char* kernel_name) const {
   cl_int err = CL_SUCCESS;
   cl::Kernel kernel(program, kernel_name, &err);
   check(err, "clCreateKernel", std::string("creating kernel '") + kernel_name + "'");
   return kernel;
 }
 
-std::size_t Context::preferred_work_group_multiple() {
-  if (impl_->work_group_multiple == 0) {
+std::size_t Context::preferred_work_group_multiple() const {
+  // call_once: thread-safe, and tried again if the probe throws.
+  std::call_once(impl_->probed, [this] {
     cl::Kernel probe = kernel(program("stream", BuildOptions().real_type<float>().str()), "fill");
     cl_int err = CL_SUCCESS;
     const auto multiple =
         probe.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(impl_->device.device, &err);
     check(err, "clGetKernelWorkGroupInfo", "asking for the preferred work-group multiple");
     impl_->work_group_multiple = multiple > 0 ? multiple : 1;
-  }
+  });
   return impl_->work_group_multiple;
 }
 

@@ -180,20 +180,24 @@ const char* to_string(DeviceType type) {
 
 std::string DeviceInfo::label() const { return name + " [" + platform_name + "]"; }
 
-std::vector<DeviceInfo> list_devices() {
+std::vector<DeviceInfo> list_devices(std::vector<std::string>* problems) {
   std::vector<cl::Platform> platforms;
   const cl_int err = cl::Platform::get(&platforms);
   if (err == CL_PLATFORM_NOT_FOUND_KHR) return {};
   check(err, "clGetPlatformIDs", "listing OpenCL platforms");
 
   std::vector<DeviceInfo> devices;
-  for (const auto& platform : platforms) {
-    std::vector<cl::Device> platform_devices;
-    const cl_int status = platform.getDevices(CL_DEVICE_TYPE_ALL, &platform_devices);
-    if (status == CL_DEVICE_NOT_FOUND) continue;
-    check(status, "clGetDeviceIDs", "listing the devices of an OpenCL platform");
-    for (const auto& device : platform_devices) {
-      devices.push_back(describe(platform, device, devices.size()));
+  for (std::size_t p = 0; p < platforms.size(); ++p) {
+    try {
+      std::vector<cl::Device> platform_devices;
+      const cl_int status = platforms[p].getDevices(CL_DEVICE_TYPE_ALL, &platform_devices);
+      if (status == CL_DEVICE_NOT_FOUND) continue;
+      check(status, "clGetDeviceIDs", "listing the devices of an OpenCL platform");
+      std::vector<DeviceInfo> found;
+      for (const auto& device : platform_devices) found.push_back(describe(platforms[p], device, devices.size() + found.size()));
+      devices.insert(devices.end(), found.begin(), found.end());
+    } catch (const OpenCLError& error) {
+      if (problems != nullptr) problems->push_back("OpenCL platform " + std::to_string(p) + " left out: " + error.what());
     }
   }
   return devices;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -49,6 +50,12 @@ void reference_step(const T* u, T* v, std::size_t width, std::size_t height, Hea
   }
 }
 
+// Rows start on the device's base-address alignment, so that every row is read aligned.
+template <class T>
+std::size_t row_pitch(const DeviceInfo& device, std::size_t width) {
+  return round_up(width, std::max<std::size_t>(1, device.base_address_align_bytes / sizeof(T)));
+}
+
 // The grid's rows spread to `pitch` values each (padding zero), or the grid itself when no padding
 // is needed. Grids move between host and device as whole buffers: the fastest kind of transfer,
 // and the only kind whose data Oclgrind 21.10's uninitialised-value check sees as written (it loses
@@ -84,10 +91,10 @@ template <class T>
 void heat_steps_reference(Grid<T>& grid, double alpha, std::size_t steps) {
   require_2d_interior(grid.extents(), "heat_steps_reference");
   const auto k = heat_coefficients<T>(alpha, 2);
-  std::vector<T> next = grid.values();  // boundary values are the same in both buffers
+  Grid<T> next = grid;  // boundary values are the same in both grids
   for (std::size_t step = 0; step < steps; ++step) {
     reference_step(grid.data(), next.data(), grid.width(), grid.height(), k);
-    grid.values().swap(next);
+    std::swap(grid, next);
   }
 }
 
@@ -105,6 +112,7 @@ Grid<T> heat_mode_field(std::size_t width, std::size_t height) {
 }
 
 double heat_mode_decay(std::size_t width, std::size_t height, double alpha) {
+  require_2d_interior({width, height}, "heat_mode_decay");
   return 1.0 - 4.0 * alpha +
          2.0 * alpha * (std::cos(kPi / static_cast<double>(width - 1)) + std::cos(kPi / static_cast<double>(height - 1)));
 }
@@ -125,8 +133,33 @@ void require_finite(const Grid<T>& grid, const char* what) {
 }
 
 template <class T>
-InDeviceHeat2D<T>::InDeviceHeat2D(Context& context, const Grid<T>& initial, double alpha)
-    : context_(&context), width_(initial.width()), height_(initial.height()), pitch_(0),
+void InDeviceHeat2D<T>::check_fits(const DeviceInfo& device, std::size_t width, std::size_t height) {
+  const std::size_t pitch = row_pitch<T>(device, width);
+  // The kernel indexes columns and rows with 32-bit integers, over a launch grid rounded up to
+  // whole work-groups (at most 256 wide).
+  constexpr std::size_t kIndexLimit = std::numeric_limits<cl_uint>::max() - 256;
+  if (pitch > kIndexLimit || height > kIndexLimit) {
+    throw InvalidArgument("grid " + extents_string({width, height}) + " is too large for the heat kernel, which "
+                          "indexes rows and columns with 32-bit integers");
+  }
+  const std::size_t nodes = checked_node_count({pitch, height});
+  if (nodes > std::numeric_limits<std::size_t>::max() / (2 * sizeof(T))) {
+    throw InvalidArgument("grid " + extents_string({width, height}) + " has more nodes than memory can address");
+  }
+  const std::uint64_t bytes = nodes * sizeof(T);
+  const auto mib = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  if (bytes > device.max_alloc_bytes || 2 * bytes > device.global_mem_bytes) {
+    throw OutOfDeviceMemory("a " + extents_string({width, height}) + " grid of " + type_name<T>() +
+                            " needs two device buffers of " + mib(bytes) + " each, but " + device.label() +
+                            " allows " + mib(device.max_alloc_bytes) + " per buffer and has " +
+                            mib(device.global_mem_bytes) + " in all: make the grid smaller or choose a "
+                            "device with more memory");
+  }
+}
+
+template <class T>
+InDeviceHeat2D<T>::InDeviceHeat2D(const Context& context, const Grid<T>& initial, double alpha)
+    : context_(context), width_(initial.width()), height_(initial.height()), pitch_(0),
       coefficients_(heat_coefficients<T>(alpha, 2)) {
   require_2d_interior(initial.extents(), "the in-device heat solver");
   const DeviceInfo& device = context.device();
@@ -134,15 +167,11 @@ InDeviceHeat2D<T>::InDeviceHeat2D(Context& context, const Grid<T>& initial, doub
     throw UnsupportedFeature(device.label() + " has no double precision (cl_khr_fp64): use single "
                              "precision (--precision f32) or a device with fp64 (--device fp64)");
   }
-  if (width_ >= std::numeric_limits<cl_uint>::max() || height_ >= std::numeric_limits<cl_uint>::max()) {
-    throw InvalidArgument("grid " + extents_string(initial.extents()) + " is too wide: the kernel "
-                          "indexes rows and columns with 32-bit integers");
-  }
+  check_fits(device, width_, height_);
   require_finite(initial, "initial field");
 
-  // Rows start on the device's base-address alignment, so that every row is read aligned.
-  pitch_ = round_up(width_, std::max<std::size_t>(1, device.base_address_align_bytes / sizeof(T)));
-  const std::size_t nodes = checked_node_count({pitch_, height_});
+  pitch_ = row_pitch<T>(device, width_);
+  const std::size_t nodes = pitch_ * height_;
   current_ = DeviceBuffer<T>(context, nodes, "heat grid");
   next_ = DeviceBuffer<T>(context, nodes, "second heat grid");
   const std::vector<T> staged = pitch_ == width_ ? std::vector<T>() : pitched_rows(initial, pitch_);
@@ -173,7 +202,7 @@ StepTiming InDeviceHeat2D<T>::advance(std::size_t steps) {
   StepTiming timing;
   timing.steps = steps;
   if (steps == 0) return timing;
-  cl::CommandQueue& queue = context_->compute_queue();
+  cl::CommandQueue& queue = context_.compute_queue();
   // Long runs wait now and then for the batch before last, so that the driver never holds more
   // than about 2 x kBatch launches (and their memory) while the device stays busy.
   constexpr std::size_t kBatch = 256;
@@ -193,7 +222,7 @@ StepTiming InDeviceHeat2D<T>::advance(std::size_t steps) {
   }
   check(queue.finish(), "clFinish", "running the heat steps");
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (context_->device().profiling) timing.device_seconds = profiled_seconds(first, last);
+  if (context_.device().profiling) timing.device_seconds = profiled_seconds(first, last);
   steps_done_ += steps;
   return timing;
 }
@@ -202,11 +231,11 @@ template <class T>
 Grid<T> InDeviceHeat2D<T>::read() {
   Grid<T> field({width_, height_});
   if (pitch_ == width_) {
-    copy_to_host(context_->download_queue(), current_, field.data());
+    copy_to_host(context_.download_queue(), current_, field.data());
     return field;
   }
   std::vector<T> rows(current_.size());
-  copy_to_host(context_->download_queue(), current_, rows.data());
+  copy_to_host(context_.download_queue(), current_, rows.data());
   for (std::size_t y = 0; y < height_; ++y) {
     std::copy_n(rows.data() + y * pitch_, width_, field.data() + y * width_);
   }

@@ -59,6 +59,8 @@ class HeaderParser {
       if (!peek('}')) expect(',');
     }
     expect('}');
+    skip_space();
+    if (at_ != text_.size()) fail("has text after its closing '}' at character " + std::to_string(at_));
     for (const char* key : {"descr", "fortran_order", "shape"}) {
       if (!seen[key]) fail(std::string("the header has no '") + key + "'");
     }
@@ -212,7 +214,9 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   header.data_offset = prefix_size + header_size;
 
   const std::size_t count = element_count(header.shape, path);
-  if (count > std::numeric_limits<std::size_t>::max() / item_size(header.type)) bad(path, "its shape is too large");
+  if (count > (std::numeric_limits<std::size_t>::max() - header.data_offset) / item_size(header.type)) {
+    bad(path, "its shape is too large");
+  }
   const std::uintmax_t expected = header.data_offset + count * item_size(header.type);
   std::error_code error;
   const std::uintmax_t actual = std::filesystem::file_size(path, error);
@@ -282,9 +286,7 @@ Grid<T> load_grid(const std::filesystem::path& path) {
     bad(path, "a grid needs a 1-, 2- or 3-dimensional array, this one has shape " + python_tuple(header.shape));
   }
   if (element_count(header.shape, path) == 0) bad(path, "its shape " + python_tuple(header.shape) + " holds no values");
-  Grid<T> grid(std::vector<std::size_t>(header.shape.rbegin(), header.shape.rend()));
-  grid.values() = read_values<T>(path, header);
-  return grid;
+  return Grid<T>(std::vector<std::size_t>(header.shape.rbegin(), header.shape.rend()), read_values<T>(path, header));
 }
 
 template <class T>

@@ -23,44 +23,46 @@ struct ProgramBuildStats {
 /// A context on one device with three in-order queues, compute, upload and download, so that
 /// transfers and kernels can overlap; profiling is enabled on them where the device supports it.
 /// Programs are built once per (source, options) and kept for the Context's lifetime; builds go
-/// through the on-disk binary cache. Program building is thread-safe; queues are not shared
-/// between threads by the library.
+/// through the on-disk binary cache.
+///
+/// A Context is a handle, like cl::Context: copies share one OpenCL context, its queues and its
+/// programs, and objects that work on a Context (solvers, buffers) keep a copy, so it lives as
+/// long as they do. Building programs and querying the Context are thread-safe; a queue must not
+/// be used by two threads at once.
 class Context {
  public:
   explicit Context(const DeviceInfo& device);
   Context(const DeviceInfo& device, BinaryCache cache);
   /// The device select_device(spec) picks.
   explicit Context(std::string_view spec = {});
-  Context(Context&&) noexcept;
-  Context& operator=(Context&&) noexcept;
-  ~Context();
 
   const DeviceInfo& device() const;
   const cl::Context& cl_context() const;
-  cl::CommandQueue& compute_queue();
-  cl::CommandQueue& upload_queue();
-  cl::CommandQueue& download_queue();
+  cl::CommandQueue& compute_queue() const;
+  cl::CommandQueue& upload_queue() const;
+  cl::CommandQueue& download_queue() const;
   /// Blocks until all three queues are empty.
-  void finish();
+  void finish() const;
 
   /// The program of the embedded kernel file `name` (kernels/NAME.cl), built with `options`.
-  const cl::Program& program(std::string_view name, const std::string& options = {});
+  const cl::Program& program(std::string_view name, const std::string& options = {}) const;
   /// A program from caller-supplied source; `name` only labels it in errors.
   const cl::Program& program_from_source(std::string_view name, const std::string& source,
-                                         const std::string& options = {});
+                                         const std::string& options = {}) const;
   /// A new kernel object (kernels are not thread-safe, so each caller gets its own).
-  cl::Kernel kernel(const cl::Program& program, const char* kernel_name);
+  cl::Kernel kernel(const cl::Program& program, const char* kernel_name) const;
 
   /// The work-group size multiple the device prefers (warp or wavefront width; the SIMD width
   /// on CPUs), as the driver reports it for a simple kernel.
-  std::size_t preferred_work_group_multiple();
+  std::size_t preferred_work_group_multiple() const;
 
-  const ProgramBuildStats& build_stats() const;
-  const BinaryCache& binary_cache() const;
+  ProgramBuildStats build_stats() const;
+  /// A snapshot of the binary cache's state (its folder, damaged entries deleted, last write error).
+  BinaryCache binary_cache() const;
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;
 };
 
 /// Seconds from the start of `first` to the end of `last`, read from profiling counters. Both

@@ -51,7 +51,9 @@ struct DeviceInfo {
 };
 
 /// Every device of every OpenCL platform, in platform order. Empty when no platform is installed.
-std::vector<DeviceInfo> list_devices();
+/// A platform that fails to list its devices is left out (one broken driver must not hide the
+/// others); what went wrong is added to `problems` when given.
+std::vector<DeviceInfo> list_devices(std::vector<std::string>* problems = nullptr);
 
 /// The devices of `all` that match `spec` (syntax above), in order. An empty or "all" spec
 /// matches everything. Throws InvalidArgument for a malformed spec.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ziggurat/error.hpp"
+
 namespace ziggurat {
 
 /// Grid extents, fastest axis first: {W}, {W, H} or {W, H, D}. Throws InvalidArgument for an
@@ -20,6 +22,15 @@ class Grid {
   Grid() = default;
   explicit Grid(std::vector<std::size_t> extents, T value = T{})
       : extents_(std::move(extents)), values_(checked_node_count(extents_), value) {}
+  /// A grid holding `values` (fastest axis first); throws InvalidArgument unless their number
+  /// matches the extents.
+  Grid(std::vector<std::size_t> extents, std::vector<T> values)
+      : extents_(std::move(extents)), values_(std::move(values)) {
+    if (values_.size() != checked_node_count(extents_)) {
+      throw InvalidArgument("grid " + extents_string(extents_) + " needs " + std::to_string(checked_node_count(extents_)) +
+                            " values, got " + std::to_string(values_.size()));
+    }
+  }
 
   std::size_t dims() const noexcept { return extents_.size(); }
   const std::vector<std::size_t>& extents() const noexcept { return extents_; }
@@ -29,9 +40,11 @@ class Grid {
   std::size_t depth() const { return extent(2); }
   std::size_t size() const noexcept { return values_.size(); }
 
+  // The values can be changed but not resized: their number always matches the extents.
   T* data() noexcept { return values_.data(); }
   const T* data() const noexcept { return values_.data(); }
-  std::vector<T>& values() noexcept { return values_; }
+  T* begin() noexcept { return values_.data(); }
+  T* end() noexcept { return values_.data() + values_.size(); }
   const std::vector<T>& values() const noexcept { return values_; }
 
   T& operator()(std::size_t x, std::size_t y = 0, std::size_t z = 0) {

@@ -60,7 +60,16 @@ class InDeviceHeat2D {
  public:
   /// Uploads `initial` (at least 3 x 3 nodes, all finite). Throws UnsupportedFeature for double
   /// on a device without fp64, OutOfDeviceMemory when the grid does not fit.
-  InDeviceHeat2D(Context& context, const Grid<T>& initial, double alpha);
+  InDeviceHeat2D(const Context& context, const Grid<T>& initial, double alpha);
+  // Move-only: a copy would share the device buffers with the original.
+  InDeviceHeat2D(InDeviceHeat2D&&) noexcept = default;
+  InDeviceHeat2D& operator=(InDeviceHeat2D&&) noexcept = default;
+  InDeviceHeat2D(const InDeviceHeat2D&) = delete;
+  InDeviceHeat2D& operator=(const InDeviceHeat2D&) = delete;
+
+  /// Throws OutOfDeviceMemory unless a width x height grid of T fits the device (call it before
+  /// building a large field on the host), InvalidArgument if the kernel cannot index it.
+  static void check_fits(const DeviceInfo& device, std::size_t width, std::size_t height);
 
   /// Advances the field by `steps` steps and waits for them to finish.
   StepTiming advance(std::size_t steps);
@@ -73,7 +82,7 @@ class InDeviceHeat2D {
   std::size_t pitch() const noexcept { return pitch_; }  ///< row length in device memory, in values
 
  private:
-  Context* context_;
+  Context context_;
   std::size_t width_, height_, pitch_;
   HeatCoefficients<T> coefficients_;
   DeviceBuffer<T> current_, next_;

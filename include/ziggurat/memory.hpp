@@ -31,6 +31,16 @@ class DeviceBuffer {
   DeviceBuffer(const Context& context, std::size_t count, std::string_view purpose = "buffer",
                cl_mem_flags flags = CL_MEM_READ_WRITE)
       : buffer_(detail::create_buffer(context, count, sizeof(T), flags, purpose)), count_(count) {}
+  // Move-only: a copy would silently share the device memory with the original.
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : buffer_(std::move(other.buffer_)), count_(std::exchange(other.count_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    buffer_ = std::move(other.buffer_);
+    count_ = std::exchange(other.count_, 0);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   std::size_t size() const noexcept { return count_; }
   std::size_t bytes() const noexcept { return count_ * sizeof(T); }
@@ -47,7 +57,7 @@ class DeviceBuffer {
 template <class T>
 class PinnedHostBuffer {
  public:
-  PinnedHostBuffer(Context& context, std::size_t count)
+  PinnedHostBuffer(const Context& context, std::size_t count)
       : buffer_(detail::create_buffer(context, count, sizeof(T),
                                       CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                                       "pinned host buffer")),

@@ -6,6 +6,7 @@ Usage: test_cli.py PATH/TO/ziggurat
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,10 +56,10 @@ class Devices(unittest.TestCase):
                 self.assertIn(key, d)
             self.assertGreaterEqual(d["preferred_work_group_multiple"], 1)
 
-    def test_table(self):
+    def test_table_marks_one_default(self):
         out = run("devices")[0]
         self.assertIn("WG mult", out)
-        self.assertIn("*", out)
+        self.assertEqual(len(re.findall(r"^\d+\*\s", out, re.MULTILINE)), 1, out)
 
 
 class Heat(unittest.TestCase):
@@ -91,7 +92,7 @@ class Heat(unittest.TestCase):
         np.save(self.path("init.npy"), u0)
         before = digest(self.path("init.npy"))
         run("heat", "--init", self.path("init.npy"), "--out", self.path("out.npy"), "--steps", "10",
-            "--alpha", "0.2", "--precision", "f64")
+            "--alpha", "0.2")  # float64 input: computed in double without asking
         out = np.load(self.path("out.npy"))
         self.assertEqual(out.shape, (33, 65))
         self.assertEqual(out.dtype, np.float64)
@@ -127,6 +128,8 @@ class Heat(unittest.TestCase):
         self.check_error(["heat", "--precision", "f16"], "f16", expect=105)
         self.check_error(["heat", "--steps", "-3"], "steps", expect=105)
         self.check_error(["heat", "--out", self.path("missing/out.npy")], "does not exist")
+        self.check_error(["heat", "--out", self.tmp], "is a folder")
+        self.check_error(["heat", "--size", "1000000x1000000"], "needs two device buffers")
 
     def test_bad_init_files_are_clear_errors(self):
         self.check_error(["heat", "--init", self.path("missing.npy")], "cannot open")
@@ -145,7 +148,12 @@ class Heat(unittest.TestCase):
             f.write(source.read()[:100])
         self.check_error(["heat", "--init", self.path("truncated.npy")], "truncated")
 
-    def test_failed_run_writes_no_output(self):
+    def test_explicit_precision_wins_over_the_input_type(self):
+        np.save(self.path("init.npy"), np.zeros((9, 9)))
+        run("heat", "--init", self.path("init.npy"), "--out", self.path("out.npy"), "--precision", "f32")
+        self.assertEqual(np.load(self.path("out.npy")).dtype, np.float32)
+
+    def test_refused_run_writes_no_output(self):
         run("heat", "--alpha", "0.9", "--out", self.path("never.npy"), expect=1)
         self.assertEqual(os.listdir(self.tmp), [])
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "../support/devices.hpp"
 #include "../support/util.hpp"
@@ -130,5 +131,12 @@ TEST_CASE("the in-device solver refuses bad input with clear errors") {
     Grid<float> bad({8, 8});
     bad(3, 4) = std::numeric_limits<float>::quiet_NaN();
     CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>(context, bad, 0.2), doctest::Contains("at node 3, 4"), InvalidArgument);
+    // Checked before anyone builds a field of that size on the host.
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<float>::check_fits(context.device(), 1u << 20, 1u << 20),
+                         doctest::Contains("needs two device buffers of 4194304 MiB"), OutOfDeviceMemory);
+    CHECK_THROWS_WITH_AS(InDeviceHeat2D<double>::check_fits(context.device(), std::size_t(1) << 33, 3),
+                         doctest::Contains("32-bit integers"), InvalidArgument);
+    CHECK_NOTHROW(InDeviceHeat2D<float>::check_fits(context.device(), 1023, 777));
+    static_assert(!std::is_copy_constructible_v<InDeviceHeat2D<float>>, "a copy would share the device grids");
   });
 }

@@ -81,7 +81,7 @@ TEST_CASE("the cache location follows the environment") {
     test::EnvGuard own("ZIGGURAT_CACHE_DIR", "/mine");
     CHECK(BinaryCache::from_environment().directory() == "/mine/programs");
   }
-  for (const char* off : {"off", "0", "no", "false"}) {
+  for (const char* off : {"off", "OFF", "0", "no", "False"}) {
     test::EnvGuard disable("ZIGGURAT_CACHE", off);
     CHECK_FALSE(BinaryCache::from_environment().enabled());
   }

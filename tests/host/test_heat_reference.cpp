@@ -85,6 +85,7 @@ TEST_CASE("the reference and the mode field refuse grids without an interior") {
   Grid<float> line({9});
   CHECK_THROWS_WITH_AS(heat_steps_reference(line, 0.2, 1), doctest::Contains("needs a 2D grid"), InvalidArgument);
   CHECK_THROWS_AS(heat_mode_field<float>(3, 2), InvalidArgument);
+  CHECK_THROWS_AS(heat_mode_decay(1, 5, 0.2), InvalidArgument);
 }
 
 TEST_CASE("require_finite names the first bad node") {
@@ -104,6 +105,9 @@ TEST_CASE("grids check their extents") {
   CHECK_THROWS_WITH_AS(Grid<float>(std::vector<std::size_t>{}), doctest::Contains("1 to 3 extents"), InvalidArgument);
   CHECK_THROWS_WITH_AS(Grid<float>({1, 2, 3, 4}), doctest::Contains("1 to 3 extents"), InvalidArgument);
   CHECK_THROWS_WITH_AS(Grid<float>({4, 0}), doctest::Contains("zero extent"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(Grid<float>({4, 3}, std::vector<float>(11)), doctest::Contains("needs 12 values, got 11"),
+                       InvalidArgument);
+  CHECK(Grid<float>({4, 3}, std::vector<float>(12, 2.0f))(3, 2) == 2.0f);
   CHECK_THROWS_WITH_AS(checked_node_count({std::size_t(1) << 40, std::size_t(1) << 40}),
                        doctest::Contains("more nodes than memory can address"), InvalidArgument);
 }

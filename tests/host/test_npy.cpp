@@ -130,6 +130,7 @@ TEST_CASE("bad .npy files are clear errors naming the problem") {
                  "unexpected key 'extra'");
   check_rejected(dir, npy_file("{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (6,)}", d6),
                  "appears twice");
+  check_rejected(dir, npy_file(header("<f8", "False", "(2, 3)") + " trailing", d6), "text after its closing '}'");
   check_rejected(dir, npy_file(header("<f8", "False", "(2, 3)"), d6.substr(0, 40)), "truncated");
   check_rejected(dir, npy_file(header("<f8", "False", "(2, 3)"), d6 + "xx"), "2 bytes after the data");
   check_rejected(dir, npy_file(header("<f8", "False", "(1, 1, 2, 3)"), d6), "1-, 2- or 3-dimensional");

@@ -72,7 +72,7 @@ Grid<T> random_field(std::vector<std::size_t> extents, unsigned seed) {
   Grid<T> grid(std::move(extents));
   std::mt19937 generator(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (auto& value : grid.values()) value = static_cast<T>(uniform(generator));
+  for (auto& value : grid) value = static_cast<T>(uniform(generator));
   return grid;
 }
 

@@ -66,7 +66,10 @@ std::pair<double, double> copy_bandwidths(Context& context, std::size_t count, s
   check(copy.setArg(0, in.get()), "clSetKernelArg");
   check(copy.setArg(1, out.get()), "clSetKernelArg");
   check(copy.setArg(2, static_cast<cl_ulong>(count)), "clSetKernelArg");
-  const std::size_t group = 256;
+  cl_int err = CL_SUCCESS;
+  const std::size_t group =
+      std::min<std::size_t>(256, copy.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(context.device().device, &err));
+  check(err, "clGetKernelWorkGroupInfo", "asking for the copy kernel's work-group limit");
   const cl::NDRange global((count + group - 1) / group * group), local(group);
   constexpr int kRounds = 10;
   const auto kernel_round = [&] {
@@ -96,8 +99,8 @@ void bench_heat(const BenchOptions& options) {
   if (!context.device().profiling) {
     throw UnsupportedFeature(context.device().label() + " cannot profile commands; the benchmark needs device timers");
   }
-  const double alpha = 0.2;
-  InDeviceHeat2D<T> solver(context, heat_mode_field<T>(extents[0], extents[1]), alpha);
+  InDeviceHeat2D<T>::check_fits(context.device(), extents[0], extents[1]);
+  InDeviceHeat2D<T> solver(context, heat_mode_field<T>(extents[0], extents[1]), 0.2);
   solver.advance(2);  // warm-up
   std::vector<double> step_seconds;
   for (std::size_t r = 0; r < options.repeat; ++r) {
@@ -147,8 +150,16 @@ void bench_build(const BenchOptions& options) {
   setenv("POCL_KERNEL_CACHE", "0", 1);
   setenv("CUDA_CACHE_DISABLE", "1", 1);
   const DeviceInfo device = select_device(options.device);
-  const auto root = std::filesystem::temp_directory_path() /
-                    ("ziggurat-bench-build-" + std::to_string(std::random_device{}()));
+  // Scratch cache folders, removed however the benchmark ends.
+  struct ScratchFolder {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("ziggurat-bench-build-" + std::to_string(std::random_device{}()));
+    ~ScratchFolder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
+  const auto& root = scratch.path;
   struct Sample { std::vector<double> build, launch; };
   Sample cold, warm;
   const auto build_and_launch = [&](const std::filesystem::path& folder, Sample& sample) {
@@ -170,12 +181,10 @@ void bench_build(const BenchOptions& options) {
     const auto first = build_and_launch(folder, cold);
     const auto second = build_and_launch(folder, warm);
     if (first.from_disk != 0 || second.from_source != 0) {  // cold must compile, warm must only load
-      std::filesystem::remove_all(root);
       throw Error("the program cache did not behave as expected (cold run: " + std::to_string(first.from_disk) +
                   " programs from the cache, warm run: " + std::to_string(second.from_source) + " compiled)");
     }
   }
-  std::filesystem::remove_all(root);
 
   const double cold_ms = 1e3 * median(cold.build), warm_ms = 1e3 * median(warm.build);
   if (options.json) {
@@ -210,16 +219,11 @@ void add_bench_command(CLI::App& app) {
   heat_command->add_option("--steps", heat->steps, "Steps per timed round")->capture_default_str()
       ->check(whole_number(1));
   heat_command->add_option("--repeat", heat->repeat, "Timed rounds")->capture_default_str()->check(whole_number(1));
-  heat_command->add_option("--precision", heat->precision, "f32 or f64")
-      ->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  add_precision_option(heat_command, heat->precision);
   heat_command->add_option("--device", heat->device, "Device selection (see `ziggurat devices`)");
   heat_command->add_flag("--json", heat->json, "Print JSON");
   heat_command->callback([heat] {
-    if (heat->precision == "f32") {
-      bench_heat<float>(*heat);
-    } else {
-      bench_heat<double>(*heat);
-    }
+    with_precision(heat->precision, [&](auto zero) { bench_heat<decltype(zero)>(*heat); });
   });
 
   auto build = std::make_shared<BenchOptions>();

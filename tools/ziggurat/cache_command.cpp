@@ -19,19 +19,24 @@ void run_cache(bool clear) {
     std::cout << "the program cache is off (ZIGGURAT_CACHE=off, or no ZIGGURAT_CACHE_DIR, XDG_CACHE_HOME or HOME)\n";
     return;
   }
-  std::size_t entries = 0;
+  // Entries are NAME.bin; NAME.bin.tmp-* are writes that a crashed process left behind.
+  std::size_t entries = 0, leftovers = 0;
   std::uintmax_t bytes = 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(cache.directory(), error)) {
-    if (entry.path().extension() != ".bin") continue;
-    ++entries;
-    bytes += entry.file_size(error);
+    const std::string name = entry.path().filename().string();
+    const bool is_entry = entry.path().extension() == ".bin";
+    if (!is_entry && name.find(".bin.tmp-") == std::string::npos) continue;
+    ++(is_entry ? entries : leftovers);
+    const std::uintmax_t size = entry.file_size(error);
+    if (!error) bytes += size;
     if (clear && !std::filesystem::remove(entry.path(), error)) {
       throw IoError("cannot delete '" + entry.path().string() + "': " + error.message());
     }
   }
-  std::cout << "program cache " << cache.directory().string() << ": " << entries << " entries, "
-            << bytes_text(bytes) << (clear ? ", deleted" : "") << "\n";
+  std::cout << "program cache " << cache.directory().string() << ": " << entries << " entries";
+  if (leftovers > 0) std::cout << " and " << leftovers << " unfinished writes";
+  std::cout << ", " << bytes_text(bytes) << (clear ? ", deleted" : "") << "\n";
 }
 
 }  // namespace

@@ -54,8 +54,8 @@ nlohmann::json device_json(const DeviceInfo& d, std::size_t multiple, const std:
 }
 
 void run_devices(bool json) {
-  const auto devices = list_devices();
   std::vector<std::string> problems;
+  const auto devices = list_devices(&problems);
   std::size_t default_index = devices.size();
   try {
     if (!devices.empty()) default_index = select_device(devices, "").index;
@@ -78,6 +78,7 @@ void run_devices(bool json) {
                std::to_string(d.base_address_align_bytes) + " B", d.host_unified_memory ? "yes" : "no",
                d.driver_version});
   }
+  for (const auto& problem : problems) std::cerr << "ziggurat: warning: " << problem << "\n";
   if (json) {
     std::cout << list.dump(2) << "\n";
     return;
@@ -89,7 +90,7 @@ void run_devices(bool json) {
   table.print(std::cout);
   std::cout << "* the default device (ZIGGURAT_DEVICE or --device choose another: a number, gpu, cpu, "
                "fp64, platform:TEXT, name:TEXT, or TEXT)\n";
-  for (const auto& problem : problems) std::cout << "problem with " << problem << "\n";
+
 }
 
 }  // namespace

@@ -47,6 +47,12 @@ CLI::Validator whole_number(std::size_t min) {
       "INT>=" + std::to_string(min));
 }
 
+void add_precision_option(CLI::App* command, std::string& precision, const std::string& help) {
+  command->add_option("--precision", precision, help)
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
+}
+
 std::string bytes_text(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

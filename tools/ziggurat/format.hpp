@@ -17,6 +17,20 @@ std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_
 /// A CLI11 check that a value is a whole number >= min ("--steps must be ...").
 CLI::Validator whole_number(std::size_t min);
 
+/// Adds --precision f32|f64 to a command; `precision` holds the default.
+void add_precision_option(CLI::App* command, std::string& precision,
+                          const std::string& help = "f32 (float) or f64 (double)");
+
+/// Calls run(float{}) or run(double{}) as --precision says.
+template <class Run>
+void with_precision(const std::string& precision, Run run) {
+  if (precision == "f64") {
+    run(double{});
+  } else {
+    run(float{});
+  }
+}
+
 /// 1536 -> "1.5 KiB"
 std::string bytes_text(std::uint64_t bytes);
 

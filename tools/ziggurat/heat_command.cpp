@@ -21,31 +21,35 @@ struct HeatOptions {
   std::string size;
   std::size_t steps = 1000;
   double alpha = 0.2;
-  std::string precision = "f32";
+  std::string precision;  // empty: the --init array's type, else f32
   std::string device;
   std::string init;
   std::string out;
   bool json = false;
 };
 
-// The initial field: from --init, or the default, the slowest discrete mode (heat.hpp), whose
-// exact solution lets every run check itself.
-template <class T>
-Grid<T> initial_field(const HeatOptions& options) {
-  if (options.init.empty()) {
-    const auto extents = parse_extents(options.size.empty() ? "1024x1024" : options.size, 2, 2);
-    return heat_mode_field<T>(extents[0], extents[1]);
-  }
-  Grid<T> grid = load_grid<T>(options.init);
-  if (grid.dims() != 2) {
-    throw InvalidArgument("--init " + options.init + " holds a " + std::to_string(grid.dims()) +
+// The grid's extents, from --size or the --init file's header (W x H for shape (H, W)), checked
+// against each other, before any large allocation.
+std::vector<std::size_t> grid_extents(const HeatOptions& options) {
+  if (options.init.empty()) return parse_extents(options.size.empty() ? "1024x1024" : options.size, 2, 2);
+  const auto shape = read_npy_header(options.init).shape;
+  if (shape.size() != 2) {
+    throw InvalidArgument("--init " + options.init + " holds a " + std::to_string(shape.size()) +
                           "D array; the 2D heat solver needs shape (H, W)");
   }
-  if (!options.size.empty() && parse_extents(options.size, 2, 2) != grid.extents()) {
+  const std::vector<std::size_t> extents = {shape[1], shape[0]};
+  if (!options.size.empty() && parse_extents(options.size, 2, 2) != extents) {
     throw InvalidArgument("--size " + options.size + " does not match --init " + options.init + ", which is " +
-                          extents_string(grid.extents()) + " (shape (H, W) is W x H); drop --size or fix it");
+                          extents_string(extents) + " (shape (H, W) is W x H); drop --size or fix it");
   }
-  return grid;
+  return extents;
+}
+
+// The initial field: from --init, or the default, the slowest discrete mode (heat.hpp), whose
+// exact solution lets every run measure its own error.
+template <class T>
+Grid<T> initial_field(const HeatOptions& options, const std::vector<std::size_t>& extents) {
+  return options.init.empty() ? heat_mode_field<T>(extents[0], extents[1]) : load_grid<T>(options.init);
 }
 
 void check_output_path(const HeatOptions& options) {
@@ -55,6 +59,10 @@ void check_output_path(const HeatOptions& options) {
   if (!options.init.empty() && std::filesystem::equivalent(out, options.init, error)) {
     throw InvalidArgument("--out " + options.out + " is the --init file: ziggurat never overwrites its "
                           "input; choose another output path");
+  }
+  if (std::filesystem::is_directory(out, error)) {
+    throw InvalidArgument("--out " + options.out + " is a folder; give a file name, e.g. " +
+                          (out / "result.npy").string());
   }
   const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(folder, error)) {
@@ -67,7 +75,9 @@ void run(const HeatOptions& options) {
   heat_coefficients<T>(options.alpha, 2);  // refuse an unstable A before any work
   check_output_path(options);
   Context context(options.device);
-  const Grid<T> initial = initial_field<T>(options);
+  const auto extents = grid_extents(options);
+  InDeviceHeat2D<T>::check_fits(context.device(), extents[0], extents[1]);
+  const Grid<T> initial = initial_field<T>(options, extents);
   InDeviceHeat2D<T> solver(context, initial, options.alpha);
   const StepTiming timing = solver.advance(options.steps);
   const Grid<T> result = solver.read();
@@ -134,19 +144,18 @@ void add_heat_command(CLI::App& app) {
   command->add_option("--size", options->size, "Grid nodes WxH including the boundary (default 1024x1024, or the --init array's)");
   command->add_option("--steps", options->steps, "Time steps K")->capture_default_str()->check(whole_number(0));
   command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/4")->capture_default_str();
-  command->add_option("--precision", options->precision, "f32 (float) or f64 (double)")
-      ->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --init array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   command->add_option("--init", options->init, "Initial field, a .npy float32/float64 array of shape (H, W); "
                                                "default: sin(pi x/(W-1)) sin(pi y/(H-1)), zero on the boundary");
   command->add_option("--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
-    if (options->precision == "f32") {
-      run<float>(*options);
-    } else {
-      run<double>(*options);
+    if (options->precision.empty()) {
+      const bool f64 = !options->init.empty() && read_npy_header(options->init).type == NpyType::f64;
+      options->precision = f64 ? "f64" : "f32";
     }
+    with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });
 }
 

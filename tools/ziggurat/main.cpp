@@ -1,6 +1,7 @@
 // ziggurat: the command-line tool. Each subcommand lives in its own *_command.cpp.
 
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
 #include "ziggurat/error.hpp"
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
     return app.exit(error);
   } catch (const ziggurat::Error& error) {
     std::cerr << "ziggurat: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ziggurat: error: the host ran out of memory: make the problem smaller\n";
     return 1;
   } catch (const std::exception& error) {
     std::cerr << "ziggurat: internal error: " << error.what()
