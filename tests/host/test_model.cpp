@@ -1,0 +1,279 @@
+// The cost models against values computed by hand from their definitions (method notes, 1-2).
+
+#include <doctest/doctest.h>
+
+#include "ziggurat/error.hpp"
+#include "ziggurat/model.hpp"
+
+using namespace ziggurat;
+using namespace ziggurat::model;
+
+namespace {
+
+std::vector<TaskCounts> counts(std::vector<std::size_t> extents, Decomposition d, std::size_t n, std::size_t extent,
+                               std::size_t steps) {
+  return pass_counts(Problem{std::move(extents), 100, 4}, Layout{d, n, extent}, steps);
+}
+
+TaskCounts tc(double sent, double received, double computed, std::size_t steps) {
+  return {sent, received, computed, steps};
+}
+
+}  // namespace
+
+TEST_CASE("strip counts of a 6 x 7 grid, edge and short tasks included") {
+  // Interior rows 1..5 (5 rows); a row is 6 values, 4 of them interior.
+  using V = std::vector<TaskCounts>;
+  CHECK(counts({6, 7}, Decomposition::strip, 1, 2, 1) ==
+        V{tc(4 * 6, 2 * 6, 2 * 4, 1), tc(4 * 6, 2 * 6, 2 * 4, 1), tc(3 * 6, 1 * 6, 1 * 4, 1)});
+  // n = 2: rows sent [0,5), [1,7), [3,7); computed rows per step (3,2), (4,2), (2,1).
+  CHECK(counts({6, 7}, Decomposition::strip, 2, 2, 2) ==
+        V{tc(5 * 6, 12, 5 * 4, 2), tc(6 * 6, 12, 6 * 4, 2), tc(4 * 6, 6, 3 * 4, 2)});
+  // Every interior node is computed once per step, in the last step of each task.
+  double computed = 0;
+  for (const auto& c : counts({6, 7}, Decomposition::trivial, 1, 2, 1)) computed += c.computed;
+  CHECK(computed == 20);
+}
+
+TEST_CASE("a middle strip task computes exactly what the paper counts") {
+  // R = r + 2n rows: n (R - n - 1) rows of interior nodes; the paper's rows are I-1 = 4 values.
+  const auto tasks = counts({6, 40}, Decomposition::strip, 3, 5, 3);
+  const TaskCounts paper = paper_strip_counts(11, 3, 4);
+  CHECK(tasks[2].computed == paper.computed);
+  CHECK(paper.sent == 44);
+  CHECK(paper.received == 20);
+  CHECK(tasks[2].sent == 11 * 6);     // whole rows, boundary columns included
+  CHECK(tasks[2].received == 5 * 6);
+}
+
+TEST_CASE("block counts of a 7 x 7 grid, and a middle block against the paper") {
+  const auto tasks = counts({7, 7}, Decomposition::block, 1, 2, 1);
+  REQUIRE(tasks.size() == 9);
+  CHECK(tasks[0] == tc(16, 4, 4, 1));  // corner: halo only inside
+  CHECK(tasks[4] == tc(16, 4, 4, 1));  // middle: B = 4, the paper's B^2, (B-2n)^2, n((B-n)^2-2(B-n)+(n^2+2)/3)
+  CHECK(tasks[8] == tc(9, 1, 1, 1));   // the last, 1 x 1 tile
+  CHECK(paper_block_counts(4, 1) == tc(16, 4, 4, 1));
+
+  const auto big = counts({13, 13}, Decomposition::block, 2, 3, 2);
+  CHECK(big[5] == tc(49, 9, 34, 2));   // tile (1,1): B = 7; 5x5 then 3x3 computed
+  CHECK(paper_block_counts(7, 2) == tc(49, 9, 34, 2));
+}
+
+TEST_CASE("1D and 3D strips") {
+  using V = std::vector<TaskCounts>;
+  CHECK(counts({10}, Decomposition::strip, 1, 3, 1) == V{tc(5, 3, 3, 1), tc(5, 3, 3, 1), tc(4, 2, 2, 1)});
+  // 4 x 5 x 6: planes of 20 values, 2 x 3 = 6 interior; cut along the 6 planes.
+  CHECK(counts({4, 5, 6}, Decomposition::strip, 1, 2, 1) == V{tc(80, 40, 12, 1), tc(80, 40, 12, 1)});
+  CHECK_THROWS_WITH_AS(counts({4, 5, 6}, Decomposition::block, 1, 2, 1), doctest::Contains("for 2D grids"),
+                       InvalidArgument);
+}
+
+TEST_CASE("the paper's approximate forms, by hand") {
+  CHECK(strip_ns_per_node_approx(10, 2, 1, 0.5) == doctest::Approx(2.0));  // (8/6)(1 + 0.5)
+  CHECK(block_ns_per_node_approx(10, 2, 1, 0.5) == doctest::Approx((68.0 + (64 + 4.0 / 3) * 0.5) / 36));
+  CHECK(trivial_ns_per_node_approx(10, 1, 0.5) == doctest::Approx(2.75));
+  // The paper's constants (GT330M: tau_c = 2.35 ns, tau_a = 0.6 ns) give its measured trivial
+  // time, 5.44 ns/node, within its stated model error.
+  CHECK(trivial_ns_per_node_approx(1000, 2.35, 0.6) == doctest::Approx(5.44).epsilon(0.05));
+  // Strips: the approximate time falls as R grows and, for large R, as n grows.
+  CHECK(strip_ns_per_node_approx(100, 5, 2, 1) > strip_ns_per_node_approx(200, 5, 2, 1));
+  CHECK(strip_ns_per_node_approx(1000, 5, 2, 1) > strip_ns_per_node_approx(1000, 20, 2, 1));
+}
+
+TEST_CASE("serial predictions add up every transfer, launch and node") {
+  const Problem problem{{6, 7}, 2, 4};
+  DeviceConstants k = DeviceConstants::paper(1.0, 0.5);
+  // One pass of n = 2: transfers 30+12 + 36+12 + 24+6 = 120, computed (20+24+12) x 0.5 = 28.
+  Prediction p = predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial);
+  CHECK(p.total_ns == doctest::Approx(148));
+  CHECK(p.ns_per_node == doctest::Approx(148.0 / (2 * 20)));
+  CHECK(p.tasks == 3);
+  CHECK(p.passes == 1);
+  k.launch_ns = 10;  // 3 tasks x 2 launches
+  CHECK(predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(208));
+  k.upload.latency_ns = k.download.latency_ns = 100;  // 6 transfers
+  CHECK(predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(808));
+
+  // K = 3 with n = 2: a full pass (148) and a last pass of one step (transfers 96, nodes 10).
+  const Problem three{{6, 7}, 3, 4};
+  p = predict(three, Layout{Decomposition::strip, 2, 2}, DeviceConstants::paper(1.0, 0.5), Schedule::serial);
+  CHECK(p.passes == 2);
+  CHECK(p.total_ns == doctest::Approx(148 + 106));
+}
+
+TEST_CASE("the overlapped schedule, traced by hand") {
+  // 1D, interior 6, r = 2, n = 1: three tasks of upload 4, compute 2, download 2 (tau = 1).
+  DeviceConstants k = DeviceConstants::paper(1.0, 1.0);
+  const Layout layout{Decomposition::strip, 1, 2};
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::serial).total_ns == doctest::Approx(24));
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(16));
+  // Two passes: the second pass's uploads wait for the downloads holding their halo.
+  CHECK(predict(Problem{{8}, 2, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(28));
+  // One copy engine for both directions.
+  k.duplex = false;
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(18));
+  // No overlap at all: the serial sum.
+  k.transfers_overlap_compute = false;
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(24));
+}
+
+TEST_CASE("overlapped time lies between the busiest engine and the serial sum") {
+  DeviceConstants k = DeviceConstants::paper(2.0, 0.3);
+  k.launch_ns = 50;
+  k.upload.latency_ns = k.download.latency_ns = 500;
+  for (const auto& [extents, d, n, extent] :
+       {std::tuple{std::vector<std::size_t>{300, 500}, Decomposition::strip, 7, 40},
+        std::tuple{std::vector<std::size_t>{300, 500}, Decomposition::block, 5, 60},
+        std::tuple{std::vector<std::size_t>{40, 50, 60}, Decomposition::strip, 3, 9}}) {
+    const Problem problem{extents, 23, 4};
+    const Layout layout{d, static_cast<std::size_t>(n), static_cast<std::size_t>(extent)};
+    const Prediction serial = predict(problem, layout, k, Schedule::serial);
+    const Prediction overlapped = predict(problem, layout, k, Schedule::overlapped);
+    CHECK(overlapped.total_ns <= serial.total_ns);
+    CHECK(overlapped.total_ns >= std::max(overlapped.compute_ns, overlapped.transfer_ns / 2));
+    CHECK(serial.total_ns == doctest::Approx(serial.transfer_ns + serial.compute_ns));
+  }
+}
+
+TEST_CASE("edge cases: n = 1 is the trivial algorithm, n = (R-1)/2 owns one row, bad layouts are refused") {
+  const Problem problem{{50, 60}, 10, 4};
+  const auto k = DeviceConstants::paper(1.0, 0.25);
+  CHECK(predict(problem, Layout{Decomposition::strip, 1, 8}, k, Schedule::serial).total_ns ==
+        predict(problem, Layout{Decomposition::trivial, 7, 8}, k, Schedule::serial).total_ns);
+  const auto one_row = counts({50, 60}, Decomposition::strip, 4, 1, 4);  // R = 9 = 2n + 1
+  CHECK(one_row.size() == 58);
+  CHECK(one_row[10].received == 50);
+  CHECK(one_row[10].computed == (7 + 5 + 3 + 1) * 48);
+  CHECK_THROWS_WITH_AS(predict(problem, Layout{Decomposition::strip, 11, 8}, k, Schedule::serial),
+                       doctest::Contains("between 1 and the number of steps 10"), InvalidArgument);
+  CHECK_THROWS_AS(predict(problem, Layout{Decomposition::strip, 0, 8}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_AS(predict(problem, Layout{Decomposition::strip, 2, 0}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_WITH_AS(predict(Problem{{2, 60}, 10, 4}, Layout{}, k, Schedule::serial),
+                       doctest::Contains("at least 3 nodes"), InvalidArgument);
+  CHECK_THROWS_AS(predict(Problem{{50, 60}, 0, 4}, Layout{}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_AS(predict(Problem{{50, 60}, 1, 2}, Layout{}, k, Schedule::serial), InvalidArgument);
+}
+
+TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a clear error") {
+  const Problem problem{{1026, 1026}, 100, 4};  // I - 1 = 1024 interior values per row
+  CHECK(max_strip_rows(problem, 4096 * 100, Schedule::serial) == 100);              // paper rows: 1024 values
+  CHECK(max_strip_rows(problem, 4 * 1026 * 4 * 100, Schedule::overlapped) == 100);  // 4 layers of whole rows
+  CHECK(max_strip_rows(problem, 1ull << 40, Schedule::serial) == 1026);             // never more than the grid
+  CHECK(max_block_side(problem, 4 * 300 * 300, Schedule::serial) == 300);
+  CHECK(max_block_side(problem, 16 * 300 * 300, Schedule::overlapped) == 300);
+  CHECK(max_block_side(Problem{{10, 10, 10}, 1, 4}, 1 << 20, Schedule::serial) == 0);
+  CHECK(fits_incore(problem, 2ull * 1026 * 1026 * 4));
+  CHECK_FALSE(fits_incore(problem, 2ull * 1026 * 1026 * 4 - 1));
+
+  const auto k = DeviceConstants::paper(10, 1);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 4096 * 2, k, Schedule::serial, Decomposition::strip),
+                       doctest::Contains("holds strips of 2 rows"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 16 * 4, k, Schedule::overlapped, Decomposition::block),
+                       doctest::Contains("needs at least 3"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 4096 * 9, k, Schedule::serial, Decomposition::strip, 5),
+                       doctest::Contains("n <= 4"), InvalidArgument);
+  CHECK_THROWS_AS(best_plan(problem, 1 << 20, k, Schedule::serial, Decomposition::incore), InvalidArgument);
+}
+
+TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
+  // The serial prediction comes from closed-form totals; here it is rebuilt task by task.
+  DeviceConstants k = DeviceConstants::paper(1.0, 1.0);
+  k.rect_upload.ns_per_value = k.rect_download.ns_per_value = 1.0;
+  for (const auto& [extents, d] : {std::pair{std::vector<std::size_t>{29}, Decomposition::strip},
+                                   std::pair{std::vector<std::size_t>{17, 23}, Decomposition::strip},
+                                   std::pair{std::vector<std::size_t>{17, 23}, Decomposition::block},
+                                   std::pair{std::vector<std::size_t>{6, 7, 19}, Decomposition::strip}}) {
+    for (std::size_t n = 1; n <= 9; ++n) {
+      for (std::size_t extent = 1; extent <= 12; ++extent) {
+        const Problem problem{extents, n, 4};  // one pass of n steps
+        double sum = 0;
+        for (const auto& c : pass_counts(problem, Layout{d, n, extent}, n)) sum += c.sent + c.received + c.computed;
+        CAPTURE(n);
+        CAPTURE(extent);
+        CHECK(predict(problem, Layout{d, n, extent}, k, Schedule::serial).total_ns == doctest::Approx(sum));
+      }
+    }
+  }
+}
+
+TEST_CASE("the optimiser is exhaustive: no height or task size beats its choice") {
+  const Problem problem{{202, 302}, 24, 4};
+  DeviceConstants k = DeviceConstants::paper(4.0, 0.5);
+  k.launch_ns = 300;
+  for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+    for (const Decomposition d : {Decomposition::strip, Decomposition::block}) {
+      const std::uint64_t budget = 24 * 1024;
+      const Plan plan = best_plan(problem, budget, k, schedule, d);
+      const std::size_t buffer = d == Decomposition::strip ? max_strip_rows(problem, budget, schedule)
+                                                           : max_block_side(problem, budget, schedule);
+      CHECK(plan.buffer_extent <= buffer);
+      CHECK(plan.speedup_over_trivial() >= 1.0);
+      for (std::size_t n = 1; 2 * n + 1 <= buffer && n <= problem.steps; ++n) {
+        for (std::size_t extent = 1; extent + 2 * n <= buffer; ++extent) {
+          const Prediction p = predict(problem, Layout{d, n, extent}, k, schedule);
+          CAPTURE(n);
+          CAPTURE(extent);
+          CHECK(plan.prediction.total_ns <= p.total_ns * (1 + 1e-12));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("more expensive transfers favour taller pyramids; the plan beats trivial by more") {
+  const Problem problem{{32768, 32768}, 1000, 4};
+  std::size_t previous_n = 0;
+  double previous_speedup = 0;
+  for (const double ratio : {1.0, 5.0, 10.0, 15.0}) {
+    const Plan plan = best_plan(problem, 512ull << 20, DeviceConstants::paper(ratio * 0.1, 0.1), Schedule::serial,
+                                Decomposition::strip);
+    CHECK(plan.layout.height >= previous_n);
+    CHECK(plan.speedup_over_trivial() > previous_speedup);
+    previous_n = plan.layout.height;
+    previous_speedup = plan.speedup_over_trivial();
+  }
+}
+
+TEST_CASE("automatic choice: incore when the grid fits, else the better decomposition") {
+  const auto k = DeviceConstants::paper(5, 1);
+  const Problem small{{100, 100}, 50, 4};
+  CHECK(best_plan_auto(small, 1 << 20, k, Schedule::overlapped).layout.decomposition == Decomposition::incore);
+  const Problem big{{2000, 2000}, 50, 4};
+  const Plan plan = best_plan_auto(big, 1 << 20, k, Schedule::overlapped);
+  const Plan strip = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::strip);
+  const Plan block = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::block);
+  CHECK(plan.prediction.total_ns == std::min(strip.prediction.total_ns, block.prediction.total_ns));
+  const Problem cube{{100, 100, 100}, 5, 4};
+  CHECK(best_plan_auto(cube, 1 << 20, k, Schedule::serial).layout.decomposition == Decomposition::strip);
+}
+
+TEST_CASE("the long-vector model (1) by hand, and its staircase") {
+  LongVectorConstants c;
+  c.t_kernel_ns = 1;
+  c.t_add_ns = 2;
+  c.t_saxpy_ns = 3;
+  c.t0_ns = 5;
+  c.numstreams = 4;
+  c.transfer_ns = 100;
+  // N = 2: (N+2)^2 - 1 = 15 -> 4 waves; N(N+2) - 2 = 6 -> 2 waves: 4 + 8 + 4 + 5 + 6 = 27 a step.
+  CHECK(long_vector_ns(2, 10, c) == doctest::Approx(370));
+  // Time grows in steps: lengths within one wave cost the same.
+  c.numstreams = 1e6;
+  CHECK(long_vector_ns(100, 1, c) == long_vector_ns(200, 1, c));
+  c.numstreams = 0;
+  CHECK_THROWS_AS(long_vector_ns(2, 1, c), InvalidArgument);
+}
+
+TEST_CASE("the Jacobi pyramid model (2) by hand, and its best halo") {
+  // N = 10, 102 planes, R = 10, h = 2: 17 blocks of (3R - 2h) N^2 = 2600 values and
+  // h (R-h-1)(N-2)^2 = 896 nodes.
+  CHECK(jacobi_pyramid_ns(10, 102, 10, 2, 1, 1) == doctest::Approx(17 * (2600 + 896)));
+  CHECK(jacobi_pyramid_ns(10, 102, 10, 2, 1, 4, 4) == doctest::Approx(17 * (2600 + 896)));
+  CHECK_THROWS_AS(jacobi_pyramid_ns(10, 102, 4, 2, 1, 1), InvalidArgument);
+  const std::size_t h = best_jacobi_halo(800, 4000, 200, 5, 0.01);
+  for (std::size_t other = 1; 2 * other + 1 <= 200; ++other) {
+    CHECK(jacobi_pyramid_ns(800, 4000, 200, h, 5, 0.01) / h <=
+          jacobi_pyramid_ns(800, 4000, 200, other, 5, 0.01) / other * (1 + 1e-12));
+  }
+  CHECK(h > 1);
+}
