@@ -71,16 +71,21 @@ BinaryCache::BinaryCache(std::filesystem::path directory) : directory_(std::move
 
 BinaryCache BinaryCache::disabled() { return BinaryCache(); }
 
-BinaryCache BinaryCache::from_environment() {
-  if (disabled_by_environment()) return disabled();
+std::optional<std::filesystem::path> cache_root() {
+  if (disabled_by_environment()) return std::nullopt;
   const auto set = [](const char* name) {
     const char* value = std::getenv(name);
     return value != nullptr && *value != '\0' ? value : nullptr;
   };
-  if (const char* dir = set("ZIGGURAT_CACHE_DIR")) return BinaryCache(std::filesystem::path(dir) / "programs");
-  if (const char* xdg = set("XDG_CACHE_HOME")) return BinaryCache(std::filesystem::path(xdg) / "ziggurat" / "programs");
-  if (const char* home = set("HOME")) return BinaryCache(std::filesystem::path(home) / ".cache" / "ziggurat" / "programs");
-  return disabled();
+  if (const char* dir = set("ZIGGURAT_CACHE_DIR")) return std::filesystem::path(dir);
+  if (const char* xdg = set("XDG_CACHE_HOME")) return std::filesystem::path(xdg) / "ziggurat";
+  if (const char* home = set("HOME")) return std::filesystem::path(home) / ".cache" / "ziggurat";
+  return std::nullopt;
+}
+
+BinaryCache BinaryCache::from_environment() {
+  const auto root = cache_root();
+  return root ? BinaryCache(*root / "programs") : disabled();
 }
 
 std::filesystem::path BinaryCache::entry_path(const std::string& key) const {

@@ -314,7 +314,10 @@ double overlapped_makespan(const std::vector<Task>& full, const std::vector<Time
 
 double tau_c_mean(const TransferCost& up, const TransferCost& down) { return 0.5 * (up.ns_per_value + down.ns_per_value); }
 
-std::string mebibytes(std::uint64_t bytes) { return text(static_cast<double>(bytes) / (1 << 20)) + " MiB"; }
+std::string bytes_text(std::uint64_t bytes) {
+  if (bytes < (1u << 20)) return std::to_string(bytes) + " bytes";
+  return text(std::round(static_cast<double>(bytes) / (1 << 20) * 100) / 100) + " MiB";
+}
 
 }  // namespace
 
@@ -515,7 +518,7 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
   problem.validate();
   if (choice == Decomposition::incore) {
     if (!fits_incore(problem, budget)) {
-      throw InvalidArgument("grid " + extents_string(problem.extents) + " does not fit in " + mebibytes(budget) +
+      throw InvalidArgument("grid " + extents_string(problem.extents) + " does not fit in " + bytes_text(budget) +
                             " of device memory (two time layers needed)");
     }
     Plan plan;
@@ -532,7 +535,7 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
   const std::size_t buffer = block ? max_block_side(problem, budget, schedule) : max_strip_rows(problem, budget, schedule);
   const char* unit = block ? "a block side of" : "strips of";
   if (buffer < 3) {
-    throw InvalidArgument(std::string("a ") + mebibytes(budget) + " device-memory budget holds " + unit + " " +
+    throw InvalidArgument(std::string("a ") + bytes_text(budget) + " device-memory budget holds " + unit + " " +
                           std::to_string(buffer) + (block ? "" : " rows") + " in the " + to_string(schedule) +
                           " schedule; a pyramid pass needs at least 3 (one owned and one halo a side, n = 1): give "
                           "more memory or use a smaller grid");

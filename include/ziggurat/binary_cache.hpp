@@ -8,8 +8,8 @@
 // reader sees a whole entry or none. An entry that is truncated, fails its checksum, or that the
 // driver refuses to load or build is deleted and rebuilt from source.
 //
-// Location: $ZIGGURAT_CACHE_DIR, else $XDG_CACHE_HOME/ziggurat, else $HOME/.cache/ziggurat.
-// ZIGGURAT_CACHE=off (or 0) disables it.
+// Location: programs/ under $ZIGGURAT_CACHE_DIR, else $XDG_CACHE_HOME/ziggurat, else
+// $HOME/.cache/ziggurat. ZIGGURAT_CACHE=off (or 0, no, false; any case) disables it.
 
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +20,10 @@
 namespace ziggurat {
 
 struct DeviceInfo;
+
+/// The folder of ziggurat's on-disk caches (program binaries, device profiles), as the
+/// environment sets it (see above); nothing when caching is off or no location is known.
+std::optional<std::filesystem::path> cache_root();
 
 /// The key of a program binary: everything that determines it (see above).
 std::string program_cache_key(const DeviceInfo& device, const std::string& source, const std::string& options);

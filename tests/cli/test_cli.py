@@ -158,6 +158,91 @@ class Heat(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp), [])
 
 
+class Calibrate(unittest.TestCase):
+    def test_json_profile_then_cached_then_forced(self):
+        profile = json.loads(run("calibrate", "--json")[0])
+        for key in ("upload_pinned", "download_pinned", "upload_pageable", "download_pageable", "upload_rect",
+                    "download_rect", "overlap", "launch_pipelined_s", "kernels", "numstreams", "library_version",
+                    "device", "driver", "date"):
+            self.assertIn(key, profile)
+        self.assertGreater(profile["upload_pinned"]["bytes_per_s"], 0)
+        self.assertGreaterEqual(profile["numstreams"], 1)
+        out = run("calibrate")[0]
+        self.assertIn("loaded from", out)
+        self.assertIn("host->device pinned", out)
+        self.assertIn("tau_a heat2d_step", out)
+        self.assertIn("measured", run("calibrate", "--force")[0].splitlines()[1])
+
+
+class Model(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_explicit_plan(self):
+        out = json.loads(run("model", "--grid", "8194", "--steps", "200", "--device-mem", "64MiB", "--tau-c", "2",
+                             "--tau-a", "0.2", "--json")[0])
+        plan = out["plan"]
+        self.assertIn(plan["decomposition"], ("strip", "block"))
+        self.assertGreaterEqual(plan["height"], 1)
+        self.assertGreater(plan["speedup_over_trivial"], 1)
+        self.assertEqual(out["schedule"], "overlapped")
+        human = run("model", "--grid", "8194", "--steps", "200", "--device-mem", "64MiB", "--tau-c", "2",
+                    "--tau-a", "0.2", "--serial", "--decomposition", "strip")[0]
+        self.assertIn("plan: strip, height n = ", human)
+        self.assertIn("serial schedule", human)
+
+    def test_height_can_be_fixed(self):
+        out = json.loads(run("model", "--grid", "4098", "--steps", "100", "--device-mem", "16MiB", "--tau-c", "1",
+                             "--tau-a", "0.1", "--height", "7", "--decomposition", "strip", "--json")[0])
+        self.assertEqual(out["plan"]["height"], 7)
+
+    def test_sweep_table_json_and_plot(self):
+        args = ["model", "--grid", "2050", "--steps", "100", "--tau-a", "0.1", "--sweep", "--serial",
+                "--memories", "1MiB,4MiB,16MiB"]
+        out = json.loads(run(*args, "--json")[0])
+        self.assertEqual(len(out["rows"]), 3 * 2 * 4)
+        table = run(*args)[0]
+        self.assertIn("speedup", table)
+        png = os.path.join(self.dir.name, "sweep.png")
+        done = subprocess.run([ZIGGURAT, *args, "--plot", png], capture_output=True, text=True)
+        if done.returncode == 0:
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        else:
+            self.assertIn("without PLplot", done.stderr)
+
+    def test_with_a_calibrated_device(self):
+        out = json.loads(run("model", "--grid", "4098", "--steps", "50", "--device-mem", "8MiB", "--device", "0",
+                             "--json")[0])
+        self.assertGreater(out["constants"]["tau_a_ns"], 0)
+        self.assertIn("profile", out)
+        err = run("model", "--dims", "3", "--grid", "200", "--device-mem", "8MiB", "--device", "0", expect=1)[1]
+        self.assertIn("no measured compute rate for a 3D", err)
+        run("model", "--dims", "3", "--grid", "200", "--device-mem", "8MiB", "--device", "0", "--tau-a", "0.5")
+        self.assertIn("long-vector", run("model", "--scheme", "long-vector", "--grid", "1026", "--device", "0")[0])
+
+    def test_jacobi(self):
+        out = json.loads(run("model", "--scheme", "jacobi", "--dims", "3", "--grid", "800", "--planes", "4000",
+                             "--device-mem", "4GiB", "--tau-c", "2.35", "--tau-a", "0.6", "--json")[0])
+        self.assertGreater(out["halo"], 1)
+
+    def test_bad_model_arguments(self):
+        base = ["model", "--grid", "1026", "--tau-c", "1", "--tau-a", "1"]
+        self.assertIn("needs at least 3", run(*base, "--device-mem", "4KiB", "--decomposition", "strip", expect=1)[1])
+        self.assertIn("give --tau-c and --tau-a", run("model", "--device-mem", "1GiB", expect=1)[1])
+        self.assertIn("is not a memory size", run(*base, "--device-mem", "12XB", expect=1)[1])
+        self.assertIn("give the device-memory budget", run(*base, expect=1)[1])
+        self.assertIn("--plot draws a --sweep", run(*base, "--device-mem", "1GiB", "--plot", "x.png", expect=1)[1])
+        self.assertIn("n <= ", run(*base, "--device-mem", "64KiB", "--height", "500", "--decomposition", "strip",
+                                   expect=1)[1])
+        self.assertIn("for 2D grids", run("model", "--dims", "3", "--grid", "100", "--tau-c", "1", "--tau-a", "1",
+                                          "--device-mem", "1MiB", "--decomposition", "block", expect=1)[1])
+        self.assertIn("excludes", run(*base, "--device-mem", "1GiB", "--serial", "--overlapped", expect=108)[1])
+
+
 class Misc(unittest.TestCase):
     def test_version_and_cache(self):
         self.assertRegex(run("--version")[0], r"\d+\.\d+\.\d+")

@@ -18,8 +18,9 @@ step build cmake --build "$work/build"
 "$work/build/downstream"
 
 pc=$(find "$work/prefix" -name ziggurat.pc)
-export PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+step pkg-config-flags pkg-config --cflags --libs ziggurat
+flags=$(pkg-config --cflags --libs ziggurat)
 libdir=$(pkg-config --variable=libdir ziggurat)
-step pkg-config c++ "$here/main.cpp" -o "$work/downstream-pkg-config" $(pkg-config --cflags --libs ziggurat) \
-  -Wl,-rpath,"$libdir"
+step pkg-config c++ "$here/main.cpp" -o "$work/downstream-pkg-config" $flags -Wl,-rpath,"$libdir"
 "$work/downstream-pkg-config"

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "ziggurat/calibration.hpp"
 #include "ziggurat/context.hpp"
 #include "ziggurat/error.hpp"
 #include "ziggurat/heat.hpp"
@@ -43,55 +44,6 @@ nlohmann::json device_json(const DeviceInfo& device) {
   return {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}};
 }
 
-// Best of `repeat` timings of `launch`, which enqueues `count` commands and returns the first
-// and last events (device time from profiling counters).
-template <class Launch>
-double best_seconds(Context& context, std::size_t repeat, Launch launch) {
-  double best = 1e300;
-  for (std::size_t r = 0; r <= repeat; ++r) {  // the first round warms up
-    const auto [first, last] = launch();
-    check(context.compute_queue().finish(), "clFinish", "timing a benchmark");
-    if (r > 0) best = std::min(best, profiled_seconds(first, last));
-  }
-  return best;
-}
-
-// The device's copy bandwidth, read + write bytes per second: the better of a copy kernel and
-// clEnqueueCopyBuffer, each the best of `repeat` rounds of 10 copies.
-template <class T>
-std::pair<double, double> copy_bandwidths(Context& context, std::size_t count, std::size_t repeat) {
-  DeviceBuffer<T> in(context, count, "copy source"), out(context, count, "copy target");
-  cl::CommandQueue& queue = context.compute_queue();
-  cl::Kernel copy = context.kernel(context.program("stream", BuildOptions().real_type<T>().str()), "copy");
-  check(copy.setArg(0, in.get()), "clSetKernelArg");
-  check(copy.setArg(1, out.get()), "clSetKernelArg");
-  check(copy.setArg(2, static_cast<cl_ulong>(count)), "clSetKernelArg");
-  cl_int err = CL_SUCCESS;
-  const std::size_t group =
-      std::min<std::size_t>(256, copy.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(context.device().device, &err));
-  check(err, "clGetKernelWorkGroupInfo", "asking for the copy kernel's work-group limit");
-  const cl::NDRange global((count + group - 1) / group * group), local(group);
-  constexpr int kRounds = 10;
-  const auto kernel_round = [&] {
-    cl::Event first, last;
-    for (int i = 0; i < kRounds; ++i) {
-      check(queue.enqueueNDRangeKernel(copy, cl::NullRange, global, local, nullptr, &last), "clEnqueueNDRangeKernel");
-      if (i == 0) first = last;
-    }
-    return std::pair{first, last};
-  };
-  const auto driver_round = [&] {
-    cl::Event first, last;
-    for (int i = 0; i < kRounds; ++i) {
-      check(queue.enqueueCopyBuffer(in.get(), out.get(), 0, 0, in.bytes(), nullptr, &last), "clEnqueueCopyBuffer");
-      if (i == 0) first = last;
-    }
-    return std::pair{first, last};
-  };
-  const double bytes = 2.0 * static_cast<double>(in.bytes()) * kRounds;
-  return {bytes / best_seconds(context, repeat, kernel_round), bytes / best_seconds(context, repeat, driver_round)};
-}
-
 template <class T>
 void bench_heat(const BenchOptions& options) {
   const auto extents = parse_extents(options.size, 2, 2);
@@ -109,7 +61,8 @@ void bench_heat(const BenchOptions& options) {
   const double interior = static_cast<double>((extents[0] - 2) * (extents[1] - 2));
   const double step = *std::min_element(step_seconds.begin(), step_seconds.end());
   const double nodes_per_second = interior / step;
-  const auto [kernel_copy, driver_copy] = copy_bandwidths<T>(context, solver.pitch() * extents[1], options.repeat);
+  const auto [kernel_copy, driver_copy] =
+      measure_copy_bandwidth(context, solver.pitch() * extents[1] * sizeof(T), options.repeat);
   const double copy = std::max(kernel_copy, driver_copy);
   const double bytes_per_node = 2.0 * sizeof(T);  // read once, written once when caches work
   const double limit = copy / bytes_per_node;

@@ -9,5 +9,7 @@ void add_devices_command(CLI::App& app);
 void add_heat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_model_command(CLI::App& app);
 
 }  // namespace ziggurat::cli

@@ -36,6 +36,55 @@ std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_
   return extents;
 }
 
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) {
+    const auto first = part.find_first_not_of(" \t"), last = part.find_last_not_of(" \t");
+    parts.push_back(first == std::string::npos ? "" : part.substr(first, last - first + 1));
+  }
+  return parts;
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  static const std::pair<const char*, double> units[] = {
+      {"", 1},          {"B", 1},       {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  std::size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  const std::string unit = end > 0 ? text.substr(end) : "";
+  for (const auto& [name, factor] : units) {
+    if (end > 0 && unit == name && std::isfinite(value) && value > 0 && value * factor < 1.8e19) {
+      return static_cast<std::uint64_t>(value * factor);
+    }
+  }
+  throw InvalidArgument("'" + text + "' is not a memory size: write a positive number with an optional unit, e.g. "
+                        "512MiB, 1.5GiB, 2GB or 4096 (bytes)");
+}
+
+std::vector<double> parse_numbers(const std::string& text, const std::string& what) {
+  std::vector<double> numbers;
+  for (const auto& part : split(text, ',')) {
+    std::size_t end = 0;
+    double value = 0;
+    try {
+      value = std::stod(part, &end);
+    } catch (const std::exception&) {
+      end = 0;
+    }
+    if (end == 0 || end != part.size() || !(value > 0) || !std::isfinite(value)) {
+      throw InvalidArgument(what + " '" + text + "': '" + part + "' is not a positive number");
+    }
+    numbers.push_back(value);
+  }
+  return numbers;
+}
+
 CLI::Validator whole_number(std::size_t min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {

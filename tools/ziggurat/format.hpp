@@ -14,6 +14,16 @@ namespace ziggurat::cli {
 /// InvalidArgument saying what is wrong with the text.
 std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims);
 
+/// "512MiB", "1.5GiB", "2GB", "4096" -> bytes (binary KiB/MiB/GiB/TiB, decimal kB/MB/GB/TB).
+/// Throws InvalidArgument naming the text.
+std::uint64_t parse_bytes(const std::string& text);
+
+/// "1,5,10" -> {1, 5, 10}; positive numbers only. `what` names the option in errors.
+std::vector<double> parse_numbers(const std::string& text, const std::string& what);
+
+/// "a,b,c" -> {"a", "b", "c"}, spaces trimmed.
+std::vector<std::string> split(const std::string& text, char separator);
+
 /// A CLI11 check that a value is a whole number >= min ("--steps must be ...").
 CLI::Validator whole_number(std::size_t min);
 

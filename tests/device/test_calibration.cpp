@@ -1,0 +1,111 @@
+// Calibration on every device: a complete, plausible profile, cached and re-measured as it should.
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "../support/devices.hpp"
+#include "../support/util.hpp"
+#include "ziggurat/calibration.hpp"
+#include "ziggurat/memory.hpp"
+#include "ziggurat/program.hpp"
+
+using namespace ziggurat;
+using test::for_each_device;
+
+namespace {
+
+void check_fit(const TransferFit& fit, const char* what) {
+  CAPTURE(what);
+  CHECK(fit.bytes_per_s > 1e7);    // faster than 10 MB/s
+  CHECK(fit.bytes_per_s < 1e13);   // slower than 10 TB/s
+  CHECK(fit.latency_s >= 0);
+  CHECK(fit.latency_s < 0.01);
+  CHECK(fit.samples.size() >= 2);
+  for (const auto& s : fit.samples) CHECK(s.min_s <= s.median_s);
+}
+
+}  // namespace
+
+TEST_CASE("calibration yields a complete, plausible profile, cached, and re-measured when the file is damaged") {
+  for_each_device([](Context& context) {
+    test::TempDir dir;
+    test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+    ProfileOrigin origin;
+    const DeviceProfile p = load_or_calibrate(context, false, &origin);
+    CHECK_FALSE(origin.from_cache);
+    CHECK(origin.cache_write_error.empty());
+
+    const DeviceInfo& d = context.device();
+    CHECK(p.device == d.name);
+    CHECK(p.driver == d.driver_version);
+    CHECK(p.host_unified_memory == d.host_unified_memory);
+    CHECK(p.calibration_s > 0);
+    check_fit(p.upload_pinned, "upload pinned");
+    check_fit(p.download_pinned, "download pinned");
+    check_fit(p.upload_pageable, "upload pageable");
+    check_fit(p.download_pageable, "download pageable");
+    check_fit(p.upload_rect, "upload rect");
+    check_fit(p.download_rect, "download rect");
+    CHECK(p.overlap.upload_s > 0);
+    CHECK(p.overlap.compute_s > 0);
+    CHECK(p.overlap.all_three_s > 0);
+    CHECK(p.overlap.efficiency >= 0);
+    CHECK(p.overlap.efficiency <= 1);
+    CHECK(p.launch_pipelined_s > 0);
+    CHECK(p.launch_pipelined_s < 1e-2);
+    CHECK(p.launch_blocking_s > 0);
+    if (d.profiling) CHECK(p.copy_bytes_per_s() > 1e8);
+    REQUIRE(!p.kernels.empty());
+    CHECK(p.kernels.size() == (d.fp64 ? 2u : 1u));
+    for (const auto& k : p.kernels) {
+      CHECK(k.kernel == "heat2d_step");
+      CHECK(k.ns_per_node > 0);
+      CHECK(k.ns_per_node < 1000);
+    }
+    CHECK(p.numstreams >= 1);
+    CHECK(p.numstreams <= 100000000);
+    CHECK(p.axpy_wave_s > 0);
+    CHECK(p.axpy_call_s > 0);
+    CHECK(p.constants(2, 4).tau_a_ns == p.kernels.front().ns_per_node);
+    MESSAGE(d.label() << ": calibrated in " << p.calibration_s << " s; pinned upload "
+                      << p.upload_pinned.bytes_per_s * 1e-9 << " GB/s, tau_a " << p.kernels.front().ns_per_node
+                      << " ns/node, numstreams " << p.numstreams);
+
+    ProfileOrigin second;
+    const auto start = std::chrono::steady_clock::now();
+    const DeviceProfile cached = load_or_calibrate(context, false, &second);
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    CHECK(second.from_cache);
+    MESSAGE(d.label() << ": cached profile loaded in " << load_ms << " ms");
+    CHECK(profile_to_json(cached) == profile_to_json(p));
+
+    test::write_bytes(second.path, test::read_bytes(second.path).substr(0, 100));  // truncated
+    ProfileOrigin third;
+    load_or_calibrate(context, false, &third);
+    CHECK_FALSE(third.from_cache);
+    CHECK(third.remeasured_because.find("unusable") != std::string::npos);
+    CHECK(load_cached_profile(d).has_value());  // the fresh measurement replaced the damaged file
+  });
+}
+
+TEST_CASE("the calibration kernels compute what they claim (the Oclgrind subset)" * doctest::test_suite("oclgrind")) {
+  for_each_device([](Context& context) {
+    cl::Kernel empty = context.kernel(context.program("calibrate"), "empty");
+    check(context.compute_queue().enqueueNDRangeKernel(empty, cl::NullRange, cl::NDRange(1), cl::NDRange(1)),
+          "clEnqueueNDRangeKernel");
+
+    const std::vector<float> values = {1, 2, 3, 4, 5, 6, 7};
+    DeviceBuffer<float> in(context, values.size()), copied(context, values.size());
+    copy_to_device(context.upload_queue(), values.data(), in);
+    cl::Kernel copy = context.kernel(context.program("stream", BuildOptions().real_type<float>().str()), "copy");
+    check(copy.setArg(0, in.get()), "clSetKernelArg");
+    check(copy.setArg(1, copied.get()), "clSetKernelArg");
+    check(copy.setArg(2, static_cast<cl_ulong>(values.size())), "clSetKernelArg");
+    check(context.compute_queue().enqueueNDRangeKernel(copy, cl::NullRange, cl::NDRange(8), cl::NDRange(8)),
+          "clEnqueueNDRangeKernel");
+    std::vector<float> back(values.size());
+    copy_to_host(context.compute_queue(), copied, back.data());
+    CHECK(back == values);
+  });
+}

@@ -1,0 +1,89 @@
+// `ziggurat calibrate`: measure the device (or load its cached profile) and show the profile.
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "ziggurat/calibration.hpp"
+#include "ziggurat/grid.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string device;
+  bool force = false;
+  bool json = false;
+};
+
+std::string microseconds(double seconds) { return number_text(seconds * 1e6) + " us"; }
+std::string gigabytes_per_s(double bytes_per_s) { return number_text(bytes_per_s * 1e-9) + " GB/s"; }
+
+void print(const DeviceProfile& p, const ProfileOrigin& origin) {
+  std::cout << "ziggurat " << p.library_version << " profile of " << p.device << " [" << p.platform << "], driver "
+            << p.driver << "\n"
+            << (origin.from_cache ? "loaded from " + origin.path.string() + ", measured " : "measured ") << p.date
+            << " in " << number_text(p.calibration_s) << " s, timed with " << p.timer << "\n";
+  if (!origin.remeasured_because.empty()) std::cout << "(the cached profile was " << origin.remeasured_because << ")\n";
+  if (p.host_unified_memory) std::cout << "host and device share memory: transfers are copies within host memory\n";
+
+  std::cout << "\n";
+  Table transfers({"transfers", "latency", "bandwidth", "fit error >= 1 MiB", "tau_c float", "tau_c double"});
+  const auto row = [&](const char* what, const TransferFit& fit) {
+    transfers.add({what, microseconds(fit.latency_s), gigabytes_per_s(fit.bytes_per_s),
+                   number_text(100 * fit.max_relative_error, 2) + " %", number_text(4e9 / fit.bytes_per_s) + " ns",
+                   number_text(8e9 / fit.bytes_per_s) + " ns"});
+  };
+  row("host->device pinned", p.upload_pinned);
+  row("device->host pinned", p.download_pinned);
+  row("host->device pageable", p.upload_pageable);
+  row("device->host pageable", p.download_pageable);
+  row("host->device rect (pinned)", p.upload_rect);
+  row("device->host rect (pinned)", p.download_rect);
+  transfers.print(std::cout);
+
+  const auto& o = p.overlap;
+  std::cout << "\noverlap: upload " << number_text(o.upload_s * 1e3) << " ms, download " << number_text(o.download_s * 1e3)
+            << " ms, kernels " << number_text(o.compute_s * 1e3) << " ms; all three together "
+            << number_text(o.all_three_s * 1e3) << " ms (efficiency " << number_text(o.efficiency, 2) << ": "
+            << (o.transfers_overlap_compute() ? "transfers overlap kernels" : "no overlap") << "); upload and download together "
+            << number_text(o.up_and_down_s * 1e3) << " ms (" << (o.duplex() ? "duplex" : "not duplex") << ")\n"
+            << "kernel launch: " << microseconds(p.launch_pipelined_s) << " each back to back, "
+            << microseconds(p.launch_blocking_s) << " launched and waited for\n";
+  if (p.copy_bytes_per_s() > 0) {
+    std::cout << "device copy: " << gigabytes_per_s(p.copy_driver_bytes_per_s) << " clEnqueueCopyBuffer, "
+              << gigabytes_per_s(p.copy_kernel_bytes_per_s) << " copy kernel (bytes read + written)\n";
+  }
+  for (const auto& k : p.kernels) {
+    std::cout << "tau_a " << k.kernel << " (" << k.dims << "D " << (k.value_bytes == 4 ? "float" : "double") << ", "
+              << extents_string(k.extents) << "): " << number_text(k.ns_per_node, 4) << " ns/node\n";
+  }
+  std::cout << "numstreams: " << p.numstreams << " (CLBlast axpy saturates the device from this length on; "
+            << microseconds(p.axpy_call_s) << " a call, " << microseconds(p.axpy_wave_s) << " a wave beyond)\n";
+  if (!origin.cache_write_error.empty()) std::cout << "(not cached: " << origin.cache_write_error << ")\n";
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto options = std::make_shared<CalibrateOptions>();
+  auto* command = app.add_subcommand("calibrate", "Measure the device's transfer, launch, memory and compute timings "
+                                                  "(cached on disk; --force measures again)");
+  command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
+  command->add_flag("--force", options->force, "Measure even when a valid cached profile exists");
+  command->add_flag("--json", options->json, "Print the profile as JSON");
+  command->callback([options] {
+    const Context context(options->device);
+    ProfileOrigin origin;
+    const DeviceProfile profile = load_or_calibrate(context, options->force, &origin);
+    if (options->json) {
+      std::cout << profile_to_json(profile);
+    } else {
+      print(profile, origin);
+    }
+  });
+}
+
+}  // namespace ziggurat::cli

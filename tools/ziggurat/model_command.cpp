@@ -1,0 +1,342 @@
+// `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
+
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "plot.hpp"
+#include "ziggurat/calibration.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/grid.hpp"
+#include "ziggurat/model.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+using namespace ziggurat::model;
+
+struct ModelOptions {
+  std::string scheme = "explicit";
+  std::size_t dims = 2;
+  std::size_t grid = 32768;
+  std::size_t steps = 1000;
+  std::string precision = "f32";
+  std::string device_mem;
+  double tau_c = -1, tau_a = -1;
+  std::string profile, device;
+  std::string decomposition = "auto";
+  bool serial = false;
+  std::size_t height = 0;
+  std::size_t planes = 0;
+  bool sweep = false;
+  std::string ratios = "1,5,10,15";
+  std::string memories = "128MiB,512MiB,1GiB";
+  std::string plot;
+  bool json = false;
+};
+
+// Where the constants come from: a calibration (profile file or device), the command line, or both.
+struct Inputs {
+  std::optional<DeviceProfile> profile;
+  std::string profile_source;
+  std::uint64_t device_memory = 0;  // the calibrated device's, when there is one
+};
+
+Inputs load_inputs(const ModelOptions& o) {
+  if (!o.profile.empty() && !o.device.empty()) throw InvalidArgument("give --profile or --device, not both");
+  Inputs in;
+  if (!o.profile.empty()) {
+    std::ifstream file(o.profile);
+    if (!file) throw IoError("cannot open the profile '" + o.profile + "'");
+    std::stringstream text;
+    text << file.rdbuf();
+    try {
+      in.profile = profile_from_json(text.str());
+    } catch (const IoError& error) {
+      throw IoError("'" + o.profile + "' is not a usable profile (" + error.what() + "): run `ziggurat calibrate --json`");
+    }
+    in.profile_source = o.profile;
+  } else if (!o.device.empty()) {
+    const Context context(o.device);
+    in.profile = load_or_calibrate(context);
+    in.profile_source = context.device().label();
+    in.device_memory = context.device().global_mem_bytes;
+  }
+  return in;
+}
+
+std::size_t value_bytes(const ModelOptions& o) { return o.precision == "f64" ? 8 : 4; }
+
+DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
+  DeviceConstants k;
+  if (in.profile) {
+    k = in.profile->constants(o.dims, value_bytes(o), o.tau_a > 0 ? std::optional<double>(o.tau_a) : std::nullopt);
+  } else if (o.tau_a <= 0 || (o.tau_c <= 0 && !o.sweep)) {
+    throw InvalidArgument(std::string("the model needs ") + (o.sweep ? "tau_a: give --tau-a (ns per node computed)" :
+                          "tau_c and tau_a: give --tau-c and --tau-a (ns per value moved, ns per node computed)") +
+                          ", or take the constants from a calibration with --profile FILE or --device SEL");
+  } else {
+    k = DeviceConstants::paper(o.sweep ? o.tau_a : o.tau_c, o.tau_a);  // a sweep sets tau_c from its ratios
+  }
+  if (o.tau_c > 0) {
+    for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = o.tau_c;
+  }
+  return k;
+}
+
+std::uint64_t budget_of(const ModelOptions& o, const Inputs& in) {
+  if (!o.device_mem.empty()) return parse_bytes(o.device_mem);
+  if (in.device_memory > 0) return in.device_memory;
+  throw InvalidArgument("give the device-memory budget with --device-mem (e.g. 512MiB), or --device SEL to use a "
+                        "device's memory");
+}
+
+Problem problem_of(const ModelOptions& o) {
+  Problem p{std::vector<std::size_t>(o.dims, o.grid), o.steps, value_bytes(o)};
+  p.validate();
+  return p;
+}
+
+Schedule schedule_of(const ModelOptions& o) { return o.serial ? Schedule::serial : Schedule::overlapped; }
+
+std::optional<std::size_t> height_of(const ModelOptions& o) {
+  return o.height > 0 ? std::optional<std::size_t>(o.height) : std::nullopt;
+}
+
+Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budget, const DeviceConstants& k,
+              const std::string& decomposition) {
+  if (decomposition == "auto") return best_plan_auto(problem, budget, k, schedule_of(o), height_of(o));
+  return best_plan(problem, budget, k, schedule_of(o), decomposition == "block" ? Decomposition::block : Decomposition::strip,
+                   height_of(o));
+}
+
+nlohmann::json constants_json(const DeviceConstants& k) {
+  return {{"upload", {{"latency_ns", k.upload.latency_ns}, {"ns_per_value", k.upload.ns_per_value}}},
+          {"download", {{"latency_ns", k.download.latency_ns}, {"ns_per_value", k.download.ns_per_value}}},
+          {"rect_upload", {{"latency_ns", k.rect_upload.latency_ns}, {"ns_per_value", k.rect_upload.ns_per_value}}},
+          {"rect_download", {{"latency_ns", k.rect_download.latency_ns}, {"ns_per_value", k.rect_download.ns_per_value}}},
+          {"tau_a_ns", k.tau_a_ns},
+          {"launch_ns", k.launch_ns},
+          {"transfers_overlap_compute", k.transfers_overlap_compute},
+          {"duplex", k.duplex}};
+}
+
+nlohmann::json plan_json(const Plan& plan) {
+  return {{"decomposition", to_string(plan.layout.decomposition)},
+          {"height", plan.layout.height},
+          {"task_extent", plan.layout.task_extent},
+          {"buffer_extent", plan.buffer_extent},
+          {"tasks_per_pass", plan.prediction.tasks},
+          {"passes", plan.prediction.passes},
+          {"predicted_s", plan.prediction.total_ns * 1e-9},
+          {"ns_per_node", plan.prediction.ns_per_node},
+          {"trivial_ns_per_node", plan.trivial.ns_per_node},
+          {"speedup_over_trivial", plan.speedup_over_trivial()},
+          {"paper_formula_ns_per_node", plan.approx_ns_per_node}};
+}
+
+std::string plan_shape(const Plan& plan) {
+  const Layout& l = plan.layout;
+  switch (l.decomposition) {
+    case Decomposition::incore: return "the whole grid in device memory";
+    case Decomposition::block:
+      return "blocks of " + std::to_string(l.task_extent) + " x " + std::to_string(l.task_extent) + " nodes in " +
+             std::to_string(plan.buffer_extent) + " x " + std::to_string(plan.buffer_extent) + " buffers";
+    default:
+      return "strips of " + std::to_string(l.task_extent) + " rows in buffers of " + std::to_string(plan.buffer_extent) + " rows";
+  }
+}
+
+void run_explicit(const ModelOptions& o, const Inputs& in) {
+  const Problem problem = problem_of(o);
+  const DeviceConstants k = constants_for(o, in);
+  const std::uint64_t budget = budget_of(o, in);
+  const Plan plan = plan_for(o, problem, budget, k, o.decomposition);
+  if (o.json) {
+    nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
+                        {"device_mem_bytes", budget}, {"schedule", to_string(schedule_of(o))},
+                        {"constants", constants_json(k)}, {"plan", plan_json(plan)}};
+    if (in.profile) j["profile"] = in.profile_source;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "grid " << extents_string(problem.extents) << " " << (value_bytes(o) == 4 ? "float" : "double") << ", "
+            << o.steps << " steps, " << bytes_text(budget) << " of device memory, " << to_string(schedule_of(o))
+            << " schedule\n"
+            << "constants: tau_c " << number_text(k.upload.ns_per_value) << " ns up, " << number_text(k.download.ns_per_value)
+            << " ns down (rect " << number_text(k.rect_upload.ns_per_value) << ", " << number_text(k.rect_download.ns_per_value)
+            << "), tau_a " << number_text(k.tau_a_ns) << " ns, launch " << number_text(k.launch_ns) << " ns, latency "
+            << number_text(k.upload.latency_ns) << " ns"
+            << (in.profile ? " (from " + in.profile_source + ")" : std::string()) << "\n"
+            << "plan: " << to_string(plan.layout.decomposition);
+  if (plan.layout.decomposition != Decomposition::incore) {
+    std::cout << ", height n = " << plan.layout.height << ", " << plan_shape(plan) << ", " << plan.prediction.tasks
+              << " tasks x " << plan.prediction.passes << " passes";
+  }
+  std::cout << "\npredicted: " << number_text(plan.prediction.ns_per_node, 4) << " ns/node ("
+            << number_text(plan.prediction.total_ns * 1e-9) << " s); trivial " << number_text(plan.trivial.ns_per_node, 4)
+            << " ns/node; speedup " << number_text(plan.speedup_over_trivial()) << "x";
+  if (plan.approx_ns_per_node > 0) {
+    std::cout << "; the paper's (serial) formula: " << number_text(plan.approx_ns_per_node, 4) << " ns/node";
+  }
+  std::cout << "\n";
+}
+
+void run_sweep(const ModelOptions& o, const Inputs& in) {
+  const Problem problem = problem_of(o);
+  const DeviceConstants base = constants_for(o, in);
+  const auto ratios = parse_numbers(o.ratios, "--ratios");
+  std::vector<std::uint64_t> memories;
+  for (const auto& text : split(o.memories, ',')) memories.push_back(parse_bytes(text));
+  std::vector<std::string> decompositions;
+  if (o.decomposition == "auto") {
+    decompositions = problem.extents.size() == 2 ? std::vector<std::string>{"strip", "block"} : std::vector<std::string>{"strip"};
+  } else {
+    decompositions = {o.decomposition};
+  }
+  struct Row {
+    std::uint64_t memory;
+    double ratio;
+    std::string decomposition;
+    std::future<Plan> plan;
+  };
+  std::vector<Row> rows;
+  for (const auto memory : memories) {
+    for (const auto& decomposition : decompositions) {
+      for (const double ratio : ratios) {
+        DeviceConstants k = base;
+        for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = ratio * k.tau_a_ns;
+        rows.push_back({memory, ratio, decomposition, std::async(std::launch::async, [&o, &problem, memory, k, decomposition] {
+                          return plan_for(o, problem, memory, k, decomposition);
+                        })});
+      }
+    }
+  }
+  nlohmann::json list = nlohmann::json::array();
+  Table table({"memory", "tau_c/tau_a", "decomposition", "n", "task", "buffer", "pyramid ns/node", "trivial ns/node", "speedup"});
+  std::vector<Series> series;
+  for (auto& row : rows) {
+    const Plan plan = row.plan.get();
+    list.push_back({{"device_mem_bytes", row.memory}, {"tau_c_over_tau_a", row.ratio}, {"plan", plan_json(plan)}});
+    table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, std::to_string(plan.layout.height),
+               std::to_string(plan.layout.task_extent), std::to_string(plan.buffer_extent),
+               number_text(plan.prediction.ns_per_node, 4), number_text(plan.trivial.ns_per_node, 4),
+               number_text(plan.speedup_over_trivial())});
+    const std::string label = bytes_text(row.memory) + " " + row.decomposition;
+    if (series.empty() || series.back().label != label) series.push_back({label, {}, {}, row.decomposition == "block"});
+    series.back().x.push_back(row.ratio);
+    series.back().y.push_back(plan.speedup_over_trivial());
+  }
+  if (!o.plot.empty()) {
+    plot_lines(o.plot, "Pyramid speedup over trivial, " + extents_string(problem.extents) + ", " + std::to_string(o.steps) +
+                           " steps, " + to_string(schedule_of(o)),
+               "tau_c / tau_a", "speedup over the trivial algorithm", series);
+  }
+  if (o.json) {
+    nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
+                        {"schedule", to_string(schedule_of(o))}, {"tau_a_ns", base.tau_a_ns}, {"rows", list}};
+    if (!o.plot.empty()) j["plot"] = o.plot;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "grid " << extents_string(problem.extents) << " " << (value_bytes(o) == 4 ? "float" : "double") << ", "
+            << o.steps << " steps, " << to_string(schedule_of(o)) << " schedule, tau_a " << number_text(base.tau_a_ns)
+            << " ns, tau_c = ratio x tau_a" << (in.profile ? " (latencies and launch cost from " + in.profile_source + ")" : "")
+            << "\n\n";
+  table.print(std::cout);
+  if (!o.plot.empty()) std::cout << "\nplot: " << o.plot << "\n";
+}
+
+void run_jacobi(const ModelOptions& o, const Inputs& in) {
+  if (o.dims != 3) throw InvalidArgument("the Jacobi pyramid model is for 3D grids N x N x L: give --dims 3");
+  const DeviceConstants k = constants_for(o, in);
+  const std::uint64_t budget = budget_of(o, in);
+  const std::size_t n = o.grid, planes = o.planes > 0 ? o.planes : o.grid;
+  // A block holds U, f and the second Jacobi layer for R planes of N x N values.
+  const std::size_t R = static_cast<std::size_t>(budget / (3 * static_cast<std::uint64_t>(n) * n * value_bytes(o)));
+  const double tau_c = 0.5 * (k.upload.ns_per_value + k.download.ns_per_value);
+  const std::size_t h = best_jacobi_halo(n, planes, std::min(R, planes), tau_c, k.tau_a_ns);
+  const double outer = jacobi_pyramid_ns(n, planes, std::min(R, planes), h, tau_c, k.tau_a_ns);
+  const double per_node = outer / static_cast<double>(h) / (static_cast<double>(n - 2) * static_cast<double>(n - 2) * static_cast<double>(planes - 2));
+  if (o.json) {
+    std::cout << nlohmann::json{{"grid", {n, n, planes}}, {"block_planes", R}, {"halo", h}, {"outer_iteration_s", outer * 1e-9},
+                                {"ns_per_node_per_sweep", per_node}}.dump(2) << "\n";
+    return;
+  }
+  std::cout << "Jacobi pyramid (eq. 2): " << n << " x " << n << " x " << planes << ", blocks of " << std::min(R, planes)
+            << " planes; best halo h = " << h << " sweeps a pass; " << number_text(outer * 1e-9) << " s an outer iteration, "
+            << number_text(per_node, 4) << " ns per node and sweep\n";
+}
+
+void run_long_vector(const ModelOptions& o, const Inputs& in) {
+  if (o.dims != 2) throw InvalidArgument("the long-vector model is for 2D grids: give --dims 2");
+  if (!in.profile) {
+    throw InvalidArgument("the long-vector model needs measured call, wave and numstreams constants: give --profile FILE "
+                          "or --device SEL");
+  }
+  const std::size_t interior = o.grid - 2;
+  const auto c = in.profile->long_vector_constants(value_bytes(o), static_cast<double>(o.grid) * static_cast<double>(o.grid));
+  const double total = long_vector_ns(interior, o.steps, c);
+  const double per_node = total / (static_cast<double>(interior) * static_cast<double>(interior) * static_cast<double>(o.steps));
+  if (o.json) {
+    std::cout << nlohmann::json{{"grid", {o.grid, o.grid}}, {"steps", o.steps}, {"predicted_s", total * 1e-9},
+                                {"ns_per_node", per_node}, {"numstreams", c.numstreams}}.dump(2) << "\n";
+    return;
+  }
+  std::cout << "long-vector algorithm (eq. 1) on " << o.grid << " x " << o.grid << ", " << o.steps
+            << " steps: " << number_text(total * 1e-9) << " s, " << number_text(per_node, 4) << " ns/node (numstreams "
+            << c.numstreams << ", a call " << number_text(c.t_kernel_ns) << " ns, a wave " << number_text(c.t_saxpy_ns)
+            << " ns)\n";
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app) {
+  auto o = std::make_shared<ModelOptions>();
+  auto* command = app.add_subcommand("model", "Predict run times with the cost models and choose the pyramid's parameters "
+                                              "(what-if: no device needed)");
+  command->add_option("--scheme", o->scheme, "explicit (pyramid passes), long-vector (eq. 1) or jacobi (eq. 2)")
+      ->check(CLI::IsMember({"explicit", "long-vector", "jacobi"}))->capture_default_str();
+  command->add_option("--dims", o->dims, "Grid dimensions")->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
+  command->add_option("--grid", o->grid, "Nodes per side, boundary included")->check(whole_number(3))->capture_default_str();
+  command->add_option("--steps", o->steps, "Time steps K")->check(whole_number(1))->capture_default_str();
+  add_precision_option(command, o->precision);
+  command->add_option("--device-mem", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB");
+  command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(CLI::PositiveNumber);
+  command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(CLI::PositiveNumber);
+  command->add_option("--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");
+  command->add_option("--device", o->device, "Take the constants (and memory) from this device's calibration");
+  command->add_option("--decomposition", o->decomposition, "strip, block or auto")
+      ->check(CLI::IsMember({"strip", "block", "auto"}))->capture_default_str();
+  auto* serial = command->add_flag("--serial", o->serial, "The paper's serial schedule: one time layer fills the budget, "
+                                                          "transfers and kernels one after another");
+  command->add_flag("--overlapped", "Uploads, kernels and downloads overlap (the default)")->excludes(serial);
+  command->add_option("--height", o->height, "Fix the pyramid height n instead of choosing it")->check(whole_number(1));
+  command->add_option("--planes", o->planes, "jacobi: planes along the long axis (default: --grid)");
+  command->add_flag("--sweep", o->sweep, "A table over tau_c/tau_a ratios and memory sizes");
+  command->add_option("--ratios", o->ratios, "--sweep: tau_c/tau_a ratios")->capture_default_str();
+  command->add_option("--memories", o->memories, "--sweep: device-memory budgets")->capture_default_str();
+  command->add_option("--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
+  command->add_flag("--json", o->json, "Print JSON");
+  command->callback([o] {
+    if (!o->plot.empty() && !o->sweep) throw InvalidArgument("--plot draws a --sweep: add --sweep");
+    const Inputs inputs = load_inputs(*o);
+    if (o->scheme == "jacobi") {
+      run_jacobi(*o, inputs);
+    } else if (o->scheme == "long-vector") {
+      run_long_vector(*o, inputs);
+    } else if (o->sweep) {
+      run_sweep(*o, inputs);
+    } else {
+      run_explicit(*o, inputs);
+    }
+  });
+}
+
+}  // namespace ziggurat::cli
