@@ -59,31 +59,32 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// Least squares of t = a + b x on the medians, with a >= 0. The large transfers dominate, as
-// they should: the pyramid's tasks move megabytes, and the fit must hold there. The error is
-// reported over the transfers of 1 MiB and more; every sample stays in the profile.
+// t = latency + bytes / bandwidth in two stages, each where it can be seen: the bandwidth is the
+// least-squares slope over the transfers of 1 MiB and more (the pyramid's tasks move megabytes,
+// and there the fit must hold), the latency the median of what the smaller transfers take beyond
+// that bandwidth (never negative). The error is reported over the large transfers; every sample
+// stays in the profile.
 TransferFit fit_transfers(std::vector<TimingSample> samples) {
+  constexpr double kLarge = 1 << 20;
+  std::vector<const TimingSample*> large, small;
+  for (const auto& s : samples) (s.bytes >= kLarge ? large : small).push_back(&s);
+  if (large.size() < 2) large = small, small.clear();  // a device too small for large transfers
   double n = 0, sx = 0, st = 0, sxx = 0, sxt = 0;
-  for (const auto& s : samples) {
+  for (const auto* s : large) {
     n += 1;
-    sx += s.bytes;
-    st += s.median_s;
-    sxx += s.bytes * s.bytes;
-    sxt += s.bytes * s.median_s;
+    sx += s->bytes;
+    st += s->median_s;
+    sxx += s->bytes * s->bytes;
+    sxt += s->bytes * s->median_s;
   }
-  double b = (n * sxt - sx * st) / (n * sxx - sx * sx);
-  double a = (st - b * sx) / n;
-  if (!(a >= 0)) {  // no negative latency: fit the bandwidth alone
-    a = 0;
-    b = sxt / sxx;
-  }
+  const double slope = (n * sxt - sx * st) / (n * sxx - sx * sx);
+  std::vector<double> excess;
+  for (const auto* s : small.empty() ? large : small) excess.push_back(s->median_s - s->bytes * slope);
   TransferFit fit;
-  fit.latency_s = a;
-  fit.bytes_per_s = 1 / b;
-  for (const auto& s : samples) {
-    if (s.bytes >= (1 << 20)) {
-      fit.max_relative_error = std::max(fit.max_relative_error, std::abs(fit.seconds(s.bytes) - s.median_s) / s.median_s);
-    }
+  fit.bytes_per_s = 1 / slope;
+  fit.latency_s = std::max(0.0, median_of(excess));
+  for (const auto* s : large) {
+    fit.max_relative_error = std::max(fit.max_relative_error, std::abs(fit.seconds(s->bytes) - s->median_s) / s->median_s);
   }
   fit.samples = std::move(samples);
   return fit;
@@ -244,13 +245,16 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
   // The span of several commands: earliest start to latest end.
   const auto span = [&](std::vector<cl::Event> events) -> EventPair {
     if (!timer.events()) return {events.front(), events.back()};
+    const auto when = [](const cl::Event& event, cl_profiling_info what) {
+      cl_ulong time = 0;
+      check(event.getProfilingInfo(what, &time), "clGetEventProfilingInfo", "measuring overlap");
+      return time;
+    };
     cl::Event first = events.front(), last = events.front();
-    cl_int e = CL_SUCCESS;
     for (const auto& event : events) {
-      if (event.getProfilingInfo<CL_PROFILING_COMMAND_START>(&e) < first.getProfilingInfo<CL_PROFILING_COMMAND_START>(&e)) first = event;
-      if (event.getProfilingInfo<CL_PROFILING_COMMAND_END>(&e) > last.getProfilingInfo<CL_PROFILING_COMMAND_END>(&e)) last = event;
+      if (when(event, CL_PROFILING_COMMAND_START) < when(first, CL_PROFILING_COMMAND_START)) first = event;
+      if (when(event, CL_PROFILING_COMMAND_END) > when(last, CL_PROFILING_COMMAND_END)) last = event;
     }
-    check(e, "clGetEventProfilingInfo", "measuring overlap");
     return {first, last};
   };
   const auto flush_all = [&] {
@@ -291,16 +295,19 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
 
 // The long-vector model's constants from the actual vector call, CLBlast's xAXPY: its time
 // against the vector length is flat (the call's floor) until the device saturates, then grows
-// one wave per numstreams elements. numstreams is the length where the time leaves the floor
-// (1.5 x), the wave time comes from the slope over the longest vectors, and the cost of one call
-// from many one-element calls back to back (host clock).
+// with the length. Timed at lengths 2^10 .. 2^26 in steps of sqrt(2): the floor is the median of
+// the three shortest, numstreams the length at which the time reaches twice the floor
+// (interpolated; there the elements cost as much as the call itself, the knee of floor + linear
+// growth), and a wave the time the longest vectors take per numstreams elements. The cost of one
+// call comes from many one-element calls back to back (host clock).
 struct VectorConstants {
   std::size_t numstreams = 0;
   double wave_s = 0, call_s = 0;
 };
 
 VectorConstants measure_axpy(const Context& context, const Timer& timer) {
-  const std::size_t longest = std::max<std::size_t>(4096, measurement_bytes(context.device(), 256u << 20) / sizeof(float));
+  const std::size_t longest =
+      std::max<std::size_t>(4096, std::min<std::size_t>(1u << 26, measurement_bytes(context.device(), 256u << 20) / sizeof(float)));
   DeviceBuffer<float> x(context, longest, "axpy x"), y(context, longest, "axpy y");
   cl_command_queue queue = context.compute_queue()();
   const auto axpy = [&](std::size_t n) {
@@ -318,19 +325,25 @@ VectorConstants measure_axpy(const Context& context, const Timer& timer) {
     }).median_s;
   };
   VectorConstants c;
-  const double floor = time(1024);
-  std::size_t low = 1024, high = 1024;
-  while (high < longest && time(high) < 1.5 * floor) {
-    low = high;
-    high = std::min(longest, high * 2);
+  std::vector<std::pair<double, double>> samples;  // (length, seconds)
+  for (double length = 1024; length <= static_cast<double>(longest); length *= std::sqrt(2.0)) {
+    const auto n = static_cast<std::size_t>(length);
+    samples.emplace_back(static_cast<double>(n), time(n));
   }
-  while (high - low > std::max<std::size_t>(low / 16, 1)) {  // to within 1/16
-    const std::size_t mid = (low + high) / 2;
-    (time(mid) < 1.5 * floor ? low : high) = mid;
+  const double floor = median_of({samples[0].second, samples[1].second, samples[2].second});
+  const auto crossing = std::find_if(samples.begin(), samples.end(), [&](const auto& s) { return s.second >= 2 * floor; });
+  if (crossing == samples.end() || crossing == samples.begin()) {  // never saturated (or noise at the start)
+    c.numstreams = crossing == samples.end() ? longest : 1024;
+  } else {
+    const auto& [x0, t0] = *(crossing - 1);
+    const auto& [x1, t1] = *crossing;
+    // Log-log interpolation between the samples around the crossing (linear if a time is 0).
+    const double f = t0 > 0 && t1 > t0 ? (std::log(2 * floor) - std::log(t0)) / (std::log(t1) - std::log(t0)) : 1.0;
+    c.numstreams = static_cast<std::size_t>(std::exp(std::log(x0) + std::clamp(f, 0.0, 1.0) * (std::log(x1) - std::log(x0))));
   }
-  c.numstreams = low;
-  const double slope = std::max(0.0, (time(longest) - time(longest / 4)) / static_cast<double>(longest - longest / 4));
-  c.wave_s = slope * static_cast<double>(c.numstreams);
+  const auto& [x_top, t_top] = samples.back();
+  const auto& [x_half, t_half] = samples[samples.size() - 3];  // half the length
+  c.wave_s = std::max(0.0, (t_top - t_half) / (x_top - x_half)) * static_cast<double>(c.numstreams);
   constexpr int kCalls = 64;
   std::vector<double> per_call;
   for (int round = 0; round < 4; ++round) {
@@ -382,6 +395,9 @@ model::DeviceConstants DeviceProfile::constants(std::size_t dims, std::size_t va
 }
 
 model::LongVectorConstants DeviceProfile::long_vector_constants(std::size_t value_bytes, double values) const {
+  if (numstreams == 0) {
+    throw UnsupportedFeature("the profile of " + device + " has no long-vector constants: CLBlast could not run there");
+  }
   model::LongVectorConstants c;
   c.t_kernel_ns = axpy_call_s * 1e9;
   c.t_add_ns = c.t_saxpy_ns = axpy_wave_s * 1e9 * static_cast<double>(value_bytes) / 4;  // measured in float
@@ -451,9 +467,24 @@ DeviceProfile calibrate(const Context& context) {
   p.host_unified_memory = device.host_unified_memory;
 
   const std::size_t bytes = measurement_bytes(device, 64u << 20);
+  if (bytes < (4u << 20)) {
+    throw UnsupportedFeature(device.label() + " has too little memory to calibrate (its largest allocation is " +
+                             std::to_string(device.max_alloc_bytes >> 20) + " MiB; 16 MiB are needed)");
+  }
   PinnedHostBuffer<unsigned char> pinned(context, 2 * bytes);
   std::fill(pinned.begin(), pinned.end(), static_cast<unsigned char>(1));
   std::vector<unsigned char> pageable(bytes, 1);
+  // Transfers are issued without waiting: if a measurement throws, wait for the device before the
+  // host memory above is freed.
+  struct FinishOnExit {
+    const Context& context;
+    ~FinishOnExit() {
+      try {
+        context.finish();
+      } catch (const Error&) {  // nothing more can be done in a destructor
+      }
+    }
+  } finish_on_exit{context};
 
   const auto [up_pinned, down_pinned] = measure_transfers(context, timer, pinned.data(), bytes);
   p.upload_pinned = up_pinned;
@@ -475,12 +506,23 @@ DeviceProfile calibrate(const Context& context) {
   if (device.fp64) p.kernels.push_back(measure_heat2d<double>(context, grid_bytes));
   p.overlap = measure_overlap(context, timer, pinned.data(), bytes, p.upload_pinned.seconds(static_cast<double>(bytes)),
                               p.kernels.front().ns_per_node * 1e-9);
-  const VectorConstants vector = measure_axpy(context, timer);
-  p.numstreams = vector.numstreams;
-  p.axpy_wave_s = vector.wave_s;
-  p.axpy_call_s = vector.call_s;
+  try {
+    const VectorConstants vector = measure_axpy(context, timer);
+    p.numstreams = vector.numstreams;
+    p.axpy_wave_s = vector.wave_s;
+    p.axpy_call_s = vector.call_s;
+  } catch (const OpenCLError&) {
+    // CLBlast does not run here: the long-vector constants stay unmeasured (numstreams 0).
+  }
   p.calibration_s = seconds_since(start);
-  return p;
+  // A measurement that came out impossible (a zero timer, a negative slope) is an error here, not
+  // a profile that the model would trust.
+  try {
+    return profile_from_json(profile_to_json(p));
+  } catch (const IoError& problem) {
+    throw Error("calibrating " + device.label() + " gave an impossible result (" + problem.what() +
+                "): the device's timers may be unreliable; try again, and report it if it persists");
+  }
 }
 
 }  // namespace ziggurat

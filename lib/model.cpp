@@ -1,6 +1,7 @@
 #include "ziggurat/model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -82,6 +83,20 @@ struct Cut {
   }
   double total_sent(std::size_t halo) const { return total_width(halo, 0, length); }
   double total_computed_at(std::size_t margin) const { return total_width(margin, 1, length - 1); }
+  // The most any tile sends with a halo of `halo`: the device buffer a task needs. Growing t, a
+  // tile's region grows while it is clipped at the start, stays at tile + 2 halo while clipped
+  // nowhere, and shrinks once clipped at the end, so the largest is at one of a few tiles.
+  double max_sent(std::size_t halo) const {
+    const std::size_t last = tiles() - 1;
+    const std::size_t unclipped_start = halo > 1 ? ceil_div(halo - 1, tile) : 0;  // begin(t) >= halo
+    const std::size_t clipped_end = length > halo + 1 ? (length - halo - 1) / tile : 0;  // end(t) + halo > length
+    double most = 0;
+    for (const std::size_t t : {std::size_t{0}, unclipped_start - (unclipped_start > 0), unclipped_start,
+                                clipped_end - (clipped_end > 0), clipped_end, last}) {
+      most = std::max(most, sent(std::min(t, last), halo));
+    }
+    return most;
+  }
   // The last tile whose nodes tile t reads with a halo of `halo`.
   std::size_t last_source(std::size_t t, std::size_t halo) const {
     const std::size_t last_node = std::min(end(t) + halo, length - 1) - 1;
@@ -146,58 +161,6 @@ std::vector<Task> tasks_of(const Problem& problem, const Layout& layout, std::si
                                                      : strip_tasks(problem, layout.task_extent, steps);
 }
 
-// What all tasks of one pass add up to, without listing them, and the first and last tasks
-// (the pipeline's fill and drain).
-struct PassTotals {
-  double tasks = 0, sent = 0, received = 0, computed = 0;
-  std::size_t steps = 0;
-  double first_sent = 0, first_owned = 0;    // the first task: values uploaded, nodes it owns
-  double last_received = 0, last_owned = 0;  // the last task: values downloaded, nodes it owns
-};
-
-// The pass totals of one task extent for every number of steps from 1 to `max_steps`, tabulated
-// in one sweep: computed nodes accumulate over the margin, the rest are closed forms.
-class ExtentTotals {
- public:
-  ExtentTotals(const Problem& problem, Decomposition decomposition, std::size_t extent, std::size_t max_steps)
-      : passes_(max_steps + 1) {
-    const bool block = decomposition == Decomposition::block;
-    const Cut slow{problem.extents.back(), extent};
-    const Cut fast{problem.extents[0], extent};  // the other axis of a block cut
-    const auto [row_values, row_interior] = row_sizes(problem);
-    double computed = 0;
-    for (std::size_t steps = 1; steps <= max_steps; ++steps) {
-      const std::size_t m = steps - 1;  // the margin this many steps add
-      computed += block ? fast.total_computed_at(m) * slow.total_computed_at(m) : slow.total_computed_at(m) * row_interior;
-      PassTotals& totals = passes_[steps];
-      totals.steps = steps;
-      totals.computed = computed;
-      if (block) {
-        totals.tasks = static_cast<double>(fast.tiles() * slow.tiles());
-        totals.sent = fast.total_sent(steps) * slow.total_sent(steps);
-        totals.received = static_cast<double>((fast.length - 2) * (slow.length - 2));
-        totals.first_sent = fast.sent(0, steps) * slow.sent(0, steps);
-        totals.first_owned = fast.owned(0) * slow.owned(0);
-        totals.last_owned = totals.last_received = fast.owned(fast.tiles() - 1) * slow.owned(slow.tiles() - 1);
-      } else {
-        totals.tasks = static_cast<double>(slow.tiles());
-        totals.sent = slow.total_sent(steps) * row_values;
-        totals.received = static_cast<double>(slow.length - 2) * row_values;
-        totals.first_sent = slow.sent(0, steps) * row_values;
-        totals.first_owned = slow.owned(0) * row_interior;
-        totals.last_owned = slow.owned(slow.tiles() - 1) * row_interior;
-        totals.last_received = slow.owned(slow.tiles() - 1) * row_values;
-      }
-    }
-  }
-
-  const PassTotals& pass(std::size_t steps) const { return passes_.at(steps); }
-  std::size_t max_steps() const { return passes_.size() - 1; }
-
- private:
-  std::vector<PassTotals> passes_;  // passes_[s]: a pass of s steps
-};
-
 // Engine times of one pass (all tasks), and of its first and last tasks, under given constants.
 struct PassCosts {
   double up = 0, down = 0, compute = 0;
@@ -205,37 +168,73 @@ struct PassCosts {
   double first_kernels = 0, last_kernels = 0;  // at least: launches, and each owned node once a step
 };
 
-// The pass costs of one task extent for every number of steps, for one set of constants.
+// The pass costs of one task extent, for passes of 1, 2, ... steps, built as they are asked for
+// (each in O(1): the computed nodes accumulate over the margin, the rest are closed forms).
 class ExtentCosts {
  public:
-  ExtentCosts(const Problem& problem, Decomposition decomposition, std::size_t extent, std::size_t max_steps,
-              const DeviceConstants& k)
-      : costs_(max_steps + 1) {
-    const bool block = decomposition == Decomposition::block;
-    const TransferCost& up = block ? k.rect_upload : k.upload;
-    const TransferCost& down = block ? k.rect_download : k.download;
-    const ExtentTotals totals(problem, decomposition, extent, max_steps);
-    for (std::size_t steps = 1; steps <= max_steps; ++steps) {
-      const PassTotals& t = totals.pass(steps);
-      const double launches = static_cast<double>(steps) * k.launch_ns;
-      PassCosts& c = costs_[steps];
-      c.up = t.tasks * up.latency_ns + t.sent * up.ns_per_value;
-      c.down = t.tasks * down.latency_ns + t.received * down.ns_per_value;
-      c.compute = t.tasks * launches + t.computed * k.tau_a_ns;
-      c.fill = up.time_ns(t.first_sent);
-      c.drain = down.time_ns(t.last_received);
-      c.first_kernels = launches + static_cast<double>(steps) * t.first_owned * k.tau_a_ns;
-      c.last_kernels = launches + static_cast<double>(steps) * t.last_owned * k.tau_a_ns;
-      tasks_ = t.tasks;
-    }
+  ExtentCosts(const Problem& problem, Decomposition decomposition, std::size_t extent, const DeviceConstants& k)
+      : block_(decomposition == Decomposition::block),
+        slow_{problem.extents.back(), extent},
+        fast_{problem.extents[0], extent},
+        up_(block_ ? k.rect_upload : k.upload),
+        down_(block_ ? k.rect_download : k.download),
+        k_(k),
+        costs_(1) {
+    std::tie(row_values_, row_interior_) = row_sizes(problem);
+    tasks_ = static_cast<double>(block_ ? fast_.tiles() * slow_.tiles() : slow_.tiles());
   }
 
-  const PassCosts& pass(std::size_t steps) const { return costs_[steps]; }
+  const PassCosts& pass(std::size_t steps) {
+    while (costs_.size() <= steps) extend();
+    return costs_[steps];
+  }
   double tasks() const { return tasks_; }
+  // Values a task buffer must hold for passes of `steps` steps: the largest region sent.
+  double buffer_values(std::size_t steps) const {
+    return block_ ? fast_.max_sent(steps) * slow_.max_sent(steps) : slow_.max_sent(steps) * row_values_;
+  }
+  // The same as rows (strips) or as the longer side of the region (blocks).
+  std::size_t buffer_extent(std::size_t steps) const {
+    return static_cast<std::size_t>(block_ ? std::max(fast_.max_sent(steps), slow_.max_sent(steps)) : slow_.max_sent(steps));
+  }
 
  private:
-  std::vector<PassCosts> costs_;  // costs_[s]: a pass of s steps
-  double tasks_ = 0;
+  void extend() {
+    const std::size_t steps = costs_.size(), m = steps - 1;  // a pass of `steps` steps adds margin m
+    computed_ += block_ ? fast_.total_computed_at(m) * slow_.total_computed_at(m) : slow_.total_computed_at(m) * row_interior_;
+    double sent, received, first_sent, first_owned, last_owned, last_received;
+    if (block_) {
+      sent = fast_.total_sent(steps) * slow_.total_sent(steps);
+      received = static_cast<double>((fast_.length - 2) * (slow_.length - 2));
+      first_sent = fast_.sent(0, steps) * slow_.sent(0, steps);
+      first_owned = fast_.owned(0) * slow_.owned(0);
+      last_owned = last_received = fast_.owned(fast_.tiles() - 1) * slow_.owned(slow_.tiles() - 1);
+    } else {
+      sent = slow_.total_sent(steps) * row_values_;
+      received = static_cast<double>(slow_.length - 2) * row_values_;
+      first_sent = slow_.sent(0, steps) * row_values_;
+      first_owned = slow_.owned(0) * row_interior_;
+      last_owned = slow_.owned(slow_.tiles() - 1) * row_interior_;
+      last_received = slow_.owned(slow_.tiles() - 1) * row_values_;
+    }
+    const double launches = static_cast<double>(steps) * k_.launch_ns;
+    PassCosts c;
+    c.up = tasks_ * up_.latency_ns + sent * up_.ns_per_value;
+    c.down = tasks_ * down_.latency_ns + received * down_.ns_per_value;
+    c.compute = tasks_ * launches + computed_ * k_.tau_a_ns;
+    c.fill = up_.time_ns(first_sent);
+    c.drain = down_.time_ns(last_received);
+    c.first_kernels = launches + static_cast<double>(steps) * first_owned * k_.tau_a_ns;
+    c.last_kernels = launches + static_cast<double>(steps) * last_owned * k_.tau_a_ns;
+    costs_.push_back(c);
+  }
+
+  bool block_;
+  Cut slow_, fast_;  // the cut axis, and (blocks) the other one
+  TransferCost up_, down_;
+  const DeviceConstants& k_;
+  double row_values_ = 1, row_interior_ = 1, tasks_ = 0, computed_ = 0;
+  std::vector<PassCosts> costs_;  // costs_[s]: a pass of s steps (costs_[0] unused)
 };
 
 void validate_layout(const Problem& problem, const Layout& layout) {
@@ -272,50 +271,123 @@ std::vector<Times> task_times(const std::vector<Task>& tasks, const TransferCost
 }
 
 // The overlapped schedule (see predict() in model.hpp) over all passes; returns the makespan.
-double overlapped_makespan(const std::vector<Task>& full, const std::vector<Times>& full_times,
-                           const std::vector<Task>& last, const std::vector<Times>& last_times, std::size_t passes,
-                           bool duplex) {
-  const std::size_t per_pass = full.size();
-  const std::size_t count = per_pass * passes;
-  std::vector<double> compute_end(count, 0), down_end(count, 0);
-  std::vector<bool> downloaded(count, false);
-  double up_free = 0, compute_free = 0, down_free = 0;
-  double& copy_free_down = duplex ? down_free : up_free;  // one engine for both without duplex
-
-  const auto times_of = [&](std::size_t j) -> const Times& {
-    return j / per_pass + 1 == passes ? last_times[j % per_pass] : full_times[j % per_pass];
-  };
-  const auto download = [&](std::size_t j) {
-    if (downloaded[j]) return;
-    const double start = std::max(compute_end[j], copy_free_down);
-    down_end[j] = copy_free_down = start + times_of(j).down;
-    downloaded[j] = true;
-  };
-  for (std::size_t j = 0; j < count; ++j) {
-    const std::size_t pass = j / per_pass, i = j % per_pass;
-    const Times& t = times_of(j);
-    double ready = j >= 2 ? compute_end[j - 2] : 0;  // the slot's free layer
-    if (pass > 0) {
-      const auto& tasks = pass + 1 == passes ? last : full;
-      const std::size_t source = (pass - 1) * per_pass + tasks[i].halo_source;
-      download(source);
-      ready = std::max(ready, down_end[source]);
-    }
-    const double up_end = std::max(ready, up_free) + t.up;
-    up_free = up_end;
-    if (j >= 1) download(j - 1);
-    if (j >= 2) download(j - 2);
-    const double start = std::max({up_end, compute_free, j >= 2 ? down_end[j - 2] : 0.0});
-    compute_end[j] = compute_free = start + t.compute;
+// Times are kept for the last three passes (a task depends on the two tasks before it and on the
+// previous pass's downloads). The schedule is max-plus linear and every full pass is the same, so
+// once a pass leaves the state shifted uniformly by some lambda, every later full pass shifts it
+// by lambda again: those passes are skipped exactly, and only the last one is simulated.
+class OverlappedSchedule {
+ public:
+  OverlappedSchedule(const std::vector<Task>& full, const std::vector<Times>& full_times, const std::vector<Task>& last,
+                     const std::vector<Times>& last_times, bool duplex)
+      : full_(full), full_times_(full_times), last_(last), last_times_(last_times), duplex_(duplex), tasks_(full.size()) {
+    for (auto& slot : compute_) slot.assign(tasks_, 0);
+    for (auto& slot : down_) slot.assign(tasks_, 0);
   }
-  download(count - 1);
-  return *std::max_element(down_end.begin(), down_end.end());
-}
+
+  double makespan(std::size_t passes) {
+    passes_ = passes;
+    std::vector<double> before;
+    for (pass_ = 0; pass_ < passes_; ++pass_) {
+      for (std::size_t i = 0; i < tasks_; ++i) run(i);
+      const std::size_t full_passes_left = pass_ + 2 < passes_ ? passes_ - pass_ - 2 : 0;
+      if (full_passes_left == 0 || pass_ == 0) continue;
+      std::vector<double> state = snapshot();
+      if (const auto lambda = uniform_shift(before, state)) {
+        jump(full_passes_left, *lambda);
+        before.clear();
+      } else {
+        before = std::move(state);
+      }
+    }
+    download_until(passes_ * tasks_ - 1);
+    return down_end(passes_ * tasks_ - 1);
+  }
+
+ private:
+  // Tasks are numbered across passes: task g is task g mod T of pass g / T.
+  const Times& times(std::size_t g) const {
+    return g / tasks_ + 1 == passes_ ? last_times_[g % tasks_] : full_times_[g % tasks_];
+  }
+  double& compute_end(std::size_t g) { return compute_[(g / tasks_) % 3][g % tasks_]; }
+  double& down_end(std::size_t g) { return down_[(g / tasks_) % 3][g % tasks_]; }
+  double& down_free() { return duplex_ ? down_free_ : up_free_; }  // one copy engine without duplex
+
+  void download_until(std::size_t g) {  // downloads go in order
+    for (; next_download_ <= g; ++next_download_) {
+      const double start = std::max(compute_end(next_download_), down_free());
+      down_end(next_download_) = down_free() = start + times(next_download_).down;
+    }
+  }
+
+  void run(std::size_t i) {
+    const std::size_t g = pass_ * tasks_ + i;
+    double ready = g >= 2 ? compute_end(g - 2) : 0;  // the slot's free layer: task g-2 is done with it
+    if (pass_ > 0) {
+      const std::size_t source = (pass_ - 1) * tasks_ + (pass_ + 1 == passes_ ? last_ : full_)[i].halo_source;
+      download_until(source);
+      ready = std::max(ready, down_end(source));
+    }
+    const double up_end = std::max(ready, up_free_) + times(g).up;
+    up_free_ = up_end;
+    if (g >= 1) download_until(g - 1);
+    const double start = std::max({up_end, compute_free_, g >= 2 ? down_end(g - 2) : 0.0});
+    compute_end(g) = compute_free_ = start + times(g).compute;
+  }
+
+  // What the next pass depends on: the engines and the times of this pass and the one before
+  // (this pass's last download is still to come).
+  std::vector<double> snapshot() {
+    std::vector<double> state = {up_free_, compute_free_, down_free_};
+    for (const std::size_t pass : {pass_ - 1, pass_}) {
+      state.insert(state.end(), compute_[pass % 3].begin(), compute_[pass % 3].end());
+      state.insert(state.end(), down_[pass % 3].begin(), down_[pass % 3].end() - (pass == pass_ ? 1 : 0));
+    }
+    return state;
+  }
+
+  static std::optional<double> uniform_shift(const std::vector<double>& before, const std::vector<double>& after) {
+    if (before.size() != after.size()) return std::nullopt;
+    const double lambda = after.front() - before.front();
+    const double tolerance = 1e-12 * std::abs(after.front()) + 1e-9;
+    for (std::size_t k = 0; k < after.size(); ++k) {
+      if (std::abs(after[k] - before[k] - lambda) > tolerance) return std::nullopt;
+    }
+    return lambda;
+  }
+
+  // Skips `passes` passes that each shift everything by `lambda`.
+  void jump(std::size_t passes, double lambda) {
+    const double by = static_cast<double>(passes) * lambda;
+    up_free_ += by;
+    compute_free_ += by;
+    down_free_ += by;
+    for (auto* slots : {&compute_, &down_}) {
+      for (auto& slot : *slots) {
+        for (auto& t : slot) t += by;
+      }
+      std::array<std::vector<double>, 3> moved;
+      for (std::size_t q = 0; q < 3; ++q) moved[(q + passes) % 3] = std::move((*slots)[q]);
+      *slots = std::move(moved);
+    }
+    pass_ += passes;
+    next_download_ += passes * tasks_;
+  }
+
+  const std::vector<Task>& full_;
+  const std::vector<Times>& full_times_;
+  const std::vector<Task>& last_;
+  const std::vector<Times>& last_times_;
+  bool duplex_;
+  std::size_t tasks_, passes_ = 0, pass_ = 0, next_download_ = 0;
+  double up_free_ = 0, compute_free_ = 0, down_free_ = 0;
+  std::array<std::vector<double>, 3> compute_, down_;  // per task, for the passes p with p mod 3 = slot
+};
 
 double tau_c_mean(const TransferCost& up, const TransferCost& down) { return 0.5 * (up.ns_per_value + down.ns_per_value); }
 
 std::string bytes_text(std::uint64_t bytes) {
-  if (bytes < (1u << 20)) return std::to_string(bytes) + " bytes";
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  if (bytes < (1u << 20)) return text(std::round(static_cast<double>(bytes) / 1024 * 100) / 100) + " KiB";
   return text(std::round(static_cast<double>(bytes) / (1 << 20) * 100) / 100) + " MiB";
 }
 
@@ -378,22 +450,40 @@ std::vector<TaskCounts> pass_counts(const Problem& problem, const Layout& layout
 
 std::size_t buffer_layers(Schedule schedule) { return schedule == Schedule::serial ? 1 : 4; }
 
+namespace {
+
+// Grid values one buffer layer may hold under the budget.
+double capacity_values(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule) {
+  return std::floor(static_cast<double>(budget_bytes) / static_cast<double>(problem.value_bytes * buffer_layers(schedule)));
+}
+
+double row_values(const Problem& problem) { return row_sizes(problem).first; }
+
+Decomposition cut_of(const Layout& layout) {
+  return layout.decomposition == Decomposition::block ? Decomposition::block : Decomposition::strip;
+}
+
+std::size_t height_of(const Layout& layout) {
+  return layout.decomposition == Decomposition::trivial ? 1 : layout.height;
+}
+
+// No task needs to own more than the interior of the axes it cuts.
+std::size_t widest_task(const Problem& problem, Decomposition cut) {
+  return cut == Decomposition::block ? std::max(problem.extents[0], problem.extents[1]) - 2 : problem.extents.back() - 2;
+}
+
+}  // namespace
+
 std::size_t max_strip_rows(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule) {
   problem.validate();
-  double row = 1;
-  for (std::size_t axis = 0; axis + 1 < problem.extents.size(); ++axis) {
-    row *= static_cast<double>(schedule == Schedule::serial ? problem.extents[axis] - 2 : problem.extents[axis]);
-  }
-  const double rows = std::floor(static_cast<double>(budget_bytes) /
-                                 (row * static_cast<double>(problem.value_bytes * buffer_layers(schedule))));
+  const double rows = std::floor(capacity_values(problem, budget_bytes, schedule) / row_values(problem));
   return static_cast<std::size_t>(std::min(rows, static_cast<double>(problem.extents.back())));
 }
 
 std::size_t max_block_side(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule) {
   problem.validate();
   if (problem.extents.size() != 2) return 0;
-  const double side = std::floor(std::sqrt(static_cast<double>(budget_bytes) /
-                                            static_cast<double>(problem.value_bytes * buffer_layers(schedule))));
+  const double side = std::floor(std::sqrt(capacity_values(problem, budget_bytes, schedule)));
   return static_cast<std::size_t>(std::min(side, static_cast<double>(std::max(problem.extents[0], problem.extents[1]))));
 }
 
@@ -402,6 +492,25 @@ bool fits_incore(const Problem& problem, std::uint64_t budget_bytes) {
   double values = 1;
   for (const std::size_t extent : problem.extents) values *= static_cast<double>(extent);
   return 2.0 * values * static_cast<double>(problem.value_bytes) <= static_cast<double>(budget_bytes);
+}
+
+double task_buffer_values(const Problem& problem, const Layout& layout) {
+  problem.validate();
+  validate_layout(problem, layout);
+  if (layout.decomposition == Decomposition::incore) {
+    double values = 1;
+    for (const std::size_t extent : problem.extents) values *= static_cast<double>(extent);
+    return values;
+  }
+  const DeviceConstants none;
+  const Layout clamped{layout.decomposition, layout.height,
+                       std::min(layout.task_extent, widest_task(problem, cut_of(layout)))};
+  return ExtentCosts(problem, cut_of(layout), clamped.task_extent, none).buffer_values(height_of(layout));
+}
+
+bool fits(const Problem& problem, const Layout& layout, std::uint64_t budget_bytes, Schedule schedule) {
+  if (layout.decomposition == Decomposition::incore) return fits_incore(problem, budget_bytes);
+  return task_buffer_values(problem, layout) <= capacity_values(problem, budget_bytes, schedule);
 }
 
 namespace {
@@ -414,20 +523,20 @@ namespace {
 // launches and one computation of each node it owns per step.
 struct Estimate {
   Layout layout;
-  Prediction prediction;  // total_ns is exact, or a lower bound
+  Prediction prediction;  // total_ns is exact, or a lower bound; compute_ns is exact
   bool exact = false;
 };
 
 Estimate estimate(const Problem& problem, const Layout& layout, const DeviceConstants& k, Schedule schedule,
-                  const ExtentCosts& costs) {
+                  ExtentCosts& costs) {
   Estimate e;
   e.layout = layout;
   Prediction& p = e.prediction;
-  const std::size_t n = layout.decomposition == Decomposition::trivial ? 1 : layout.height;
+  const std::size_t n = height_of(layout);
   p.passes = ceil_div(problem.steps, n);
   const std::size_t last_steps = problem.steps - n * (p.passes - 1);
-  const PassCosts& full = costs.pass(n);
-  const PassCosts& last = costs.pass(last_steps);
+  const PassCosts full = costs.pass(n);
+  const PassCosts last = costs.pass(last_steps);
   const double before_last = static_cast<double>(p.passes - 1);
   const double up = before_last * full.up + last.up, down = before_last * full.down + last.down;
   p.compute_ns = before_last * full.compute + last.compute;
@@ -450,19 +559,17 @@ Estimate estimate(const Problem& problem, const Layout& layout, const DeviceCons
 Prediction exact_prediction(const Problem& problem, const Estimate& e, const DeviceConstants& k) {
   if (e.exact) return e.prediction;
   Prediction p = e.prediction;
-  const Layout& layout = e.layout;
-  const Decomposition d = layout.decomposition == Decomposition::trivial ? Decomposition::strip : layout.decomposition;
-  const std::size_t n = layout.decomposition == Decomposition::trivial ? 1 : layout.height;
+  const std::size_t n = height_of(e.layout);
   const std::size_t last_steps = problem.steps - n * (p.passes - 1);
-  const bool block = d == Decomposition::block;
+  const bool block = cut_of(e.layout) == Decomposition::block;
   const TransferCost& up = block ? k.rect_upload : k.upload;
   const TransferCost& down = block ? k.rect_download : k.download;
-  const Layout exact{d, n, layout.task_extent};
+  const Layout exact{cut_of(e.layout), n, e.layout.task_extent};
   const auto full_tasks = tasks_of(problem, exact, n);
   const auto last_tasks = last_steps == n ? full_tasks : tasks_of(problem, exact, last_steps);
   const auto full_times = task_times(full_tasks, up, down, k);
   const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k);
-  p.total_ns = overlapped_makespan(full_tasks, full_times, last_tasks, last_times, p.passes, k.duplex);
+  p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, k.duplex).makespan(p.passes);
   p.ns_per_node = p.total_ns / (problem.interior_nodes() * static_cast<double>(problem.steps));
   return p;
 }
@@ -484,10 +591,11 @@ Prediction predict(const Problem& problem, const Layout& layout, const DeviceCon
   problem.validate();
   validate_layout(problem, layout);
   if (layout.decomposition == Decomposition::incore) return incore_prediction(problem, k);
-  const bool block = layout.decomposition == Decomposition::block;
-  const std::size_t n = layout.decomposition == Decomposition::trivial ? 1 : layout.height;
-  const ExtentCosts costs(problem, block ? Decomposition::block : Decomposition::strip, layout.task_extent, n, k);
-  return exact_prediction(problem, estimate(problem, layout, k, schedule, costs), k);
+  // A task larger than the axis it cuts is the whole axis.
+  const Layout clamped{layout.decomposition, layout.height,
+                       std::min(layout.task_extent, widest_task(problem, cut_of(layout)))};
+  ExtentCosts costs(problem, cut_of(clamped), clamped.task_extent, k);
+  return exact_prediction(problem, estimate(problem, clamped, k, schedule, costs), k);
 }
 
 double strip_ns_per_node_approx(double R, double n, double tau_c, double tau_a) {
@@ -513,6 +621,26 @@ TaskCounts paper_block_counts(double B, double n) {
           static_cast<std::size_t>(n)};
 }
 
+namespace {
+
+// The largest task extent whose buffer for passes of n steps fits, or 0 (binary search: a larger
+// task never needs a smaller buffer).
+std::size_t largest_fitting_extent(const Problem& problem, Decomposition cut, std::size_t n, double capacity) {
+  const DeviceConstants none;
+  const auto fits_extent = [&](std::size_t extent) {
+    return ExtentCosts(problem, cut, extent, none).buffer_values(n) <= capacity;
+  };
+  std::size_t low = 0, high = widest_task(problem, cut);
+  if (fits_extent(high)) return high;
+  while (high - low > 1) {
+    const std::size_t mid = (low + high) / 2;
+    (mid > 0 && fits_extent(mid) ? low : high) = mid;
+  }
+  return low;
+}
+
+}  // namespace
+
 Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstants& k, Schedule schedule,
                Decomposition choice, std::optional<std::size_t> height) {
   problem.validate();
@@ -532,28 +660,29 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
     throw InvalidArgument("block decomposition is for 2D grids; a " + std::to_string(problem.extents.size()) +
                           "D grid is cut into strips");
   }
-  const std::size_t buffer = block ? max_block_side(problem, budget, schedule) : max_strip_rows(problem, budget, schedule);
-  const char* unit = block ? "a block side of" : "strips of";
-  if (buffer < 3) {
-    throw InvalidArgument(std::string("a ") + bytes_text(budget) + " device-memory budget holds " + unit + " " +
-                          std::to_string(buffer) + (block ? "" : " rows") + " in the " + to_string(schedule) +
-                          " schedule; a pyramid pass needs at least 3 (one owned and one halo a side, n = 1): give "
-                          "more memory or use a smaller grid");
-  }
-  // No task needs to be larger than the widest interior axis it cuts.
-  const std::size_t widest = block ? std::max(problem.extents[0], problem.extents[1]) - 2 : problem.extents.back() - 2;
-  const std::size_t n_max = std::min(problem.steps, (buffer - 1) / 2);
-  if (height && (*height < 1 || *height > n_max)) {
-    throw InvalidArgument("pyramid height n = " + std::to_string(*height) + " is not possible here: n must be at "
-                          "least 1, at most the " + std::to_string(problem.steps) + " steps, and 2n + 1 must fit in " +
-                          unit + " " + std::to_string(buffer) + (block ? "" : " rows") + " (n <= " +
-                          std::to_string(n_max) + ")");
-  }
   const Decomposition kind = block ? Decomposition::block : Decomposition::strip;
-  // Every height with every task size (branch and bound): the largest task at each height gives a
-  // first best plan; then every candidate is estimated in O(1). A serial estimate is exact; an
-  // overlapped one is a lower bound, and the candidates it cannot rule out are simulated, lowest
-  // bound first, until no bound can win.
+  const double capacity = capacity_values(problem, budget, schedule);
+  const std::size_t n_first = height ? *height : 1, n_last = height ? *height : problem.steps;
+  if (height && (*height < 1 || *height > problem.steps)) {
+    throw InvalidArgument("pyramid height n = " + std::to_string(*height) + " must be between 1 and the " +
+                          std::to_string(problem.steps) + " steps");
+  }
+  if (largest_fitting_extent(problem, kind, n_first, capacity) == 0) {
+    const std::size_t buffer = block ? max_block_side(problem, budget, schedule) : max_strip_rows(problem, budget, schedule);
+    throw InvalidArgument(std::string("a ") + bytes_text(budget) + " device-memory budget holds " +
+                          (block ? "a block side of " : "strips of ") + std::to_string(buffer) + (block ? "" : " rows") +
+                          " in the " + to_string(schedule) + " schedule; a pyramid pass of n = " +
+                          std::to_string(n_first) + " needs at least " + std::to_string(2 * n_first + 1) +
+                          " (one owned and n halo a side): give more memory, a lower height, or a smaller grid");
+  }
+
+  // Branch and bound over every task size and every height. Heights at each task size stop where
+  // the buffer no longer fits, and where the kernels alone take longer than the best plan found:
+  // both only grow with n (for a fixed task size, taller pyramids compute every node at least as
+  // often, since their passes majorise the shorter ones'). A task that is the whole axis needs
+  // only n = K: its kernels do not depend on n and one pass moves the least. Serial estimates are
+  // exact; overlapped ones are lower bounds, and the candidates that could still win are
+  // simulated, lowest bound first. A few plans simulated at the start set a first bound.
   Prediction best;
   best.total_ns = std::numeric_limits<double>::infinity();
   Layout best_layout{kind, 0, 0};
@@ -565,22 +694,25 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
       best_layout = e.layout;
     }
   };
-  const std::size_t n_first = height ? *height : 1, n_last = height ? *height : n_max;
-  for (std::size_t n = n_first; n <= n_last; ++n) {
-    const std::size_t extent = std::min(buffer - 2 * n, widest);
-    take(estimate(problem, Layout{kind, n, extent}, k, schedule, ExtentCosts(problem, kind, extent, n, k)));
+  for (std::size_t n = n_first; n <= n_last; n = n < n_last && 2 * n > n_last ? n_last : 2 * n) {
+    if (const std::size_t extent = largest_fitting_extent(problem, kind, n, capacity); extent > 0) {
+      ExtentCosts costs(problem, kind, extent, k);
+      take(estimate(problem, Layout{kind, n, extent}, k, schedule, costs));
+    }
+    if (n == n_last) break;
   }
-  // Overlapped candidates that could still win, kept small: simulated below, best estimate first.
   struct Hopeful {
     std::size_t n, extent;
     double bound;
   };
   std::vector<Hopeful> hopeful;
-  for (std::size_t extent = std::min(buffer - 2 * n_first, widest); extent >= 1; --extent) {
-    const std::size_t n_top = std::min(n_last, (buffer - extent) / 2);
-    const ExtentCosts costs(problem, kind, extent, n_top, k);
-    for (std::size_t n = n_first; n <= n_top; ++n) {
+  for (std::size_t extent = widest_task(problem, kind); extent >= 1; --extent) {
+    ExtentCosts costs(problem, kind, extent, k);
+    const bool whole_axis = costs.tasks() == 1 && !height;
+    for (std::size_t n = whole_axis ? n_last : n_first; n <= n_last; ++n) {
+      if (costs.buffer_values(n) > capacity) break;
       const Estimate e = estimate(problem, Layout{kind, n, extent}, k, schedule, costs);
+      if (e.prediction.compute_ns >= best.total_ns) break;
       if (e.exact) {
         take(e);
       } else if (e.prediction.total_ns < best.total_ns) {
@@ -591,29 +723,29 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
   std::sort(hopeful.begin(), hopeful.end(), [](const Hopeful& a, const Hopeful& b) { return a.bound < b.bound; });
   for (const Hopeful& h : hopeful) {
     if (h.bound >= best.total_ns) break;
-    take(estimate(problem, Layout{kind, h.n, h.extent}, k, schedule, ExtentCosts(problem, kind, h.extent, h.n, k)));
+    ExtentCosts costs(problem, kind, h.extent, k);
+    take(estimate(problem, Layout{kind, h.n, h.extent}, k, schedule, costs));
   }
-  const std::size_t best_n = best_layout.height, best_extent = best_layout.task_extent;
-  const auto evaluate = [&](std::size_t n, std::size_t extent) {
-    return predict(problem, Layout{kind, n, extent}, k, schedule);
-  };
 
   Plan plan;
-  plan.layout = {kind, best_n, best_extent};
-  plan.buffer_extent = best_extent + 2 * best_n;
+  plan.layout = best_layout;
+  plan.buffer_extent = ExtentCosts(problem, kind, best_layout.task_extent, k).buffer_extent(best_layout.height);
   plan.prediction = best;
-  plan.trivial = evaluate(1, std::min(buffer - 2, widest));
-  const double R = static_cast<double>(plan.buffer_extent), n = static_cast<double>(best_n);
-  plan.approx_ns_per_node = block ? block_ns_per_node_approx(R, n, tau_c_mean(k.rect_upload, k.rect_download), k.tau_a_ns)
-                                  : strip_ns_per_node_approx(R, n, tau_c_mean(k.upload, k.download), k.tau_a_ns);
+  plan.trivial = predict(problem, Layout{kind, 1, largest_fitting_extent(problem, kind, 1, capacity)}, k, schedule);
+  const double R = static_cast<double>(plan.buffer_extent), n = static_cast<double>(best_layout.height);
+  if (R > 2 * n) {
+    plan.approx_ns_per_node = block ? block_ns_per_node_approx(R, n, tau_c_mean(k.rect_upload, k.rect_download), k.tau_a_ns)
+                                    : strip_ns_per_node_approx(R, n, tau_c_mean(k.upload, k.download), k.tau_a_ns);
+  }
   return plan;
 }
 
 Plan best_plan_auto(const Problem& problem, std::uint64_t budget, const DeviceConstants& k, Schedule schedule,
                     std::optional<std::size_t> height) {
   problem.validate();
+  // A grid that fits stays on the device: one upload, one download, no recomputation.
+  if (fits_incore(problem, budget) && !height) return best_plan(problem, budget, k, schedule, Decomposition::incore);
   std::vector<Plan> plans;
-  if (fits_incore(problem, budget) && !height) plans.push_back(best_plan(problem, budget, k, schedule, Decomposition::incore));
   std::string problems;
   for (const Decomposition choice : {Decomposition::strip, Decomposition::block}) {
     if (choice == Decomposition::block && problem.extents.size() != 2) continue;
@@ -624,15 +756,9 @@ Plan best_plan_auto(const Problem& problem, std::uint64_t budget, const DeviceCo
     }
   }
   if (plans.empty()) throw InvalidArgument(problems);
-  auto best = std::min_element(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+  return *std::min_element(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
     return a.prediction.total_ns < b.prediction.total_ns;
   });
-  Plan chosen = *best;
-  // Compare with the trivial algorithm of the strip decomposition where there is one.
-  for (const Plan& plan : plans) {
-    if (plan.layout.decomposition == Decomposition::strip) chosen.trivial = plan.trivial;
-  }
-  return chosen;
 }
 
 double long_vector_ns(std::size_t interior_per_side, std::size_t steps, const LongVectorConstants& c) {
@@ -653,13 +779,21 @@ double jacobi_pyramid_ns(std::size_t n, std::size_t planes, std::size_t R, std::
   }
   if (threads <= 0) throw InvalidArgument("the Jacobi model needs a positive number of threads");
   const double N = static_cast<double>(n), r = static_cast<double>(R), halo = static_cast<double>(h);
-  const double blocks = static_cast<double>(ceil_div(planes - 2, R - 2 * h));
+  const double blocks = std::ceil(static_cast<double>(planes - 2) / static_cast<double>(R - 2 * h));
   return blocks * ((3 * r - 2 * halo) * N * N * tau_c + halo * (r - halo - 1) * (N - 2) * (N - 2) * tau_a / threads);
 }
 
 std::size_t best_jacobi_halo(std::size_t n, std::size_t planes, std::size_t R, double tau_c, double tau_a,
                              double threads) {
-  if (R < 3) throw InvalidArgument("a block of R = " + std::to_string(R) + " planes holds no halo (R >= 3 needed)");
+  if (R < 3) {
+    throw InvalidArgument("a block of R = " + std::to_string(R) + " planes holds no halo: the budget must hold at least 3 "
+                          "planes (give more memory or a smaller grid)");
+  }
+  constexpr std::size_t kMostHalos = 100000000;
+  if ((R - 1) / 2 > kMostHalos) {
+    throw InvalidArgument("blocks of " + std::to_string(R) + " planes allow " + std::to_string((R - 1) / 2) +
+                          " halo heights, too many to try one by one: give fewer planes or less memory");
+  }
   // Each outer iteration makes h sweeps, so the time that counts is per sweep.
   std::size_t best = 1;
   double best_time = std::numeric_limits<double>::infinity();

@@ -34,6 +34,14 @@ class Reader {
   }
 
   double time(const char* key) const { return number(key, 0, false); }        // >= 0
+  std::size_t count(const char* key, std::size_t least, std::size_t most) const {
+    const json& value = field(key);
+    if (!value.is_number_unsigned() || value.get<std::uint64_t>() < least || value.get<std::uint64_t>() > most) {
+      fail(std::string("'") + key + "' = " + value.dump() + " is not a whole number from " + std::to_string(least) +
+           " to " + std::to_string(most));
+    }
+    return static_cast<std::size_t>(value.get<std::uint64_t>());
+  }
   double rate(const char* key) const { return number(key, 0, true); }         // > 0
   double fraction(const char* key) const {
     const double value = number(key, 0, false);
@@ -180,8 +188,8 @@ DeviceProfile profile_from_json(const std::string& text) {
     const Reader k(kernel, "kernel");
     KernelRate rate;
     rate.kernel = k.text("kernel");
-    rate.dims = static_cast<std::size_t>(k.rate("dims"));
-    rate.value_bytes = static_cast<std::size_t>(k.rate("value_bytes"));
+    rate.dims = k.count("dims", 1, 3);
+    rate.value_bytes = k.count("value_bytes", 4, 8);
     for (const auto& extent : k.array("extents")) {
       if (!extent.is_number_unsigned()) k.fail("'extents' holds something other than node counts");
       rate.extents.push_back(extent.get<std::size_t>());
@@ -190,7 +198,7 @@ DeviceProfile profile_from_json(const std::string& text) {
     p.kernels.push_back(std::move(rate));
   }
   if (p.kernels.empty()) r.fail("no kernel rate was measured");
-  p.numstreams = static_cast<std::size_t>(r.rate("numstreams"));
+  p.numstreams = r.count("numstreams", 0, std::size_t{1} << 40);  // 0: CLBlast could not run
   p.axpy_wave_s = r.time("axpy_wave_s");
   p.axpy_call_s = r.time("axpy_call_s");
   return p;

@@ -27,8 +27,9 @@ struct TimingSample {
   double min_s = 0;
 };
 
-/// t(bytes) = latency + bytes / bandwidth, fitted to the medians by least squares (so the large
-/// transfers, which the pyramid's tasks are, dominate).
+/// t(bytes) = latency + bytes / bandwidth, fitted to the medians: the bandwidth over the transfers
+/// of 1 MiB and more (the pyramid's tasks move megabytes), the latency as the median time the
+/// smaller ones take beyond that bandwidth.
 struct TransferFit {
   double latency_s = 0;
   double bytes_per_s = 0;
@@ -76,8 +77,9 @@ struct DeviceProfile {
   double copy_kernel_bytes_per_s = 0;  ///< read + write bytes per second, simple copy kernel
   double copy_driver_bytes_per_s = 0;  ///< the same with clEnqueueCopyBuffer
   std::vector<KernelRate> kernels;
-  /// The vector length at which the device saturates: CLBlast xAXPY's time leaves its floor
-  /// there and grows one wave per numstreams elements beyond (the long-vector model's staircase).
+  /// The vector length at which the device saturates: CLBlast xAXPY takes twice its floor time
+  /// there (the elements cost as much as the call), and beyond it grows one wave per numstreams
+  /// elements (the long-vector model's staircase).
   std::size_t numstreams = 0;
   double axpy_wave_s = 0;  ///< CLBlast xAXPY: time per wave of numstreams elements
   double axpy_call_s = 0;  ///< CLBlast xAXPY: cost of one call in a stream of calls

@@ -87,12 +87,18 @@ std::vector<TaskCounts> pass_counts(const Problem& problem, const Layout& layout
 /// time layer; the overlapped one two task slots of two layers (ping-pong) each.
 std::size_t buffer_layers(Schedule schedule);
 
-/// The largest strip buffer R (rows or planes) and block side B that `budget_bytes` holds. In the
-/// serial schedule a row counts the paper's I-1 values; in the overlapped one the whole row.
+/// The largest strip buffer R (whole rows or planes) and block side B that `budget_bytes` holds.
 std::size_t max_strip_rows(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule);
 std::size_t max_block_side(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule);
 /// Whether the whole grid, two time layers of it, fits in the budget.
 bool fits_incore(const Problem& problem, std::uint64_t budget_bytes);
+
+/// The values one buffer layer of the layout's largest task holds: the largest region a task of a
+/// pass of n steps sends (tasks at the grid's edges send less: nothing lies beyond the boundary).
+double task_buffer_values(const Problem& problem, const Layout& layout);
+
+/// Whether the layout's task buffers, as many layers as the schedule keeps, fit in the budget.
+bool fits(const Problem& problem, const Layout& layout, std::uint64_t budget_bytes, Schedule schedule);
 
 struct Prediction {
   double total_ns = 0;
@@ -126,7 +132,7 @@ TaskCounts paper_block_counts(double B, double n);
 /// A chosen way to run the problem, its prediction, and the trivial algorithm's for comparison.
 struct Plan {
   Layout layout;
-  std::size_t buffer_extent = 0;  ///< R for strips, B for blocks, 0 for incore
+  std::size_t buffer_extent = 0;  ///< rows (strips) or longer side (blocks) of the largest task buffer; 0 for incore
   Prediction prediction;
   Prediction trivial;             ///< the same decomposition with n = 1 at the largest buffer
   double approx_ns_per_node = 0;  ///< the paper's formula at this R (or B) and n; 0 for incore
@@ -134,13 +140,14 @@ struct Plan {
 };
 
 /// The fastest plan for `choice` (strip, block, or incore when it fits), found exhaustively over
-/// every valid height n and every task size (branch and bound: candidates that provably cannot
-/// win are not simulated). `height` fixes n instead. Throws InvalidArgument when the
-/// budget holds no pyramid (fewer than 3 rows or a block side under 3) or `height` is invalid.
+/// every height n and every task size whose buffers fit (branch and bound: candidates that
+/// provably cannot win are not simulated). `height` fixes n instead. Throws InvalidArgument when
+/// the budget holds no pyramid or `height` is not between 1 and K.
 Plan best_plan(const Problem& problem, std::uint64_t budget_bytes, const DeviceConstants& constants,
                Schedule schedule, Decomposition choice, std::optional<std::size_t> height = std::nullopt);
 
-/// The best of incore (when it fits), strip and block (2D) plans: the automatic choice.
+/// The automatic choice: incore when the grid fits (one upload, one download, no recomputation),
+/// else the better of the strip and (2D) block plans.
 Plan best_plan_auto(const Problem& problem, std::uint64_t budget_bytes, const DeviceConstants& constants,
                     Schedule schedule, std::optional<std::size_t> height = std::nullopt);
 

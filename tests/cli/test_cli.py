@@ -171,7 +171,7 @@ class Calibrate(unittest.TestCase):
         self.assertIn("loaded from", out)
         self.assertIn("host->device pinned", out)
         self.assertIn("tau_a heat2d_step", out)
-        self.assertIn("measured", run("calibrate", "--force")[0].splitlines()[1])
+        self.assertTrue(run("calibrate", "--force")[0].splitlines()[1].startswith("measured "))
 
 
 class Model(unittest.TestCase):
@@ -222,7 +222,9 @@ class Model(unittest.TestCase):
         err = run("model", "--dims", "3", "--grid", "200", "--device-mem", "8MiB", "--device", "0", expect=1)[1]
         self.assertIn("no measured compute rate for a 3D", err)
         run("model", "--dims", "3", "--grid", "200", "--device-mem", "8MiB", "--device", "0", "--tau-a", "0.5")
-        self.assertIn("long-vector", run("model", "--scheme", "long-vector", "--grid", "1026", "--device", "0")[0])
+        lv = json.loads(run("model", "--scheme", "long-vector", "--grid", "1026", "--device", "0", "--json")[0])
+        self.assertGreater(lv["ns_per_node"], 0)
+        self.assertGreater(lv["numstreams"], 0)
 
     def test_jacobi(self):
         out = json.loads(run("model", "--scheme", "jacobi", "--dims", "3", "--grid", "800", "--planes", "4000",
@@ -236,11 +238,31 @@ class Model(unittest.TestCase):
         self.assertIn("is not a memory size", run(*base, "--device-mem", "12XB", expect=1)[1])
         self.assertIn("give the device-memory budget", run(*base, expect=1)[1])
         self.assertIn("--plot draws a --sweep", run(*base, "--device-mem", "1GiB", "--plot", "x.png", expect=1)[1])
-        self.assertIn("n <= ", run(*base, "--device-mem", "64KiB", "--height", "500", "--decomposition", "strip",
+        self.assertIn("n = 500 needs at least 1001", run(*base, "--device-mem", "64KiB", "--height", "500", "--decomposition", "strip",
                                    expect=1)[1])
         self.assertIn("for 2D grids", run("model", "--dims", "3", "--grid", "100", "--tau-c", "1", "--tau-a", "1",
                                           "--device-mem", "1MiB", "--decomposition", "block", expect=1)[1])
         self.assertIn("excludes", run(*base, "--device-mem", "1GiB", "--serial", "--overlapped", expect=108)[1])
+        jacobi = ["model", "--scheme", "jacobi", "--dims", "3", "--tau-c", "1", "--tau-a", "1"]
+        self.assertIn("at least 3 planes", run(*jacobi, "--grid", "4294967296", "--device-mem", "1GiB", expect=1)[1])
+        self.assertIn("too many to try", run(*jacobi, "--grid", "3", "--planes", "100000000000000000",
+                                             "--device-mem", "17000000TB", expect=1)[1])
+        self.assertIn("3 planes", run(*jacobi, "--grid", "100", "--planes", "2", "--device-mem", "1GiB", expect=1)[1])
+
+    def test_absurd_sizes_are_planned_quickly_or_refused(self):
+        out = json.loads(run("model", "--grid", "2050", "--steps", "100000000", "--device-mem", "4MiB", "--tau-c", "1",
+                             "--tau-a", "0.1", "--json")[0])
+        self.assertGreater(out["plan"]["passes"], 1000000)
+        out = json.loads(run("model", "--grid", "32768", "--steps", "100000", "--device-mem", "16GiB", "--tau-c", "1",
+                             "--tau-a", "0.1", "--json")[0])
+        self.assertEqual(out["plan"]["decomposition"], "incore")
+
+    def test_sweep_rows_that_hold_no_pyramid_are_reported(self):
+        out = json.loads(run("model", "--grid", "2050", "--steps", "10", "--tau-a", "0.1", "--sweep", "--json",
+                             "--memories", "1KiB,16MiB", "--ratios", "5")[0])
+        self.assertEqual(len(out["rows"]), 4)
+        self.assertIn("error", out["rows"][0])
+        self.assertIn("plan", out["rows"][3])
 
 
 class Misc(unittest.TestCase):

@@ -15,14 +15,20 @@ using test::for_each_device;
 
 namespace {
 
-void check_fit(const TransferFit& fit, const char* what) {
+// A fit of a discrete device's pinned transfers must describe them: a latency and, for the
+// megabyte transfers the pyramid makes, times within a quarter of the fit. (Zero-copy devices
+// such as PoCL copy within host memory, where caches bend the line, so only plausibility there.)
+void check_fit(const TransferFit& fit, const char* what, bool straight_line) {
   CAPTURE(what);
   CHECK(fit.bytes_per_s > 1e7);    // faster than 10 MB/s
   CHECK(fit.bytes_per_s < 1e13);   // slower than 10 TB/s
-  CHECK(fit.latency_s >= 0);
   CHECK(fit.latency_s < 0.01);
-  CHECK(fit.samples.size() >= 2);
+  CHECK(fit.samples.size() >= 4);
   for (const auto& s : fit.samples) CHECK(s.min_s <= s.median_s);
+  if (straight_line) {
+    CHECK(fit.latency_s > 0);
+    CHECK(fit.max_relative_error < 0.25);
+  }
 }
 
 }  // namespace
@@ -41,17 +47,17 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
     CHECK(p.driver == d.driver_version);
     CHECK(p.host_unified_memory == d.host_unified_memory);
     CHECK(p.calibration_s > 0);
-    check_fit(p.upload_pinned, "upload pinned");
-    check_fit(p.download_pinned, "download pinned");
-    check_fit(p.upload_pageable, "upload pageable");
-    check_fit(p.download_pageable, "download pageable");
-    check_fit(p.upload_rect, "upload rect");
-    check_fit(p.download_rect, "download rect");
+    const bool discrete = !d.host_unified_memory;
+    check_fit(p.upload_pinned, "upload pinned", discrete);
+    check_fit(p.download_pinned, "download pinned", discrete);
+    check_fit(p.upload_pageable, "upload pageable", false);  // staged by the driver: not a line
+    check_fit(p.download_pageable, "download pageable", false);
+    check_fit(p.upload_rect, "upload rect", discrete);
+    check_fit(p.download_rect, "download rect", discrete);
     CHECK(p.overlap.upload_s > 0);
     CHECK(p.overlap.compute_s > 0);
-    CHECK(p.overlap.all_three_s > 0);
-    CHECK(p.overlap.efficiency >= 0);
-    CHECK(p.overlap.efficiency <= 1);
+    // Issued together, the three never take much longer than one after another.
+    CHECK(p.overlap.all_three_s < 1.5 * (p.overlap.upload_s + p.overlap.download_s + p.overlap.compute_s));
     CHECK(p.launch_pipelined_s > 0);
     CHECK(p.launch_pipelined_s < 1e-2);
     CHECK(p.launch_blocking_s > 0);
@@ -63,8 +69,7 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
       CHECK(k.ns_per_node > 0);
       CHECK(k.ns_per_node < 1000);
     }
-    CHECK(p.numstreams >= 1);
-    CHECK(p.numstreams <= 100000000);
+    CHECK(p.numstreams > 0);  // CLBlast runs on every device tested here
     CHECK(p.axpy_wave_s > 0);
     CHECK(p.axpy_call_s > 0);
     CHECK(p.constants(2, 4).tau_a_ns == p.kernels.front().ns_per_node);

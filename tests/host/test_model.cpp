@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <random>
+
 #include "ziggurat/error.hpp"
 #include "ziggurat/model.hpp"
 
@@ -109,6 +112,15 @@ TEST_CASE("the overlapped schedule, traced by hand") {
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(16));
   // Two passes: the second pass's uploads wait for the downloads holding their halo.
   CHECK(predict(Problem{{8}, 2, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(28));
+  // From the second pass on the uploads run back to back, 12 a pass; the last pass ends with an
+  // upload (12 K), its kernels (2) and its download (2). Long runs skip the repeating passes.
+  for (const std::size_t passes : {10, 11, 1000}) {
+    CAPTURE(passes);
+    CHECK(predict(Problem{{8}, passes, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(12.0 * passes + 4));
+  }
+  // One task per pass: each pass waits for the one before: K (5 + 3 + 3).
+  CHECK(predict(Problem{{5}, 7, 4}, Layout{Decomposition::strip, 1, 3}, k, Schedule::overlapped).total_ns ==
+        doctest::Approx(77));
   // One copy engine for both directions.
   k.duplex = false;
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(18));
@@ -155,9 +167,9 @@ TEST_CASE("edge cases: n = 1 is the trivial algorithm, n = (R-1)/2 owns one row,
 }
 
 TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a clear error") {
-  const Problem problem{{1026, 1026}, 100, 4};  // I - 1 = 1024 interior values per row
-  CHECK(max_strip_rows(problem, 4096 * 100, Schedule::serial) == 100);              // paper rows: 1024 values
-  CHECK(max_strip_rows(problem, 4 * 1026 * 4 * 100, Schedule::overlapped) == 100);  // 4 layers of whole rows
+  const Problem problem{{1026, 1026}, 100, 4};
+  CHECK(max_strip_rows(problem, 1026 * 4 * 100, Schedule::serial) == 100);          // one layer of whole rows
+  CHECK(max_strip_rows(problem, 4 * 1026 * 4 * 100, Schedule::overlapped) == 100);  // 4 layers
   CHECK(max_strip_rows(problem, 1ull << 40, Schedule::serial) == 1026);             // never more than the grid
   CHECK(max_block_side(problem, 4 * 300 * 300, Schedule::serial) == 300);
   CHECK(max_block_side(problem, 16 * 300 * 300, Schedule::overlapped) == 300);
@@ -166,13 +178,38 @@ TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a cl
   CHECK_FALSE(fits_incore(problem, 2ull * 1026 * 1026 * 4 - 1));
 
   const auto k = DeviceConstants::paper(10, 1);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 4096 * 2, k, Schedule::serial, Decomposition::strip),
+  CHECK_THROWS_WITH_AS(best_plan(problem, 4104 * 2, k, Schedule::serial, Decomposition::strip),
                        doctest::Contains("holds strips of 2 rows"), InvalidArgument);
   CHECK_THROWS_WITH_AS(best_plan(problem, 16 * 4, k, Schedule::overlapped, Decomposition::block),
                        doctest::Contains("needs at least 3"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 4096 * 9, k, Schedule::serial, Decomposition::strip, 5),
-                       doctest::Contains("n <= 4"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 4104 * 9, k, Schedule::serial, Decomposition::strip, 5),
+                       doctest::Contains("n = 5 needs at least 11"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 1 << 30, k, Schedule::serial, Decomposition::strip, 101),
+                       doctest::Contains("between 1 and the 100 steps"), InvalidArgument);
   CHECK_THROWS_AS(best_plan(problem, 1 << 20, k, Schedule::serial, Decomposition::incore), InvalidArgument);
+}
+
+TEST_CASE("a task's buffer is the largest region it sends; edge tasks need no halo beyond the boundary") {
+  for (const auto& [extents, d] : {std::pair{std::vector<std::size_t>{31}, Decomposition::strip},
+                                   std::pair{std::vector<std::size_t>{9, 26}, Decomposition::strip},
+                                   std::pair{std::vector<std::size_t>{13, 21}, Decomposition::block},
+                                   std::pair{std::vector<std::size_t>{5, 6, 17}, Decomposition::strip}}) {
+    for (std::size_t n = 1; n <= 30; n += 3) {
+      for (std::size_t extent = 1; extent <= 30; extent += 2) {
+        const Problem problem{extents, n, 4};
+        double most = 0;
+        for (const auto& c : pass_counts(problem, Layout{d, n, extent}, n)) most = std::max(most, c.sent);
+        CAPTURE(n);
+        CAPTURE(extent);
+        CHECK(task_buffer_values(problem, Layout{d, n, extent}) == most);
+      }
+    }
+  }
+  // One task owning the whole axis needs the whole axis, however tall the pyramid.
+  const Problem problem{{9, 26}, 1000, 4};
+  CHECK(task_buffer_values(problem, Layout{Decomposition::strip, 1000, 24}) == 26 * 9);
+  CHECK(fits(problem, Layout{Decomposition::strip, 1000, 24}, 26 * 9 * 4, Schedule::serial));
+  CHECK_FALSE(fits(problem, Layout{Decomposition::strip, 1000, 24}, 26 * 9 * 4 - 1, Schedule::serial));
 }
 
 TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
@@ -196,7 +233,7 @@ TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
   }
 }
 
-TEST_CASE("the optimiser is exhaustive: no height or task size beats its choice") {
+TEST_CASE("the optimiser is exhaustive: no fitting height or task size beats its choice") {
   const Problem problem{{202, 302}, 24, 4};
   DeviceConstants k = DeviceConstants::paper(4.0, 0.5);
   k.launch_ns = 300;
@@ -204,12 +241,11 @@ TEST_CASE("the optimiser is exhaustive: no height or task size beats its choice"
     for (const Decomposition d : {Decomposition::strip, Decomposition::block}) {
       const std::uint64_t budget = 24 * 1024;
       const Plan plan = best_plan(problem, budget, k, schedule, d);
-      const std::size_t buffer = d == Decomposition::strip ? max_strip_rows(problem, budget, schedule)
-                                                           : max_block_side(problem, budget, schedule);
-      CHECK(plan.buffer_extent <= buffer);
+      CHECK(fits(problem, plan.layout, budget, schedule));
       CHECK(plan.speedup_over_trivial() >= 1.0);
-      for (std::size_t n = 1; 2 * n + 1 <= buffer && n <= problem.steps; ++n) {
-        for (std::size_t extent = 1; extent + 2 * n <= buffer; ++extent) {
+      for (std::size_t n = 1; n <= problem.steps; ++n) {
+        for (std::size_t extent = 1; extent <= 300; ++extent) {
+          if (!fits(problem, Layout{d, n, extent}, budget, schedule)) continue;
           const Prediction p = predict(problem, Layout{d, n, extent}, k, schedule);
           CAPTURE(n);
           CAPTURE(extent);
@@ -218,6 +254,76 @@ TEST_CASE("the optimiser is exhaustive: no height or task size beats its choice"
       }
     }
   }
+}
+
+TEST_CASE("a short grid fits one task per pass: then the tallest pyramid wins") {
+  // 1026 rows fit the buffer whole: one pass of n = K moves the grid once.
+  const Problem problem{{1026, 1026}, 1000, 4};
+  const Plan plan = best_plan(problem, 1026ull * 1026 * 4, DeviceConstants::paper(10, 1), Schedule::serial,
+                              Decomposition::strip);
+  CHECK(plan.layout.height == 1000);
+  CHECK(plan.prediction.passes == 1);
+}
+
+TEST_CASE("the optimiser is exhaustive on random problems, constants and schedules") {
+  std::mt19937 random(20261121);
+  const auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(random); };
+  const auto pick = [&](std::size_t lo, std::size_t hi) { return std::uniform_int_distribution<std::size_t>(lo, hi)(random); };
+  int planned = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const bool block = trial % 3 == 0;
+    std::vector<std::size_t> extents;
+    if (block) {
+      extents = {pick(4, 24), pick(4, 24)};
+    } else {
+      extents = std::vector<std::size_t>(pick(1, 3), 0);
+      for (auto& e : extents) e = pick(4, extents.size() == 3 ? 9 : 30);
+    }
+    const Problem problem{extents, pick(1, 14), 4};
+    DeviceConstants k = DeviceConstants::paper(uniform(0.1, 20), uniform(0.1, 2));
+    k.rect_upload.ns_per_value = uniform(0.1, 20);
+    k.upload.latency_ns = k.download.latency_ns = uniform(0, 200);
+    k.rect_upload.latency_ns = k.rect_download.latency_ns = uniform(0, 300);
+    k.launch_ns = uniform(0, 100);
+    k.duplex = trial % 2 == 0;
+    k.transfers_overlap_compute = trial % 5 != 0;
+    const Schedule schedule = trial % 4 < 2 ? Schedule::serial : Schedule::overlapped;
+    const Decomposition d = block ? Decomposition::block : Decomposition::strip;
+    double values = 1;
+    for (const auto e : extents) values *= static_cast<double>(e);
+    const auto budget = static_cast<std::uint64_t>(uniform(0.15, 1.2) * values * 4 * buffer_layers(schedule));
+    CAPTURE(trial);
+    Plan plan;
+    try {
+      plan = best_plan(problem, budget, k, schedule, d);
+    } catch (const InvalidArgument&) {
+      // Nothing fits: then no layout at all may fit.
+      for (std::size_t extent = 1; extent <= 30; ++extent) CHECK_FALSE(fits(problem, Layout{d, 1, extent}, budget, schedule));
+      continue;
+    }
+    ++planned;
+    CHECK(fits(problem, plan.layout, budget, schedule));
+    for (std::size_t n = 1; n <= problem.steps; ++n) {
+      for (std::size_t extent = 1; extent <= 30; ++extent) {
+        const Layout layout{d, n, extent};
+        if (!fits(problem, layout, budget, schedule)) continue;
+        CAPTURE(n);
+        CAPTURE(extent);
+        CHECK(plan.prediction.total_ns <= predict(problem, layout, k, schedule).total_ns * (1 + 1e-12));
+      }
+    }
+  }
+  CHECK(planned >= 40);  // most random budgets hold some pyramid
+}
+
+TEST_CASE("long runs and large grids are planned quickly") {
+  const auto k = DeviceConstants::paper(1, 0.1);
+  const auto start = std::chrono::steady_clock::now();
+  const Plan plan = best_plan(Problem{{2050, 2050}, 100000000, 4}, 4 << 20, k, Schedule::overlapped, Decomposition::strip);
+  CHECK(plan.prediction.passes >= 1);
+  CHECK(best_plan_auto(Problem{{32768, 32768}, 100000, 4}, 16ull << 30, k, Schedule::overlapped).layout.decomposition ==
+        Decomposition::incore);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
 TEST_CASE("more expensive transfers favour taller pyramids; the plan beats trivial by more") {
@@ -240,6 +346,7 @@ TEST_CASE("automatic choice: incore when the grid fits, else the better decompos
   CHECK(best_plan_auto(small, 1 << 20, k, Schedule::overlapped).layout.decomposition == Decomposition::incore);
   const Problem big{{2000, 2000}, 50, 4};
   const Plan plan = best_plan_auto(big, 1 << 20, k, Schedule::overlapped);
+  CHECK(plan.layout.decomposition != Decomposition::incore);
   const Plan strip = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::strip);
   const Plan block = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::block);
   CHECK(plan.prediction.total_ns == std::min(strip.prediction.total_ns, block.prediction.total_ns));

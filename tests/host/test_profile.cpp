@@ -91,7 +91,10 @@ TEST_CASE("corrupt profiles are refused, naming the problem") {
   check_refused("[1, 2]", "is not an object");
   check_refused(edited([](auto& j) { j["format"] = 0; }), "format 0 is not this library's");
   check_refused(edited([](auto& j) { j.erase("numstreams"); }), "'numstreams' is missing");
-  check_refused(edited([](auto& j) { j["numstreams"] = 0; }), "not a possible measurement");
+  check_refused(edited([](auto& j) { j["numstreams"] = 0.5; }), "'numstreams' = 0.5 is not a whole number");
+  check_refused(edited([](auto& j) { j["numstreams"] = -3; }), "is not a whole number");
+  check_refused(edited([](auto& j) { j["kernels"][0]["dims"] = 0; }), "'dims' = 0 is not a whole number from 1 to 3");
+  check_refused(edited([](auto& j) { j["calibration_s"] = 0; }), "not a possible measurement");
   check_refused(edited([](auto& j) { j["launch_pipelined_s"] = -1e-6; }), "not a possible measurement");
   check_refused(edited([](auto& j) { j["launch_pipelined_s"] = "fast"; }), "is not a number");
   check_refused(edited([](auto& j) { j["upload_pinned"]["bytes_per_s"] = nullptr; }), "upload_pinned: 'bytes_per_s' is not a number");
@@ -154,6 +157,11 @@ TEST_CASE("model constants from a profile") {
   CHECK(p.constants(3, 4, 0.02).tau_a_ns == 0.02);
   CHECK(p.copy_bytes_per_s() == 4e12);
 
+  DeviceProfile without_clblast = p;
+  without_clblast.numstreams = 0;  // CLBlast could not run: a valid profile, without these constants
+  CHECK(profile_from_json(profile_to_json(without_clblast)).numstreams == 0);
+  CHECK_THROWS_WITH_AS(without_clblast.long_vector_constants(4, 1e6), doctest::Contains("no long-vector constants"),
+                       UnsupportedFeature);
   const model::LongVectorConstants c = p.long_vector_constants(4, 1e6);
   CHECK(c.numstreams == 270336);
   CHECK(c.t_kernel_ns == doctest::Approx(5000));

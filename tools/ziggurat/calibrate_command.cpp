@@ -60,7 +60,7 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
     std::cout << "tau_a " << k.kernel << " (" << k.dims << "D " << (k.value_bytes == 4 ? "float" : "double") << ", "
               << extents_string(k.extents) << "): " << number_text(k.ns_per_node, 4) << " ns/node\n";
   }
-  std::cout << "numstreams: " << p.numstreams << " (CLBlast axpy saturates the device from this length on; "
+  std::cout << "numstreams: " << p.numstreams << " (CLBlast axpy takes twice its shortest time at this length; "
             << microseconds(p.axpy_call_s) << " a call, " << microseconds(p.axpy_wave_s) << " a wave beyond)\n";
   if (!origin.cache_write_error.empty()) std::cout << "(not cached: " << origin.cache_write_error << ")\n";
 }

@@ -1,7 +1,10 @@
 // `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
 
 #include <fstream>
-#include <future>
+#include <atomic>
+#include <cmath>
+#include <optional>
+#include <thread>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -176,8 +179,11 @@ void run_explicit(const ModelOptions& o, const Inputs& in) {
             << (in.profile ? " (from " + in.profile_source + ")" : std::string()) << "\n"
             << "plan: " << to_string(plan.layout.decomposition);
   if (plan.layout.decomposition != Decomposition::incore) {
-    std::cout << ", height n = " << plan.layout.height << ", " << plan_shape(plan) << ", " << plan.prediction.tasks
-              << " tasks x " << plan.prediction.passes << " passes";
+    const auto count = [](std::size_t n, const char* one, const char* many) {
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    std::cout << ", height n = " << plan.layout.height << ", " << plan_shape(plan) << ", "
+              << count(plan.prediction.tasks, "task", "tasks") << " x " << count(plan.prediction.passes, "pass", "passes");
   }
   std::cout << "\npredicted: " << number_text(plan.prediction.ns_per_node, 4) << " ns/node ("
             << number_text(plan.prediction.total_ns * 1e-9) << " s); trivial " << number_text(plan.trivial.ns_per_node, 4)
@@ -204,7 +210,9 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
     std::uint64_t memory;
     double ratio;
     std::string decomposition;
-    std::future<Plan> plan;
+    DeviceConstants constants;
+    std::optional<Plan> plan;
+    std::string error;  // why no pyramid fits, when none does
   };
   std::vector<Row> rows;
   for (const auto memory : memories) {
@@ -212,18 +220,41 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
       for (const double ratio : ratios) {
         DeviceConstants k = base;
         for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = ratio * k.tau_a_ns;
-        rows.push_back({memory, ratio, decomposition, std::async(std::launch::async, [&o, &problem, memory, k, decomposition] {
-                          return plan_for(o, problem, memory, k, decomposition);
-                        })});
+        rows.push_back({memory, ratio, decomposition, k, std::nullopt, {}});
       }
     }
   }
+  // Plans are independent: as many at a time as the machine has cores.
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next++) < rows.size();) {
+      try {
+        rows[i].plan = plan_for(o, problem, rows[i].memory, rows[i].constants, rows[i].decomposition);
+      } catch (const InvalidArgument& error) {
+        rows[i].error = error.what();
+      }
+    }
+  };
+  std::vector<std::thread> workers(std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 64)));
+  for (auto& worker : workers) worker = std::thread(work);
+  for (auto& worker : workers) worker.join();
+
   nlohmann::json list = nlohmann::json::array();
   Table table({"memory", "tau_c/tau_a", "decomposition", "n", "task", "buffer", "pyramid ns/node", "trivial ns/node", "speedup"});
   std::vector<Series> series;
-  for (auto& row : rows) {
-    const Plan plan = row.plan.get();
-    list.push_back({{"device_mem_bytes", row.memory}, {"tau_c_over_tau_a", row.ratio}, {"plan", plan_json(plan)}});
+  std::vector<std::string> notes;
+  for (const auto& row : rows) {
+    nlohmann::json j = {{"device_mem_bytes", row.memory}, {"tau_c_over_tau_a", row.ratio}, {"decomposition", row.decomposition}};
+    if (!row.plan) {
+      j["error"] = row.error;
+      list.push_back(j);
+      table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, "-", "-", "-", "no pyramid fits", "-", "-"});
+      notes.push_back(bytes_text(row.memory) + " " + row.decomposition + ": " + row.error);
+      continue;
+    }
+    const Plan& plan = *row.plan;
+    j["plan"] = plan_json(plan);
+    list.push_back(j);
     table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, std::to_string(plan.layout.height),
                std::to_string(plan.layout.task_extent), std::to_string(plan.buffer_extent),
                number_text(plan.prediction.ns_per_node, 4), number_text(plan.trivial.ns_per_node, 4),
@@ -250,6 +281,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
             << " ns, tau_c = ratio x tau_a" << (in.profile ? " (latencies and launch cost from " + in.profile_source + ")" : "")
             << "\n\n";
   table.print(std::cout);
+  for (const auto& note : notes) std::cout << "no pyramid fits " << note << "\n";
   if (!o.plot.empty()) std::cout << "\nplot: " << o.plot << "\n";
 }
 
@@ -258,8 +290,10 @@ void run_jacobi(const ModelOptions& o, const Inputs& in) {
   const DeviceConstants k = constants_for(o, in);
   const std::uint64_t budget = budget_of(o, in);
   const std::size_t n = o.grid, planes = o.planes > 0 ? o.planes : o.grid;
+  if (planes < 3) throw InvalidArgument("--planes " + std::to_string(planes) + ": the Jacobi model needs at least 3 planes");
   // A block holds U, f and the second Jacobi layer for R planes of N x N values.
-  const std::size_t R = static_cast<std::size_t>(budget / (3 * static_cast<std::uint64_t>(n) * n * value_bytes(o)));
+  const double plane_bytes = 3.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(value_bytes(o));
+  const auto R = static_cast<std::size_t>(std::min(std::floor(static_cast<double>(budget) / plane_bytes), 1e18));
   const double tau_c = 0.5 * (k.upload.ns_per_value + k.download.ns_per_value);
   const std::size_t h = best_jacobi_halo(n, planes, std::min(R, planes), tau_c, k.tau_a_ns);
   const double outer = jacobi_pyramid_ns(n, planes, std::min(R, planes), h, tau_c, k.tau_a_ns);
