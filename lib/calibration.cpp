@@ -428,19 +428,19 @@ std::pair<double, double> measure_copy_bandwidth(const Context& context, std::si
   // Each timing covers back-to-back copies adding up to about 2 ms (at most 10), so that fast
   // devices are timed over more than a few microseconds and slow ones are not kept long.
   const auto copies = [&](const std::function<void(cl::Event&)>& one) {
-    const auto time_of = [&](int count) {
+    const auto time_of = [&](int back_to_back) {
       return timer.measure(0, repeat, [&] {
         cl::Event first, last;
-        for (int i = 0; i < count; ++i) {
+        for (int i = 0; i < back_to_back; ++i) {
           one(last);
           if (i == 0) first = last;
         }
         return EventPair{first, last};
-      }).min_s / count;
+      }).min_s / back_to_back;
     };
     const double single = time_of(1);
-    const int count = static_cast<int>(std::clamp(std::ceil(2e-3 / single), 1.0, 10.0));
-    return count == 1 ? single : time_of(count);
+    const int back_to_back = static_cast<int>(std::clamp(std::ceil(2e-3 / single), 1.0, 10.0));
+    return back_to_back == 1 ? single : time_of(back_to_back);
   };
   const double moved = 2.0 * static_cast<double>(in.bytes());
   const double kernel = copies([&](cl::Event& e) {
