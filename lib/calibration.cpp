@@ -25,6 +25,12 @@ using EventPair = std::pair<cl::Event, cl::Event>;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 // Times device work: `enqueue` issues commands and returns the first and last events; the time
 // is from the first's start to the last's end (profiling events), or the host clock around
 // issuing and waiting when the device has no profiling. One warm-up, then `repeat` timings.
@@ -43,21 +49,13 @@ class Timer {
       const double t = events_ ? profiled_seconds(first, last) : seconds_since(start);
       if (r > 0) times.push_back(t);
     }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = times.size();
-    return {size, n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]), times.front()};
+    return {size, median_of(times), *std::min_element(times.begin(), times.end())};
   }
 
  private:
   const Context& context_;
   bool events_;
 };
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // t = latency + bytes / bandwidth in two stages, each where it can be seen: the bandwidth is the
 // least-squares slope over the transfers of 1 MiB and more (the pyramid's tasks move megabytes,
@@ -157,29 +155,34 @@ Transfers measure_rect_transfers(const Context& context, const Timer& timer, uns
   return {fit_transfers(up), fit_transfers(down)};
 }
 
+// The host time of one call in a stream of `calls` calls issued back to back and then waited for:
+// the median over three rounds after a warm-up round.
+double seconds_per_call(const Context& context, int calls, const std::function<void()>& call) {
+  std::vector<double> rounds;
+  for (int round = 0; round < 4; ++round) {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    context.finish();
+    if (round > 0) rounds.push_back(seconds_since(start) / calls);
+  }
+  return median_of(rounds);
+}
+
 // Launch cost: many empty kernels back to back (per launch), and single launches waited for.
 std::pair<double, double> measure_launches(const Context& context) {
   cl::Kernel empty = context.kernel(context.program("calibrate"), "empty");
-  cl::CommandQueue& queue = context.compute_queue();
   const auto launch = [&] {
-    check(queue.enqueueNDRangeKernel(empty, cl::NullRange, cl::NDRange(1), cl::NDRange(1)), "clEnqueueNDRangeKernel",
-          "measuring launches");
+    check(context.compute_queue().enqueueNDRangeKernel(empty, cl::NullRange, cl::NDRange(1), cl::NDRange(1)),
+          "clEnqueueNDRangeKernel", "measuring launches");
   };
-  constexpr int kBatch = 256;
-  std::vector<double> pipelined, blocking;
-  for (int round = 0; round < 4; ++round) {
-    const auto start = Clock::now();
-    for (int i = 0; i < kBatch; ++i) launch();
-    check(queue.finish(), "clFinish", "measuring launches");
-    if (round > 0) pipelined.push_back(seconds_since(start) / kBatch);
-  }
+  std::vector<double> blocking;
   for (int i = 0; i < 33; ++i) {
     const auto start = Clock::now();
     launch();
-    check(queue.finish(), "clFinish", "measuring launches");
+    check(context.compute_queue().finish(), "clFinish", "measuring launches");
     if (i > 0) blocking.push_back(seconds_since(start));
   }
-  return {median_of(pipelined), median_of(blocking)};
+  return {seconds_per_call(context, 256, launch), median_of(blocking)};
 }
 
 // tau_a of the 2D heat step, run by the solver itself, on a grid of about `bytes` per buffer (in
@@ -344,15 +347,7 @@ VectorConstants measure_axpy(const Context& context, const Timer& timer) {
   const auto& [x_top, t_top] = samples.back();
   const auto& [x_half, t_half] = samples[samples.size() - 3];  // half the length
   c.wave_s = std::max(0.0, (t_top - t_half) / (x_top - x_half)) * static_cast<double>(c.numstreams);
-  constexpr int kCalls = 64;
-  std::vector<double> per_call;
-  for (int round = 0; round < 4; ++round) {
-    const auto start = Clock::now();
-    for (int i = 0; i < kCalls; ++i) axpy(1);
-    context.finish();
-    if (round > 0) per_call.push_back(seconds_since(start) / kCalls);
-  }
-  c.call_s = median_of(per_call);
+  c.call_s = seconds_per_call(context, 64, [&] { axpy(1); });
   return c;
 }
 

@@ -41,10 +41,13 @@ double floored_falling_sum(double a, double floor, double count) {
   return falling * a - falling * (falling - 1) / 2 + (count - falling) * floor;
 }
 
-// One axis of `length` nodes whose interior (1 .. length-2) is cut into tiles of `tile` nodes.
-// A tile's extent grown by m a side is clipped to [lo, hi): to the grid (0, length) for what is
-// sent, to the interior (1, length-1) for what is computed. Sums over tiles are closed forms.
+// One axis of `length` nodes whose interior (1 .. length-2) is cut into tiles of `tile` nodes (a
+// tile longer than the interior is the whole interior). A tile's extent grown by m a side is
+// clipped to [lo, hi): to the grid (0, length) for what is sent, to the interior (1, length-1)
+// for what is computed. Sums over tiles are closed forms.
 struct Cut {
+  Cut(std::size_t nodes, std::size_t tile_nodes) : length(nodes), tile(std::min(tile_nodes, nodes - 2)) {}
+
   std::size_t length;
   std::size_t tile;
 
@@ -503,9 +506,7 @@ double task_buffer_values(const Problem& problem, const Layout& layout) {
     return values;
   }
   const DeviceConstants none;
-  const Layout clamped{layout.decomposition, layout.height,
-                       std::min(layout.task_extent, widest_task(problem, cut_of(layout)))};
-  return ExtentCosts(problem, cut_of(layout), clamped.task_extent, none).buffer_values(height_of(layout));
+  return ExtentCosts(problem, cut_of(layout), layout.task_extent, none).buffer_values(height_of(layout));
 }
 
 bool fits(const Problem& problem, const Layout& layout, std::uint64_t budget_bytes, Schedule schedule) {
@@ -514,6 +515,10 @@ bool fits(const Problem& problem, const Layout& layout, std::uint64_t budget_byt
 }
 
 namespace {
+
+double per_node_and_step(const Problem& problem, double total_ns) {
+  return total_ns / (problem.interior_nodes() * static_cast<double>(problem.steps));
+}
 
 // What the pass totals of a layout say, in O(1): the exact time of the serial schedule, or for
 // the overlapped one a lower bound. Each engine works through its commands in order, so the run
@@ -551,7 +556,7 @@ Estimate estimate(const Problem& problem, const Layout& layout, const DeviceCons
                            k.duplex ? up + last.last_kernels + last.drain : up + down,
                            down + first.fill + first.first_kernels});
   }
-  p.ns_per_node = p.total_ns / (problem.interior_nodes() * static_cast<double>(problem.steps));
+  p.ns_per_node = per_node_and_step(problem, p.total_ns);
   return e;
 }
 
@@ -570,7 +575,7 @@ Prediction exact_prediction(const Problem& problem, const Estimate& e, const Dev
   const auto full_times = task_times(full_tasks, up, down, k);
   const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k);
   p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, k.duplex).makespan(p.passes);
-  p.ns_per_node = p.total_ns / (problem.interior_nodes() * static_cast<double>(problem.steps));
+  p.ns_per_node = per_node_and_step(problem, p.total_ns);
   return p;
 }
 
@@ -581,7 +586,7 @@ Prediction incore_prediction(const Problem& problem, const DeviceConstants& k) {
   p.compute_ns = static_cast<double>(problem.steps) * k.launch_ns + all.computed * k.tau_a_ns;
   p.total_ns = p.transfer_ns + p.compute_ns;
   p.tasks = p.passes = 1;
-  p.ns_per_node = p.total_ns / (problem.interior_nodes() * static_cast<double>(problem.steps));
+  p.ns_per_node = per_node_and_step(problem, p.total_ns);
   return p;
 }
 
@@ -591,11 +596,8 @@ Prediction predict(const Problem& problem, const Layout& layout, const DeviceCon
   problem.validate();
   validate_layout(problem, layout);
   if (layout.decomposition == Decomposition::incore) return incore_prediction(problem, k);
-  // A task larger than the axis it cuts is the whole axis.
-  const Layout clamped{layout.decomposition, layout.height,
-                       std::min(layout.task_extent, widest_task(problem, cut_of(layout)))};
-  ExtentCosts costs(problem, cut_of(clamped), clamped.task_extent, k);
-  return exact_prediction(problem, estimate(problem, clamped, k, schedule, costs), k);
+  ExtentCosts costs(problem, cut_of(layout), layout.task_extent, k);
+  return exact_prediction(problem, estimate(problem, layout, k, schedule, costs), k);
 }
 
 double strip_ns_per_node_approx(double R, double n, double tau_c, double tau_a) {

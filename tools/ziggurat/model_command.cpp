@@ -76,6 +76,11 @@ Inputs load_inputs(const ModelOptions& o) {
 
 std::size_t value_bytes(const ModelOptions& o) { return o.precision == "f64" ? 8 : 4; }
 
+// Every transfer, contiguous or rectangular, costs tau_c per value.
+void set_tau_c(DeviceConstants& k, double tau_c_ns) {
+  for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = tau_c_ns;
+}
+
 DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   DeviceConstants k;
   if (in.profile) {
@@ -88,7 +93,7 @@ DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
     k = DeviceConstants::paper(o.sweep ? o.tau_a : o.tau_c, o.tau_a);  // a sweep sets tau_c from its ratios
   }
   if (o.tau_c > 0) {
-    for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = o.tau_c;
+    set_tau_c(k, o.tau_c);
   }
   return k;
 }
@@ -219,7 +224,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
     for (const auto& decomposition : decompositions) {
       for (const double ratio : ratios) {
         DeviceConstants k = base;
-        for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = ratio * k.tau_a_ns;
+        set_tau_c(k, ratio * k.tau_a_ns);
         rows.push_back({memory, ratio, decomposition, k, std::nullopt, {}});
       }
     }
