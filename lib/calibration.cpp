@@ -185,16 +185,22 @@ std::pair<double, double> measure_launches(const Context& context) {
   return {seconds_per_call(context, 256, launch), median_of(blocking)};
 }
 
-// tau_a of the 2D heat step, run by the solver itself, on a grid of about `bytes` per buffer (in
-// the steady state: well beyond the caches). A constant field is a fixed point of the scheme, so
-// the values stay ordinary numbers; the side is a multiple of the row alignment, so the upload
-// needs no staging.
+// tau_a of the heat step kernel of `dims` dimensions (the aligned kernels every solver mode runs),
+// on a grid of about `bytes` per buffer (in the steady state: well beyond the caches). A constant
+// field is a fixed point of the scheme, so the values stay ordinary numbers; 2D and 3D rows are a
+// multiple of the row alignment, so the upload needs no staging.
 template <class T>
-KernelRate measure_heat2d(const Context& context, std::size_t bytes) {
+KernelRate measure_heat(const Context& context, std::size_t dims, std::size_t bytes) {
   const std::size_t align = std::max<std::size_t>(1, context.device().base_address_align_bytes / sizeof(T));
-  const std::size_t side =
-      std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(bytes / sizeof(T)))) / align * align);
-  InDeviceHeat2D<T> solver(context, Grid<T>({side, side}, T(0.5)), 0.2);
+  const double values = static_cast<double>(bytes / sizeof(T));
+  const auto side = [&](double length, std::size_t multiple) {
+    return std::max<std::size_t>(64, static_cast<std::size_t>(length) / multiple * multiple);
+  };
+  std::vector<std::size_t> extents;
+  if (dims == 1) extents = {side(values, 1)};
+  if (dims == 2) extents = {side(std::sqrt(values), align), side(std::sqrt(values), 1)};
+  if (dims == 3) extents = {side(std::cbrt(values), align), side(std::cbrt(values), 1), side(std::cbrt(values), 1)};
+  InDeviceHeat<T> solver(context, Grid<T>(extents, T(0.5)), 0.5 / static_cast<double>(dims) * 0.8);
   const auto per_step = [&](std::size_t steps) {
     const StepTiming t = solver.advance(steps);
     return (t.device_seconds >= 0 ? t.device_seconds : t.wall_seconds) / static_cast<double>(steps);
@@ -203,8 +209,9 @@ KernelRate measure_heat2d(const Context& context, std::size_t bytes) {
   const std::size_t steps = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(0.005 / per_step(1))), 1, 50);
   std::vector<double> rounds;
   for (int r = 0; r < 3; ++r) rounds.push_back(per_step(steps));
-  const double interior = static_cast<double>((side - 2) * (side - 2));
-  return {"heat2d_step", 2, sizeof(T), {side, side}, median_of(rounds) / interior * 1e9};
+  double interior = 1;
+  for (const std::size_t extent : extents) interior *= static_cast<double>(extent - 2);
+  return {"heat" + std::to_string(dims) + "d_box", dims, sizeof(T), extents, median_of(rounds) / interior * 1e9};
 }
 
 // Uploads, downloads and kernels of similar length, alone and issued together on their queues.
@@ -497,8 +504,10 @@ DeviceProfile calibrate(const Context& context) {
         measure_copy_bandwidth(context, measurement_bytes(device, 256u << 20), 2);
   }
   const std::size_t grid_bytes = measurement_bytes(device, 128u << 20);
-  p.kernels.push_back(measure_heat2d<float>(context, grid_bytes));
-  if (device.fp64) p.kernels.push_back(measure_heat2d<double>(context, grid_bytes));
+  for (const std::size_t dims : {2, 1, 3}) {  // 2D float first: the overlap measurement uses it
+    p.kernels.push_back(measure_heat<float>(context, dims, grid_bytes));
+    if (device.fp64) p.kernels.push_back(measure_heat<double>(context, dims, grid_bytes));
+  }
   p.overlap = measure_overlap(context, timer, pinned.data(), bytes, p.upload_pinned.seconds(static_cast<double>(bytes)),
                               p.kernels.front().ns_per_node * 1e-9);
   try {

@@ -9,12 +9,14 @@
 
 #include "ziggurat/error.hpp"
 #include "ziggurat/grid.hpp"
+#include "tiling.hpp"
 
 namespace ziggurat::model {
 
 namespace {
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+using detail::Cut;
+using detail::ceil_div;
 
 std::string text(double value) {
   std::string s = std::to_string(value);
@@ -29,84 +31,6 @@ struct Task {
   std::size_t halo_source = 0;
 };
 
-// Sum over k = 0 .. count-1 of min(a + k, cap): the first terms grow, the rest are capped.
-double capped_rising_sum(double a, double cap, double count) {
-  const double rising = std::clamp(cap - a + 1, 0.0, count);
-  return rising * a + rising * (rising - 1) / 2 + (count - rising) * cap;
-}
-
-// Sum over k = 0 .. count-1 of max(a - k, floor).
-double floored_falling_sum(double a, double floor, double count) {
-  const double falling = std::clamp(a - floor + 1, 0.0, count);
-  return falling * a - falling * (falling - 1) / 2 + (count - falling) * floor;
-}
-
-// One axis of `length` nodes whose interior (1 .. length-2) is cut into tiles of `tile` nodes (a
-// tile longer than the interior is the whole interior). A tile's extent grown by m a side is
-// clipped to [lo, hi): to the grid (0, length) for what is sent, to the interior (1, length-1)
-// for what is computed. Sums over tiles are closed forms.
-struct Cut {
-  Cut(std::size_t nodes, std::size_t tile_nodes) : length(nodes), tile(std::min(tile_nodes, nodes - 2)) {}
-
-  std::size_t length;
-  std::size_t tile;
-
-  std::size_t tiles() const { return ceil_div(length - 2, tile); }
-  std::size_t begin(std::size_t t) const { return 1 + t * tile; }
-  std::size_t end(std::size_t t) const { return std::min(begin(t) + tile, length - 1); }
-  double width(std::size_t t, std::size_t m, std::size_t lo, std::size_t hi) const {
-    return static_cast<double>(std::min(end(t) + m, hi) - std::max(begin(t) > m ? begin(t) - m : 0, lo));
-  }
-  double sent(std::size_t t, std::size_t halo) const { return width(t, halo, 0, length); }
-  double owned(std::size_t t) const { return static_cast<double>(end(t) - begin(t)); }
-  // Nodes of tile t computed over `steps` steps: at step k it still needs steps-k nodes a side.
-  double computed(std::size_t t, std::size_t steps) const {
-    const double s = static_cast<double>(steps);
-    return capped_rising_sum(static_cast<double>(end(t)), static_cast<double>(length - 1), s) -
-           floored_falling_sum(static_cast<double>(begin(t)), 1, s);
-  }
-  // Whether tile t is whole and far enough from both boundaries that it computes tile + 2m
-  // nodes at margin m, like every other such tile.
-  bool regular(std::size_t t, std::size_t steps) const {
-    return end(t) - begin(t) == tile && begin(t) >= steps && end(t) + steps <= length;
-  }
-  // Sum over all tiles of width(t, m, lo, hi).
-  double total_width(std::size_t m, std::size_t lo, std::size_t hi) const {
-    const double T = static_cast<double>(tiles()), b = static_cast<double>(tile), mm = static_cast<double>(m);
-    const double H = static_cast<double>(hi), L = static_cast<double>(lo);
-    // Ends: 1 + (t+1) b + m for t < T-1, then length-1+m; each capped at hi.
-    const double grow = hi >= 1 + m ? std::floor((H - 1 - mm) / b) : 0;
-    const double p = std::clamp(grow, 0.0, T - 1);
-    const double ends = p * (1 + mm) + b * p * (p + 1) / 2 + (T - 1 - p) * H +
-                        std::min(static_cast<double>(length - 1) + mm, H);
-    // Begins: 1 + t b - m, floored at lo.
-    const double q = std::clamp(std::ceil((mm + L - 1) / b), 0.0, T);
-    const double begins = q * L + (T - q) * (1 - mm) + b * (T * (T - 1) - q * (q - 1)) / 2;
-    return ends - begins;
-  }
-  double total_sent(std::size_t halo) const { return total_width(halo, 0, length); }
-  double total_computed_at(std::size_t margin) const { return total_width(margin, 1, length - 1); }
-  // The most any tile sends with a halo of `halo`: the device buffer a task needs. Growing t, a
-  // tile's region grows while it is clipped at the start, stays at tile + 2 halo while clipped
-  // nowhere, and shrinks once clipped at the end, so the largest is at one of a few tiles.
-  double max_sent(std::size_t halo) const {
-    const std::size_t last = tiles() - 1;
-    const std::size_t unclipped_start = halo > 1 ? ceil_div(halo - 1, tile) : 0;  // begin(t) >= halo
-    const std::size_t clipped_end = length > halo + 1 ? (length - halo - 1) / tile : 0;  // end(t) + halo > length
-    double most = 0;
-    for (const std::size_t t : {std::size_t{0}, unclipped_start - (unclipped_start > 0), unclipped_start,
-                                clipped_end - (clipped_end > 0), clipped_end, last}) {
-      most = std::max(most, sent(std::min(t, last), halo));
-    }
-    return most;
-  }
-  // The last tile whose nodes tile t reads with a halo of `halo`.
-  std::size_t last_source(std::size_t t, std::size_t halo) const {
-    const std::size_t last_node = std::min(end(t) + halo, length - 1) - 1;
-    return std::min((last_node - 1) / tile, tiles() - 1);
-  }
-};
-
 // Values per row and interior nodes per row of a strip cut (rows are planes in 3D, nodes in 1D).
 std::pair<double, double> row_sizes(const Problem& problem) {
   double values = 1, interior = 1;
@@ -115,6 +39,16 @@ std::pair<double, double> row_sizes(const Problem& problem) {
     interior *= static_cast<double>(problem.extents[axis] - 2);
   }
   return {values, interior};
+}
+
+// Values of one row (plane) in a device buffer, whose rows are padded to the alignment; a 1D
+// grid's "rows" are single nodes.
+double padded_row_values(const Problem& problem) {
+  if (problem.extents.size() == 1) return 1;
+  const std::size_t align = std::max<std::size_t>(1, problem.row_alignment);
+  double values = static_cast<double>(ceil_div(problem.extents[0], align) * align);
+  for (std::size_t axis = 1; axis + 1 < problem.extents.size(); ++axis) values *= static_cast<double>(problem.extents[axis]);
+  return values;
 }
 
 std::vector<Task> strip_tasks(const Problem& problem, std::size_t rows, std::size_t steps) {
@@ -184,6 +118,8 @@ class ExtentCosts {
         k_(k),
         costs_(1) {
     std::tie(row_values_, row_interior_) = row_sizes(problem);
+    padded_row_values_ = padded_row_values(problem);
+    align_ = std::max<std::size_t>(1, problem.row_alignment);
     tasks_ = static_cast<double>(block_ ? fast_.tiles() * slow_.tiles() : slow_.tiles());
   }
 
@@ -194,7 +130,9 @@ class ExtentCosts {
   double tasks() const { return tasks_; }
   // Values a task buffer must hold for passes of `steps` steps: the largest region sent.
   double buffer_values(std::size_t steps) const {
-    return block_ ? fast_.max_sent(steps) * slow_.max_sent(steps) : slow_.max_sent(steps) * row_values_;
+    if (!block_) return slow_.max_sent(steps) * padded_row_values_;
+    const auto width = static_cast<std::size_t>(fast_.max_sent(steps));
+    return static_cast<double>(ceil_div(width, align_) * align_) * slow_.max_sent(steps);
   }
   // The same as rows (strips) or as the longer side of the region (blocks).
   std::size_t buffer_extent(std::size_t steps) const {
@@ -236,7 +174,8 @@ class ExtentCosts {
   Cut slow_, fast_;  // the cut axis, and (blocks) the other one
   TransferCost up_, down_;
   const DeviceConstants& k_;
-  double row_values_ = 1, row_interior_ = 1, tasks_ = 0, computed_ = 0;
+  double row_values_ = 1, row_interior_ = 1, padded_row_values_ = 1, tasks_ = 0, computed_ = 0;
+  std::size_t align_ = 1;
   std::vector<PassCosts> costs_;  // costs_[s]: a pass of s steps (costs_[0] unused)
 };
 
@@ -451,7 +390,7 @@ std::vector<TaskCounts> pass_counts(const Problem& problem, const Layout& layout
   return counts;
 }
 
-std::size_t buffer_layers(Schedule schedule) { return schedule == Schedule::serial ? 1 : 4; }
+std::size_t buffer_layers(Schedule schedule) { return schedule == Schedule::serial ? 2 : 4; }
 
 namespace {
 
@@ -460,7 +399,6 @@ double capacity_values(const Problem& problem, std::uint64_t budget_bytes, Sched
   return std::floor(static_cast<double>(budget_bytes) / static_cast<double>(problem.value_bytes * buffer_layers(schedule)));
 }
 
-double row_values(const Problem& problem) { return row_sizes(problem).first; }
 
 Decomposition cut_of(const Layout& layout) {
   return layout.decomposition == Decomposition::block ? Decomposition::block : Decomposition::strip;
@@ -468,6 +406,11 @@ Decomposition cut_of(const Layout& layout) {
 
 std::size_t height_of(const Layout& layout) {
   return layout.decomposition == Decomposition::trivial ? 1 : layout.height;
+}
+
+// Values of the whole grid in one device buffer (rows padded).
+double incore_values(const Problem& problem) {
+  return padded_row_values(problem) * static_cast<double>(problem.extents.back());
 }
 
 // No task needs to own more than the interior of the axes it cuts.
@@ -479,7 +422,7 @@ std::size_t widest_task(const Problem& problem, Decomposition cut) {
 
 std::size_t max_strip_rows(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule) {
   problem.validate();
-  const double rows = std::floor(capacity_values(problem, budget_bytes, schedule) / row_values(problem));
+  const double rows = std::floor(capacity_values(problem, budget_bytes, schedule) / padded_row_values(problem));
   return static_cast<std::size_t>(std::min(rows, static_cast<double>(problem.extents.back())));
 }
 
@@ -492,21 +435,20 @@ std::size_t max_block_side(const Problem& problem, std::uint64_t budget_bytes, S
 
 bool fits_incore(const Problem& problem, std::uint64_t budget_bytes) {
   problem.validate();
-  double values = 1;
-  for (const std::size_t extent : problem.extents) values *= static_cast<double>(extent);
-  return 2.0 * values * static_cast<double>(problem.value_bytes) <= static_cast<double>(budget_bytes);
+  return 2.0 * incore_values(problem) * static_cast<double>(problem.value_bytes) <= static_cast<double>(budget_bytes);
 }
 
 double task_buffer_values(const Problem& problem, const Layout& layout) {
   problem.validate();
   validate_layout(problem, layout);
-  if (layout.decomposition == Decomposition::incore) {
-    double values = 1;
-    for (const std::size_t extent : problem.extents) values *= static_cast<double>(extent);
-    return values;
-  }
+  if (layout.decomposition == Decomposition::incore) return incore_values(problem);
   const DeviceConstants none;
   return ExtentCosts(problem, cut_of(layout), layout.task_extent, none).buffer_values(height_of(layout));
+}
+
+std::uint64_t minimum_budget(const Problem& problem, Decomposition decomposition, std::size_t height, Schedule schedule) {
+  const Layout smallest{decomposition, height, 1};
+  return static_cast<std::uint64_t>(task_buffer_values(problem, smallest)) * problem.value_bytes * buffer_layers(schedule);
 }
 
 bool fits(const Problem& problem, const Layout& layout, std::uint64_t budget_bytes, Schedule schedule) {
@@ -670,14 +612,14 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
                           std::to_string(problem.steps) + " steps");
   }
   if (largest_fitting_extent(problem, kind, n_first, capacity) == 0) {
-    const std::size_t buffer = block ? max_block_side(problem, budget, schedule) : max_strip_rows(problem, budget, schedule);
-    throw InvalidArgument(std::string("a ") + bytes_text(budget) + " device-memory budget holds " +
-                          (block ? "a block side of " : "strips of ") + std::to_string(buffer) + (block ? "" : " rows") +
-                          " in the " + to_string(schedule) + " schedule; a pyramid pass of n = " +
-                          std::to_string(n_first) + " needs at least " + std::to_string(2 * n_first + 1) +
-                          " (one owned and n halo a side): give more memory, a lower height, or a smaller grid");
+    throw InvalidArgument(std::string("a ") + bytes_text(budget) + " device-memory budget is too small for " +
+                          to_string(kind) + " pyramid passes of n = " + std::to_string(n_first) + " on grid " +
+                          extents_string(problem.extents) + " in the " + to_string(schedule) +
+                          " schedule: the smallest task (one owned " + (block ? "node a side" : "row") +
+                          " and n halo a side, " + std::to_string(buffer_layers(schedule)) +
+                          " buffers) needs at least " + bytes_text(minimum_budget(problem, kind, n_first, schedule)) +
+                          "; give more memory, a lower height, or a smaller grid");
   }
-
   // Branch and bound over every task size and every height. Heights at each task size stop where
   // the buffer no longer fits, and where the kernels alone take longer than the best plan found:
   // both only grow with n (for a fixed task size, taller pyramids compute every node at least as

@@ -10,6 +10,8 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd oclgrind clinfo
   # libraries
   libclblast-dev doctest-dev libcli11-dev nlohmann-json3-dev
+  # pictures (ziggurat heat --png)
+  libpng-dev
   # plots (ziggurat model --plot)
   libplplot-dev plplot-driver-cairo
   # tests: NumPy cross-checks of the .npy reader and writer

@@ -55,6 +55,9 @@ struct Problem {
   std::vector<std::size_t> extents;  ///< nodes per axis, fastest first, boundary included
   std::size_t steps = 0;             ///< K
   std::size_t value_bytes = 4;
+  /// Device buffers pad rows (2D) and plane rows (3D) to a multiple of this many values, so that
+  /// every row starts aligned; buffer sizes count the padding, transfers do not.
+  std::size_t row_alignment = 1;
 
   void validate() const;
   double interior_nodes() const;
@@ -83,8 +86,10 @@ struct TaskCounts {
 /// be shorter than n), edge tasks and the last, shorter task included.
 std::vector<TaskCounts> pass_counts(const Problem& problem, const Layout& layout, std::size_t pass_steps);
 
-/// Task-sized buffers a schedule keeps in device memory: the paper's serial schedule holds one
-/// time layer; the overlapped one two task slots of two layers (ping-pong) each.
+/// Task-sized buffers a schedule keeps in device memory: two time layers (ping-pong) per task
+/// slot; the serial schedule has one slot, the overlapped one two. (The paper's serial schedule
+/// kept one layer and stepped it in place, at the price of a preparation kernel per step that
+/// saves each work-group's halo; two layers need no such kernel.)
 std::size_t buffer_layers(Schedule schedule);
 
 /// The largest strip buffer R (whole rows or planes) and block side B that `budget_bytes` holds.
@@ -92,6 +97,10 @@ std::size_t max_strip_rows(const Problem& problem, std::uint64_t budget_bytes, S
 std::size_t max_block_side(const Problem& problem, std::uint64_t budget_bytes, Schedule schedule);
 /// Whether the whole grid, two time layers of it, fits in the budget.
 bool fits_incore(const Problem& problem, std::uint64_t budget_bytes);
+
+/// The smallest budget that holds pyramid passes of `height` steps: tasks of one owned row
+/// (strips) or one owned node a side (blocks), in the schedule's buffers.
+std::uint64_t minimum_budget(const Problem& problem, Decomposition decomposition, std::size_t height, Schedule schedule);
 
 /// The values one buffer layer of the layout's largest task holds: the largest region a task of a
 /// pass of n steps sends (tasks at the grid's edges send less: nothing lies beyond the boundary).

@@ -63,9 +63,11 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
     CHECK(p.launch_blocking_s > 0);
     if (d.profiling) CHECK(p.copy_bytes_per_s() > 1e8);
     REQUIRE(!p.kernels.empty());
-    CHECK(p.kernels.size() == (d.fp64 ? 2u : 1u));
+    CHECK(p.kernels.size() == (d.fp64 ? 6u : 3u));  // 1D, 2D and 3D, each in float (and double)
     for (const auto& k : p.kernels) {
-      CHECK(k.kernel == "heat2d_step");
+      CHECK(k.kernel == "heat" + std::to_string(k.dims) + "d_box");
+      CHECK(k.extents.size() == k.dims);
+      CHECK_NOTHROW(p.constants(k.dims, k.value_bytes));
       CHECK(k.ns_per_node > 0);
       CHECK(k.ns_per_node < 1000);
     }

@@ -19,7 +19,7 @@ int main() {
                     "clEnqueueNDRangeKernel");
     ziggurat::copy_to_host(context.compute_queue(), buffer, values.data());
 
-    ziggurat::InDeviceHeat2D<float> heat(context, ziggurat::heat_mode_field<float>(32, 32), 0.25);
+    ziggurat::InDeviceHeat<float> heat(context, ziggurat::heat_mode_field<float>({32, 32}), 0.25);
     heat.advance(10);
     const float centre = heat.read()(16, 16);
 

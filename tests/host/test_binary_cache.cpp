@@ -111,7 +111,7 @@ TEST_CASE("kernel sources are embedded, and ZIGGURAT_KERNEL_DIR replaces them") 
   test::EnvGuard no_override("ZIGGURAT_KERNEL_DIR", nullptr);
   const std::string embedded = kernel_source("heat2d");
   CHECK(embedded.find("__kernel void heat2d_step") != std::string::npos);
-  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: calibrate heat2d stream"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: calibrate heat2d stencil stream"), InvalidArgument);
 
   TempDir dir;
   test::write_bytes(dir / "heat2d.cl", "// my version\n");

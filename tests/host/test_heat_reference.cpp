@@ -44,19 +44,43 @@ TEST_CASE("one reference step on a 3 x 3 grid, by hand") {
   CHECK(grid.values() == before.values());  // nothing else changed
 }
 
+TEST_CASE("one reference step in 1D and 3D, by hand: neighbours added x, then y, then z") {
+  Grid<double> line({3});
+  line(0) = 1, line(1) = 10, line(2) = 3;
+  heat_steps_reference(line, 0.25, 1);
+  CHECK(line(1) == 0.25 * (1.0 + 3.0) + 0.5 * 10.0);
+  CHECK(line(0) == 1.0);
+  CHECK(line(2) == 3.0);
+
+  Grid<float> cube({3, 3, 3});
+  const float xm = 0.1f, xp = 1e7f, ym = -1e7f, yp = 0.3f, zm = 0.7f, zp = 3.3f, c = 2.0f;
+  cube(0, 1, 1) = xm, cube(2, 1, 1) = xp, cube(1, 0, 1) = ym, cube(1, 2, 1) = yp;
+  cube(1, 1, 0) = zm, cube(1, 1, 2) = zp, cube(1, 1, 1) = c;
+  heat_steps_reference(cube, 0.125, 1);
+  const auto k = heat_coefficients<float>(0.125, 3);
+  volatile float sum = xm + xp;  // volatile: rounded to float after every operation
+  sum = sum + ym;
+  sum = sum + yp;
+  sum = sum + zm;
+  sum = sum + zp;
+  volatile float scaled = k.a * sum, kept = k.b * c;
+  CHECK(cube(1, 1, 1) == scaled + kept);
+}
+
 TEST_CASE_TEMPLATE("the reference follows the exact discrete solution of the slowest mode", T, float, double) {
-  for (const auto& [w, h, steps] : {std::tuple{5, 5, 10}, std::tuple{64, 48, 200}, std::tuple{3, 9, 7}}) {
-    const double alpha = 0.24;
-    const Grid<T> initial = heat_mode_field<T>(w, h);
+  using Case = std::pair<std::vector<std::size_t>, int>;
+  for (const auto& [extents, steps] : {Case{{5, 5}, 10}, Case{{64, 48}, 200}, Case{{3, 9}, 7}, Case{{130}, 200},
+                                       Case{{20, 17, 12}, 100}, Case{{3, 3, 3}, 5}}) {
+    const double alpha = 0.96 * max_stable_alpha(extents.size());
+    const Grid<T> initial = heat_mode_field<T>(extents);
     Grid<T> grid = initial;
     heat_steps_reference(grid, alpha, steps);
-    const double factor = std::pow(heat_mode_decay(w, h, alpha), steps);
+    const double factor = std::pow(heat_mode_decay(extents, alpha), steps);
     double error = 0;
     for (std::size_t i = 0; i < grid.size(); ++i) {
       error = std::max(error, std::abs(grid.data()[i] - factor * initial.data()[i]));
     }
-    CAPTURE(w);
-    CAPTURE(h);
+    CAPTURE(extents_string(extents));
     CHECK(error <= 8.0 * steps * std::numeric_limits<T>::epsilon());
     CHECK(factor < 1.0);
   }
@@ -81,11 +105,12 @@ TEST_CASE("the reference keeps boundary values and the maximum principle") {
 
 TEST_CASE("the reference and the mode field refuse grids without an interior") {
   Grid<float> thin({2, 5});
-  CHECK_THROWS_WITH_AS(heat_steps_reference(thin, 0.2, 1), doctest::Contains("at least 3 x 3 nodes"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(heat_steps_reference(thin, 0.2, 1), doctest::Contains("at least 3 nodes on every axis"), InvalidArgument);
   Grid<float> line({9});
-  CHECK_THROWS_WITH_AS(heat_steps_reference(line, 0.2, 1), doctest::Contains("needs a 2D grid"), InvalidArgument);
-  CHECK_THROWS_AS(heat_mode_field<float>(3, 2), InvalidArgument);
-  CHECK_THROWS_AS(heat_mode_decay(1, 5, 0.2), InvalidArgument);
+  CHECK_THROWS_WITH_AS(heat_steps_reference(line, 0.6, 1), doctest::Contains("1/2"), InvalidArgument);
+  CHECK_THROWS_AS(heat_mode_field<float>({3, 2}), InvalidArgument);
+  CHECK_THROWS_AS(heat_mode_field<float>({3, 3, 3, 3}), InvalidArgument);
+  CHECK_THROWS_AS(heat_mode_decay({1, 5}, 0.2), InvalidArgument);
 }
 
 TEST_CASE("require_finite names the first bad node") {

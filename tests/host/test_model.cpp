@@ -168,22 +168,34 @@ TEST_CASE("edge cases: n = 1 is the trivial algorithm, n = (R-1)/2 owns one row,
 
 TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a clear error") {
   const Problem problem{{1026, 1026}, 100, 4};
-  CHECK(max_strip_rows(problem, 1026 * 4 * 100, Schedule::serial) == 100);          // one layer of whole rows
+  CHECK(max_strip_rows(problem, 2 * 1026 * 4 * 100, Schedule::serial) == 100);      // 2 layers of whole rows
   CHECK(max_strip_rows(problem, 4 * 1026 * 4 * 100, Schedule::overlapped) == 100);  // 4 layers
   CHECK(max_strip_rows(problem, 1ull << 40, Schedule::serial) == 1026);             // never more than the grid
-  CHECK(max_block_side(problem, 4 * 300 * 300, Schedule::serial) == 300);
+  Problem padded = problem;
+  padded.row_alignment = 32;  // rows of 1026 values take 1056 in device buffers
+  CHECK(max_strip_rows(padded, 2 * 1056 * 4 * 100, Schedule::serial) == 100);
+  CHECK(max_strip_rows(padded, 2 * 1056 * 4 * 100 - 1, Schedule::serial) == 99);
+  CHECK(task_buffer_values(padded, Layout{Decomposition::block, 2, 27}) == 32 * 31);  // 31 wide, padded to 32
+  CHECK_FALSE(fits_incore(padded, 2ull * 1026 * 1026 * 4));
+  CHECK(fits_incore(padded, 2ull * 1056 * 1026 * 4));
+  CHECK(max_block_side(problem, 2 * 4 * 300 * 300, Schedule::serial) == 300);
   CHECK(max_block_side(problem, 16 * 300 * 300, Schedule::overlapped) == 300);
   CHECK(max_block_side(Problem{{10, 10, 10}, 1, 4}, 1 << 20, Schedule::serial) == 0);
   CHECK(fits_incore(problem, 2ull * 1026 * 1026 * 4));
   CHECK_FALSE(fits_incore(problem, 2ull * 1026 * 1026 * 4 - 1));
 
   const auto k = DeviceConstants::paper(10, 1);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 4104 * 2, k, Schedule::serial, Decomposition::strip),
-                       doctest::Contains("holds strips of 2 rows"), InvalidArgument);
+  // The minimum: one owned row (node) and n halo rows a side, in every buffer of the schedule.
+  CHECK(minimum_budget(problem, Decomposition::strip, 1, Schedule::serial) == 3 * 4104 * 2);
+  CHECK(minimum_budget(problem, Decomposition::strip, 5, Schedule::overlapped) == 11 * 4104 * 4);
+  CHECK(minimum_budget(problem, Decomposition::block, 1, Schedule::overlapped) == 9 * 4 * 4);
+  CHECK_THROWS_WITH_AS(best_plan(problem, 3 * 4104 * 2 - 1, k, Schedule::serial, Decomposition::strip),
+                       doctest::Contains("needs at least 24.05 KiB"), InvalidArgument);
+  CHECK_NOTHROW(best_plan(problem, 3 * 4104 * 2, k, Schedule::serial, Decomposition::strip));
   CHECK_THROWS_WITH_AS(best_plan(problem, 16 * 4, k, Schedule::overlapped, Decomposition::block),
-                       doctest::Contains("needs at least 3"), InvalidArgument);
+                       doctest::Contains("needs at least 144 bytes"), InvalidArgument);
   CHECK_THROWS_WITH_AS(best_plan(problem, 4104 * 9, k, Schedule::serial, Decomposition::strip, 5),
-                       doctest::Contains("n = 5 needs at least 11"), InvalidArgument);
+                       doctest::Contains("n = 5 on grid 1026x1026"), InvalidArgument);
   CHECK_THROWS_WITH_AS(best_plan(problem, 1 << 30, k, Schedule::serial, Decomposition::strip, 101),
                        doctest::Contains("between 1 and the 100 steps"), InvalidArgument);
   CHECK_THROWS_AS(best_plan(problem, 1 << 20, k, Schedule::serial, Decomposition::incore), InvalidArgument);
@@ -208,8 +220,8 @@ TEST_CASE("a task's buffer is the largest region it sends; edge tasks need no ha
   // One task owning the whole axis needs the whole axis, however tall the pyramid.
   const Problem problem{{9, 26}, 1000, 4};
   CHECK(task_buffer_values(problem, Layout{Decomposition::strip, 1000, 24}) == 26 * 9);
-  CHECK(fits(problem, Layout{Decomposition::strip, 1000, 24}, 26 * 9 * 4, Schedule::serial));
-  CHECK_FALSE(fits(problem, Layout{Decomposition::strip, 1000, 24}, 26 * 9 * 4 - 1, Schedule::serial));
+  CHECK(fits(problem, Layout{Decomposition::strip, 1000, 24}, 2 * 26 * 9 * 4, Schedule::serial));
+  CHECK_FALSE(fits(problem, Layout{Decomposition::strip, 1000, 24}, 2 * 26 * 9 * 4 - 1, Schedule::serial));
 }
 
 TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
@@ -259,7 +271,7 @@ TEST_CASE("the optimiser is exhaustive: no fitting height or task size beats its
 TEST_CASE("a short grid fits one task per pass: then the tallest pyramid wins") {
   // 1026 rows fit the buffer whole: one pass of n = K moves the grid once.
   const Problem problem{{1026, 1026}, 1000, 4};
-  const Plan plan = best_plan(problem, 1026ull * 1026 * 4, DeviceConstants::paper(10, 1), Schedule::serial,
+  const Plan plan = best_plan(problem, 2ull * 1026 * 1026 * 4, DeviceConstants::paper(10, 1), Schedule::serial,
                               Decomposition::strip);
   CHECK(plan.layout.height == 1000);
   CHECK(plan.prediction.passes == 1);

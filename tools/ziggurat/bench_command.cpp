@@ -1,5 +1,5 @@
 // `ziggurat bench`: measurements that go into the committed benchmark tables.
-//   bench heat   the in-device heat step beside the device's streaming limit
+//   bench heat   the heat solver's modes beside their peers and the physical limits (bench_heat.cpp)
 //   bench build  program build time with a cold and a warm binary cache
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "bench.hpp"
 #include "commands.hpp"
 #include "format.hpp"
 #include "ziggurat/calibration.hpp"
@@ -26,10 +27,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct BenchOptions {
-  std::string size = "8192x8192";
-  std::size_t steps = 100;
   std::size_t repeat = 5;
-  std::string precision = "f32";
   std::string device;
   bool json = false;
 };
@@ -42,58 +40,6 @@ double median(std::vector<double> values) {
 
 nlohmann::json device_json(const DeviceInfo& device) {
   return {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}};
-}
-
-template <class T>
-void bench_heat(const BenchOptions& options) {
-  const auto extents = parse_extents(options.size, 2, 2);
-  Context context(options.device);
-  if (!context.device().profiling) {
-    throw UnsupportedFeature(context.device().label() + " cannot profile commands; the benchmark needs device timers");
-  }
-  InDeviceHeat2D<T>::check_fits(context.device(), extents[0], extents[1]);
-  InDeviceHeat2D<T> solver(context, heat_mode_field<T>(extents[0], extents[1]), 0.2);
-  solver.advance(2);  // warm-up
-  std::vector<double> step_seconds;
-  for (std::size_t r = 0; r < options.repeat; ++r) {
-    step_seconds.push_back(solver.advance(options.steps).device_seconds / static_cast<double>(options.steps));
-  }
-  const double interior = static_cast<double>((extents[0] - 2) * (extents[1] - 2));
-  const double step = *std::min_element(step_seconds.begin(), step_seconds.end());
-  const double nodes_per_second = interior / step;
-  const auto [kernel_copy, driver_copy] =
-      measure_copy_bandwidth(context, solver.pitch() * extents[1] * sizeof(T), options.repeat);
-  const double copy = std::max(kernel_copy, driver_copy);
-  const double bytes_per_node = 2.0 * sizeof(T);  // read once, written once when caches work
-  const double limit = copy / bytes_per_node;
-
-  const DeviceInfo& device = context.device();
-  if (options.json) {
-    nlohmann::json j = {
-        {"benchmark", "heat in-device"}, {"library_version", version}, {"date", now_text()},
-        {"device", device_json(device)}, {"size", extents}, {"precision", options.precision},
-        {"steps", options.steps}, {"repeat", options.repeat},
-        {"step_s_best", step}, {"step_s_median", median(step_seconds)},
-        {"nodes_per_s", nodes_per_second}, {"copy_kernel_bytes_per_s", kernel_copy},
-        {"copy_driver_bytes_per_s", driver_copy}, {"streaming_limit_nodes_per_s", limit},
-        {"fraction_of_streaming_limit", nodes_per_second / limit}};
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  std::cout << "ziggurat " << version << " bench heat, " << now_text() << "\n"
-            << "device: " << device.label() << ", driver " << device.driver_version << "\n"
-            << "grid " << extents_string(extents) << " " << (sizeof(T) == 4 ? "float" : "double") << ", "
-            << options.steps << " steps x " << options.repeat << " rounds (best round; device timers)\n\n";
-  Table table({"what", "ns/node", "Gnodes/s", "GB/s", "vs streaming limit"});
-  const auto row = [&](const std::string& what, double nodes, double bytes) {
-    table.add({what, number_text(1e9 / nodes), number_text(nodes * 1e-9), number_text(bytes * 1e-9),
-               number_text(nodes / limit)});
-  };
-  row("in-device step (heat2d_step)", nodes_per_second, nodes_per_second * bytes_per_node);
-  row("streaming limit (best copy / " + std::to_string(static_cast<int>(bytes_per_node)) + " B)", limit, copy);
-  row("  copy kernel", kernel_copy / bytes_per_node, kernel_copy);
-  row("  clEnqueueCopyBuffer", driver_copy / bytes_per_node, driver_copy);
-  table.print(std::cout);
 }
 
 // Build time of one program from source (cold: empty cache) and from the cache (warm), each in a
@@ -120,7 +66,7 @@ void bench_build(const BenchOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     const cl::Program& program = context.program("heat2d", BuildOptions().real_type<float>().str());
     const auto built = std::chrono::steady_clock::now();
-    InDeviceHeat2D<float> solver(context, heat_mode_field<float>(64, 64), 0.2);
+    InDeviceHeat<float> solver(context, heat_mode_field<float>({64, 64}), 0.2);
     const auto launch_start = std::chrono::steady_clock::now();
     solver.advance(1);
     const auto launched = std::chrono::steady_clock::now();
@@ -166,18 +112,11 @@ void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Benchmarks, printed beside the device's physical limits");
   bench->require_subcommand(1);
 
-  auto heat = std::make_shared<BenchOptions>();
-  auto* heat_command = bench->add_subcommand("heat", "In-device heat step against the streaming limit");
-  heat_command->add_option("--size", heat->size, "Grid nodes WxH")->capture_default_str();
-  heat_command->add_option("--steps", heat->steps, "Steps per timed round")->capture_default_str()
-      ->check(whole_number(1));
-  heat_command->add_option("--repeat", heat->repeat, "Timed rounds")->capture_default_str()->check(whole_number(1));
-  add_precision_option(heat_command, heat->precision);
-  heat_command->add_option("--device", heat->device, "Device selection (see `ziggurat devices`)");
-  heat_command->add_flag("--json", heat->json, "Print JSON");
-  heat_command->callback([heat] {
-    with_precision(heat->precision, [&](auto zero) { bench_heat<decltype(zero)>(*heat); });
-  });
+  auto heat = std::make_shared<BenchHeatOptions>();
+  auto* heat_command = bench->add_subcommand("heat", "Heat solver modes (in-device, incore, trivial, pyramids) beside "
+                                                     "the naive kernel and the physical limits; height sweep");
+  add_bench_heat_options(heat_command, *heat);
+  heat_command->callback([heat] { run_bench_heat(*heat); });
 
   auto build = std::make_shared<BenchOptions>();
   auto* build_command = bench->add_subcommand("build", "Program build time, cold and warm binary cache");

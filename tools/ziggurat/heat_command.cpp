@@ -1,16 +1,23 @@
-// `ziggurat heat`: the explicit 2D heat scheme on a grid held in device memory.
+// `ziggurat heat`: the explicit heat scheme in 1D, 2D or 3D on a grid held in host memory, run on
+// the device by the pyramid method (or in core when it fits), as the cost model plans it.
+
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "picture.hpp"
+#include "ziggurat/calibration.hpp"
 #include "ziggurat/context.hpp"
 #include "ziggurat/error.hpp"
 #include "ziggurat/heat.hpp"
+#include "ziggurat/heat_solver.hpp"
 #include "ziggurat/npy.hpp"
 
 namespace ziggurat::cli {
@@ -18,120 +25,236 @@ namespace ziggurat::cli {
 namespace {
 
 struct HeatOptions {
+  std::size_t dims = 0;  // 0: from --size or --init, else 2
   std::string size;
   std::size_t steps = 1000;
-  double alpha = 0.2;
+  double alpha = std::numeric_limits<double>::quiet_NaN();  // NaN: 0.4 / dims, 80 % of the stability limit
   std::string precision;  // empty: the --init array's type, else f32
   std::string device;
   std::string init;
   std::string out;
+  std::string png;
+  std::string mode = "auto";
+  std::string decomposition;
+  std::size_t height = 0;  // 0: the model's choice
+  std::string device_mem;
+  bool serial = false;
+  bool quiet = false;
   bool json = false;
 };
 
-// The grid's extents, from --size or the --init file's header (W x H for shape (H, W)), checked
-// against each other, before any large allocation.
+// The grid's extents, fastest axis first: from --size or the --init file's header (shape
+// (D, H, W) is W x H x D), checked against each other and --dims before any large allocation.
 std::vector<std::size_t> grid_extents(const HeatOptions& options) {
-  if (options.init.empty()) return parse_extents(options.size.empty() ? "1024x1024" : options.size, 2, 2);
-  const auto shape = read_npy_header(options.init).shape;
-  if (shape.size() != 2) {
-    throw InvalidArgument("--init " + options.init + " holds a " + std::to_string(shape.size()) +
-                          "D array; the 2D heat solver needs shape (H, W)");
+  std::vector<std::size_t> extents;
+  if (!options.init.empty()) {
+    const auto shape = read_npy_header(options.init).shape;
+    extents.assign(shape.rbegin(), shape.rend());
+    if (!options.size.empty() && parse_extents(options.size, 1, 3) != extents) {
+      throw InvalidArgument("--size " + options.size + " does not match --init " + options.init + ", which is " +
+                            extents_string(extents) + " (shape (D, H, W) is W x H x D); drop --size or fix it");
+    }
+  } else if (!options.size.empty()) {
+    extents = parse_extents(options.size, 1, 3);
+  } else {
+    extents.assign(options.dims == 0 ? 2 : options.dims, options.dims == 3 ? 128 : options.dims == 1 ? 1 << 20 : 1024);
   }
-  const std::vector<std::size_t> extents = {shape[1], shape[0]};
-  if (!options.size.empty() && parse_extents(options.size, 2, 2) != extents) {
-    throw InvalidArgument("--size " + options.size + " does not match --init " + options.init + ", which is " +
-                          extents_string(extents) + " (shape (H, W) is W x H); drop --size or fix it");
+  if (options.dims != 0 && extents.size() != options.dims) {
+    throw InvalidArgument("--dims " + std::to_string(options.dims) + " does not match the " +
+                          std::to_string(extents.size()) + "D grid " + extents_string(extents) +
+                          (options.init.empty() ? " of --size" : " of --init"));
   }
+  require_heat_grid(extents, "ziggurat heat");
   return extents;
 }
 
-// The initial field: from --init, or the default, the slowest discrete mode (heat.hpp), whose
-// exact solution lets every run measure its own error.
-template <class T>
-Grid<T> initial_field(const HeatOptions& options, const std::vector<std::size_t>& extents) {
-  return options.init.empty() ? heat_mode_field<T>(extents[0], extents[1]) : load_grid<T>(options.init);
-}
-
-void check_output_path(const HeatOptions& options) {
-  if (options.out.empty()) return;
-  const std::filesystem::path out(options.out);
+void check_output_path(const std::string& path, const char* option, const HeatOptions& options) {
+  if (path.empty()) return;
+  const std::filesystem::path out(path);
   std::error_code error;
   if (!options.init.empty() && std::filesystem::equivalent(out, options.init, error)) {
-    throw InvalidArgument("--out " + options.out + " is the --init file: ziggurat never overwrites its "
+    throw InvalidArgument(std::string(option) + " " + path + " is the --init file: ziggurat never overwrites its "
                           "input; choose another output path");
   }
   if (std::filesystem::is_directory(out, error)) {
-    throw InvalidArgument("--out " + options.out + " is a folder; give a file name, e.g. " +
-                          (out / "result.npy").string());
+    throw InvalidArgument(std::string(option) + " " + path + " is a folder; give a file name");
   }
   const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(folder, error)) {
-    throw InvalidArgument("--out " + options.out + ": folder '" + folder.string() + "' does not exist");
+    throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
   }
+}
+
+HeatPlanRequest plan_request(const HeatOptions& options) {
+  HeatPlanRequest request;
+  const std::vector<std::pair<std::string, HeatMode>> modes = {{"auto", HeatMode::automatic}, {"incore", HeatMode::incore},
+                                                               {"trivial", HeatMode::trivial}, {"strip", HeatMode::strip},
+                                                               {"block", HeatMode::block}};
+  const auto mode = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.first == options.mode; });
+  if (mode == modes.end()) throw InvalidArgument("--mode is auto, incore, trivial, strip or block, not '" + options.mode + "'");
+  request.mode = mode->second;
+  if (!options.decomposition.empty()) {
+    if (options.decomposition != "strip" && options.decomposition != "block") {
+      throw InvalidArgument("--decomposition is strip or block, not '" + options.decomposition + "'");
+    }
+    if (request.mode != HeatMode::automatic && request.mode != HeatMode::trivial) {
+      throw InvalidArgument("--decomposition chooses the sub-domains of --mode trivial or auto; --mode " + options.mode +
+                            " has its own");
+    }
+    request.decomposition = options.decomposition == "strip" ? model::Decomposition::strip : model::Decomposition::block;
+  }
+  if (options.height > 0) {
+    if (request.mode == HeatMode::incore || request.mode == HeatMode::trivial) {
+      throw InvalidArgument("--height sets the pyramid height of --mode strip, block or auto; --mode " + options.mode +
+                            (request.mode == HeatMode::trivial ? " always takes one step per pass" : " has no pyramid"));
+    }
+    request.height = options.height;
+  }
+  if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
+  request.schedule = options.serial ? model::Schedule::serial : model::Schedule::overlapped;
+  return request;
+}
+
+// Distance of the field from the exact discrete solution decay^K times the slowest mode, without
+// building the mode field (the grid may fill most of host memory).
+template <class T>
+double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, double factor) {
+  std::array<std::vector<double>, 3> sines;
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    const std::size_t n = axis < extents.size() ? extents[axis] : 1;
+    sines[axis].assign(n, 1.0);
+    if (axis >= extents.size()) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      sines[axis][i] = i == 0 || i + 1 == n ? 0.0 : std::sin(M_PI * static_cast<double>(i) / static_cast<double>(n - 1));
+    }
+  }
+  double error = 0;
+  std::size_t index = 0;
+  for (const double sz : sines[2]) {
+    for (const double sy : sines[1]) {
+      for (const double sx : sines[0]) {
+        error = std::max(error, std::abs(static_cast<double>(values[index++]) - factor * sx * sy * sz));
+      }
+    }
+  }
+  return error;
+}
+
+// "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s", rewritten in place on a terminal.
+void show_progress(const HeatProgress& p) {
+  std::cerr << "\rpass " << p.passes_done << "/" << p.passes << ", steps " << p.steps_done << "/" << p.steps << ", "
+            << number_text(p.nodes_per_second * 1e-9) << " Gnodes/s, ETA " << number_text(p.eta_seconds, 2) << " s   "
+            << std::flush;
+}
+
+std::string plan_text(const model::Plan& plan, const HeatRun& run, std::size_t dims) {
+  const model::Layout& layout = plan.layout;
+  if (layout.decomposition == model::Decomposition::incore) return "incore: the whole grid on the device";
+  const bool block = layout.decomposition == model::Decomposition::block;
+  const std::string unit = block ? "blocks" : dims == 3 ? "strips of planes" : dims == 1 ? "strips of nodes" : "strips of rows";
+  return std::string(block ? "block" : "strip") + " pyramid, n = " + std::to_string(layout.height) + ", " + unit +
+         " owning " + std::to_string(layout.task_extent) + (block ? " x " + std::to_string(layout.task_extent) : "") +
+         " (buffers of " + std::to_string(plan.buffer_extent) + "), " + std::to_string(plan.prediction.tasks) +
+         " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + model::to_string(run.schedule);
 }
 
 template <class T>
 void run(const HeatOptions& options) {
-  heat_coefficients<T>(options.alpha, 2);  // refuse an unstable A before any work
-  check_output_path(options);
-  Context context(options.device);
+  const HeatPlanRequest request = plan_request(options);
   const auto extents = grid_extents(options);
-  InDeviceHeat2D<T>::check_fits(context.device(), extents[0], extents[1]);
-  const Grid<T> initial = initial_field<T>(options, extents);
-  InDeviceHeat2D<T> solver(context, initial, options.alpha);
-  const StepTiming timing = solver.advance(options.steps);
-  const Grid<T> result = solver.read();
-  if (!options.out.empty()) save_grid(options.out, result);
+  const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
+  heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
+  check_output_path(options.out, "--out", options);
+  check_output_path(options.png, "--png", options);
+  if (!options.png.empty() && extents.size() == 1) throw InvalidArgument("--png draws 2D and 3D grids; this one is 1D");
+  // The initial field and the solver's two layers, before anything that large is built.
+  check_host_memory(3 * checked_node_count(extents) * sizeof(T), "a " + extents_string(extents) + " grid of " +
+                                                                     (sizeof(T) == 4 ? "float" : "double") +
+                                                                     " (the initial field and two solver layers)");
+  Context context(options.device);
+  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  ProfileOrigin origin;
+  if (progress && !load_cached_profile(context.device())) std::cerr << "calibrating " << context.device().label() << " ...\n";
+  const DeviceProfile profile = load_or_calibrate(context, false, &origin);
 
-  const double interior = static_cast<double>((result.width() - 2) * (result.height() - 2));
-  const double seconds = timing.device_seconds >= 0 ? timing.device_seconds : timing.wall_seconds;
-  const double nodes_per_second = seconds > 0 ? interior * static_cast<double>(options.steps) / seconds : 0;
+  std::unique_ptr<HeatSolver<T>> solver;
+  {
+    const Grid<T> initial = options.init.empty() ? heat_mode_field<T>(extents) : load_grid<T>(options.init);
+    solver = std::make_unique<HeatSolver<T>>(context, initial, alpha, profile);
+  }
+  const HeatRun result = solver->advance(options.steps, request, progress ? HeatProgressCallback(show_progress) : nullptr);
+  if (progress) std::cerr << "\n";
+  if (!options.out.empty()) {
+    write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+  }
+  if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
 
+  const model::Plan& plan = result.plan;
+  const double predicted_s = plan.prediction.total_ns * 1e-9;
+  double interior = 1;
+  for (const std::size_t extent : extents) interior *= static_cast<double>(extent - 2);
+  const double nodes_per_second = result.seconds > 0 ? interior * static_cast<double>(options.steps) / result.seconds : 0;
   nlohmann::json summary = {
       {"device", context.device().name},
       {"platform", context.device().platform_name},
       {"driver", context.device().driver_version},
-      {"size", {result.width(), result.height()}},
-      {"precision", options.precision},
-      {"alpha", options.alpha},
+      {"size", extents},
+      {"dims", extents.size()},
+      {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+      {"alpha", alpha},
       {"steps", options.steps},
-      {"time_s", seconds},
-      {"time_source", timing.device_seconds >= 0 ? "device profiling" : "host clock"},
-      {"wall_s", timing.wall_seconds},
+      {"plan",
+       {{"mode", options.mode},
+        {"decomposition", model::to_string(plan.layout.decomposition)},
+        {"height", plan.layout.height},
+        {"task_extent", plan.layout.task_extent},
+        {"buffer_extent", plan.buffer_extent},
+        {"tasks", plan.prediction.tasks},
+        {"passes", plan.prediction.passes},
+        {"schedule", model::to_string(result.schedule)}}},
+      {"budget_bytes", result.budget_bytes},
+      {"device_bytes", result.device_bytes},
+      {"pinned_host_memory", result.pinned_host_memory},
+      {"profile", origin.from_cache ? "cached" : "measured now"},
+      {"time_s", result.seconds},
+      {"predicted_s", predicted_s},
       {"nodes_per_s", nodes_per_second},
-      {"ns_per_node", nodes_per_second > 0 ? 1e9 / nodes_per_second : 0.0},
+      {"ns_per_node", result.ns_per_node},
+      {"predicted_ns_per_node", plan.prediction.ns_per_node},
   };
-  if (options.init.empty()) {
-    // Distance from the exact discrete solution decay^K * u0.
-    const double factor = std::pow(heat_mode_decay(result.width(), result.height(), options.alpha),
-                                   static_cast<double>(options.steps));
-    double error = 0;
-    for (std::size_t i = 0; i < result.size(); ++i) {
-      error = std::max(error, std::abs(static_cast<double>(result.data()[i]) - factor * initial.data()[i]));
-    }
+  if (options.init.empty() && options.steps > 0) {
+    const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
     summary["initial_field"] = "mode";
-    summary["max_error_vs_exact"] = error;
+    summary["max_error_vs_exact"] = error_vs_mode(solver->data(), extents, factor);
   } else {
-    summary["initial_field"] = options.init;
+    summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
   if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.png.empty()) summary["picture"] = options.png;
 
   if (options.json) {
     std::cout << summary.dump(2) << "\n";
     return;
   }
   std::cout << "device      " << context.device().label() << "\n"
-            << "grid        " << extents_string(result.extents()) << " " << (sizeof(T) == 4 ? "float" : "double")
-            << ", A = " << options.alpha << ", initial field: "
-            << (options.init.empty() ? "slowest mode sin(pi x) sin(pi y)" : options.init) << "\n"
-            << "steps       " << options.steps << " in " << number_text(seconds) << " s ("
-            << summary["time_source"].get<std::string>() << "; " << number_text(timing.wall_seconds) << " s wall)\n"
-            << "throughput  " << number_text(nodes_per_second) << " nodes/s, "
-            << number_text(summary["ns_per_node"].get<double>()) << " ns/node\n";
-  if (options.init.empty()) {
+            << "grid        " << extents_string(extents) << " " << (sizeof(T) == 4 ? "float" : "double")
+            << ", A = " << alpha << ", " << options.steps << " steps, initial field: "
+            << (options.init.empty() ? "slowest mode" : options.init) << "\n";
+  if (options.steps == 0) return;
+  std::cout << "plan        " << plan_text(plan, result, extents.size()) << "\n"
+            << "memory      device budget " << bytes_text(result.budget_bytes) << ", buffers "
+            << bytes_text(result.device_bytes) << "; host memory " << (result.pinned_host_memory ? "pinned" : "pageable")
+            << "\n"
+            << "time        " << number_text(result.seconds) << " s measured, " << number_text(predicted_s)
+            << " s predicted (" << (predicted_s >= result.seconds ? "+" : "")
+            << number_text(100 * (predicted_s - result.seconds) / result.seconds, 2) << " %)\n"
+            << "throughput  " << number_text(nodes_per_second * 1e-9) << " Gnodes/s, "
+            << number_text(result.ns_per_node) << " ns/node\n";
+  if (summary.contains("max_error_vs_exact")) {
     std::cout << "check       max |u - exact discrete solution| = "
               << number_text(summary["max_error_vs_exact"].get<double>()) << "\n";
   }
+  if (!options.png.empty()) std::cout << "picture     " << options.png << "\n";
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
 }
 
@@ -139,16 +262,31 @@ void run(const HeatOptions& options) {
 
 void add_heat_command(CLI::App& app) {
   auto options = std::make_shared<HeatOptions>();
-  auto* command = app.add_subcommand("heat", "Solve the 2D heat equation (five-point explicit scheme, "
-                                             "Dirichlet boundary) on a grid held in device memory");
-  command->add_option("--size", options->size, "Grid nodes WxH including the boundary (default 1024x1024, or the --init array's)");
+  auto* command = app.add_subcommand("heat", "Solve the heat equation (explicit scheme, Dirichlet boundary) in 1D, 2D "
+                                             "or 3D on a grid in host memory, by the pyramid method where it does "
+                                             "not fit the device");
+  command->add_option("--dims", options->dims, "1, 2 or 3 (default: from --size or --init, else 2)")
+      ->check(CLI::Range(1, 3));
+  command->add_option("--size", options->size, "Grid nodes W, WxH or WxHxD including the boundary "
+                                               "(default 1024x1024, 1048576, 128x128x128 by --dims)");
   command->add_option("--steps", options->steps, "Time steps K")->capture_default_str()->check(whole_number(0));
-  command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/4")->capture_default_str();
+  command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/(2 dims) (default 0.4 / dims)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --init array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
-  command->add_option("--init", options->init, "Initial field, a .npy float32/float64 array of shape (H, W); "
-                                               "default: sin(pi x/(W-1)) sin(pi y/(H-1)), zero on the boundary");
+  command->add_option("--init", options->init, "Initial field, a .npy float32/float64 array of shape (W), (H, W) or "
+                                               "(D, H, W); default: the slowest mode, product of sin(pi i/(E-1))");
   command->add_option("--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
+  command->add_option("--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
+  command->add_option("--mode", options->mode, "auto, incore, trivial (one step per transfer), strip or block (pyramids)")
+      ->capture_default_str();
+  command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "
+                                                                 "or the only choice of --mode auto");
+  command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
+      ->check(whole_number(1));
+  command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "
+                                                           "(default: 90% of the device's)");
+  command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");
+  command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     if (options->precision.empty()) {

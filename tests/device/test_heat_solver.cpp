@@ -1,0 +1,251 @@
+// The out-of-core heat solver (pyramid passes) against stepping the whole grid in device memory:
+// every mode, decomposition, height, budget and schedule must give the SAME BITS as InDeviceHeat
+// on the same device (the pyramid recomputes, it never approximates), and both must stay within
+// the stated tolerance of the CPU reference (test_heat.cpp explains it).
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "../support/devices.hpp"
+#include "../support/util.hpp"
+#include "ziggurat/error.hpp"
+#include "ziggurat/heat.hpp"
+#include "ziggurat/heat_solver.hpp"
+
+using namespace ziggurat;
+using model::Decomposition;
+using model::Schedule;
+using test::for_each_device;
+
+namespace {
+
+// A device profile with plausible, fixed constants (a PCIe GPU): the plans it leads to are the
+// subject here, not the device's speed, and measuring a profile in every test would take long.
+DeviceProfile fixed_profile() {
+  DeviceProfile p;
+  for (TransferFit* fit : {&p.upload_pinned, &p.download_pinned, &p.upload_pageable, &p.download_pageable,
+                           &p.upload_rect, &p.download_rect}) {
+    fit->latency_s = 10e-6;
+    fit->bytes_per_s = 20e9;
+  }
+  p.launch_pipelined_s = 5e-6;
+  p.overlap.efficiency = p.overlap.duplex_efficiency = 1;
+  for (const std::size_t dims : {1, 2, 3}) {
+    for (const std::size_t bytes : {4, 8}) p.kernels.push_back({"fixed", dims, bytes, {}, 0.01 * static_cast<double>(bytes)});
+  }
+  return p;
+}
+
+template <class T>
+std::size_t identical_nodes(const Grid<T>& a, const Grid<T>& b) {
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += std::memcmp(&a.data()[i], &b.data()[i], sizeof(T)) == 0;
+  return same;
+}
+
+template <class T>
+double tolerance(std::size_t steps) {
+  return 8.0 * static_cast<double>(steps) * std::numeric_limits<T>::epsilon();  // the fields lie in [-1, 1]
+}
+
+std::string describe(const model::Plan& plan, Schedule schedule) {
+  return std::string(model::to_string(plan.layout.decomposition)) + " n=" + std::to_string(plan.layout.height) +
+         " extent=" + std::to_string(plan.layout.task_extent) + " " + model::to_string(schedule);
+}
+
+// Runs `request` and requires the in-device result bit for bit; returns the plan that ran.
+template <class T>
+model::Plan check_identical(Context& context, const Grid<T>& initial, double alpha, std::size_t steps,
+                            const HeatPlanRequest& request, const Grid<T>& expected) {
+  HeatSolver<T> solver(context, initial, alpha, fixed_profile());
+  const HeatRun run = solver.advance(steps, request);
+  CAPTURE(extents_string(initial.extents()));
+  CAPTURE(describe(run.plan, request.schedule));
+  CHECK(identical_nodes(solver.field(), expected) == expected.size());
+  CHECK(solver.steps_done() == steps);
+  CHECK(run.device_bytes <= run.budget_bytes);
+  return run.plan;
+}
+
+// Every mode and schedule on one grid, with budgets from the smallest that holds a pyramid of
+// height n (one owned row or node a side, n = (R-1)/2) to a few times that.
+template <class T>
+void check_all_modes(Context& context, const std::vector<std::size_t>& extents, std::size_t steps,
+                     const std::vector<std::size_t>& heights) {
+  const Grid<T> initial = test::random_field<T>(extents, 4321);
+  const double alpha = 0.9 * max_stable_alpha(extents.size());
+  InDeviceHeat<T> in_device(context, initial, alpha);
+  in_device.advance(steps);
+  const Grid<T> expected = in_device.read();
+  Grid<T> reference = initial;
+  heat_steps_reference(reference, alpha, steps);
+  CHECK(test::max_abs_difference(expected, reference) <= tolerance<T>(steps));
+
+  const HeatSolver<T> planner(context, initial, alpha, fixed_profile());
+  std::vector<Decomposition> cuts{Decomposition::strip};
+  if (extents.size() == 2) cuts.push_back(Decomposition::block);
+  for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+    HeatPlanRequest request;
+    request.schedule = schedule;
+    request.mode = HeatMode::incore;
+    CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.decomposition == Decomposition::incore);
+    for (const Decomposition cut : cuts) {
+      const model::Problem problem = planner.problem(steps);
+      request.mode = HeatMode::trivial;
+      request.decomposition = cut;
+      request.device_memory = 3 * model::minimum_budget(problem, cut, 1, schedule);
+      CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.height == 1);
+      request.decomposition.reset();
+      request.mode = cut == Decomposition::strip ? HeatMode::strip : HeatMode::block;
+      for (const std::size_t n : heights) {
+        for (const std::uint64_t factor : {1, 3}) {
+          request.height = n;
+          request.device_memory = factor * model::minimum_budget(problem, cut, n, schedule);
+          const model::Plan plan = check_identical(context, initial, alpha, steps, request, expected);
+          CHECK(plan.layout.decomposition == cut);
+          CHECK(plan.layout.height == n);
+        }
+      }
+      request.height.reset();
+    }
+    // Below what the whole grid needs: a pyramid, of several tasks where the grid allows.
+    const std::uint64_t incore = 2 * InDeviceHeat<T>::buffer_bytes(context.device(), extents);
+    const std::uint64_t smallest = model::minimum_budget(planner.problem(steps), Decomposition::strip, 1, schedule);
+    if (smallest < incore) {
+      request.mode = HeatMode::automatic;
+      request.device_memory = std::min(4 * smallest, incore - 1);
+      CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.decomposition != Decomposition::incore);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("every pyramid mode is bit-identical to in-device stepping, in 1D, 2D and 3D", T, float, double) {
+  for_each_device([](Context& context) {
+    // 13 steps: passes of n = 2, 3, 5 end with a shorter pass.
+    check_all_modes<T>(context, {301}, 13, {1, 3, 13});
+    check_all_modes<T>(context, {133, 71}, 13, {1, 2, 5});
+    check_all_modes<T>(context, {37, 29, 23}, 13, {1, 3});
+  }, test::needs_for<T>());
+}
+
+TEST_CASE("pyramids on odd shapes: one interior node, thin grids, grids narrower than a work-group") {
+  for_each_device([](Context& context) {
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3}, {3, 3}, {3, 40}, {300, 3}, {4, 3, 5}, {3, 9, 3}}) {
+      check_all_modes<float>(context, extents, 6, {1, 2, 6});
+    }
+  });
+}
+
+TEST_CASE("a pyramid follows the exact discrete solution, and stepping in pieces changes nothing") {
+  for_each_device([](Context& context) {
+    const std::vector<std::size_t> extents{96, 80};
+    const double alpha = 0.24;
+    const Grid<double> mode = heat_mode_field<double>(extents);
+    HeatSolver<double> solver(context, mode, alpha, fixed_profile());
+    HeatPlanRequest request;
+    request.mode = HeatMode::block;
+    request.height = 7;
+    request.device_memory = 4 * 4 * 40 * 64 * 8;  // blocks of about 40 x 40 values
+    solver.advance(30, request);
+    request.mode = HeatMode::strip;
+    solver.advance(50, request);
+    const double factor = std::pow(heat_mode_decay(extents, alpha), 80.0);
+    double error = 0;
+    const Grid<double> field = solver.field();
+    for (std::size_t i = 0; i < field.size(); ++i) error = std::max(error, std::abs(field.data()[i] - factor * mode.data()[i]));
+    CHECK(solver.steps_done() == 80);
+    CHECK(error <= 8.0 * 80 * std::numeric_limits<double>::epsilon());
+  }, test::Needs::fp64);
+}
+
+TEST_CASE("progress is reported after every pass, in order, up to the last step") {
+  for_each_device([](Context& context) {
+    const Grid<float> initial = test::random_field<float>({64, 90}, 7);
+    HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+    HeatPlanRequest request;
+    request.mode = HeatMode::strip;
+    request.height = 4;
+    request.device_memory = 2 * model::minimum_budget(solver.problem(22), Decomposition::strip, 4, request.schedule);
+    std::vector<HeatProgress> reports;
+    const HeatRun run = solver.advance(22, request, [&](const HeatProgress& p) { reports.push_back(p); });
+    REQUIRE(reports.size() == 6);  // ceil(22 / 4) passes
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      CHECK(reports[i].passes_done == i + 1);
+      CHECK(reports[i].passes == 6);
+      CHECK(reports[i].steps == 22);
+      CHECK(reports[i].steps_done == std::min<std::size_t>(22, 4 * (i + 1)));
+      CHECK(reports[i].seconds >= (i > 0 ? reports[i - 1].seconds : 0.0));
+      CHECK(reports[i].nodes_per_second > 0);
+    }
+    CHECK(reports.back().eta_seconds == 0);
+    CHECK(run.seconds >= reports.back().seconds);
+    CHECK(run.plan.prediction.passes == 6);
+  });
+}
+
+TEST_CASE("the heat solver refuses bad requests with clear errors and keeps the field") {
+  for_each_device([](Context& context) {
+    const Grid<float> initial = test::random_field<float>({200, 100}, 3);
+    HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+    HeatPlanRequest request;
+    request.mode = HeatMode::strip;
+    request.height = 3;
+    const std::uint64_t minimum = model::minimum_budget(solver.problem(10), Decomposition::strip, 3, request.schedule);
+    request.device_memory = minimum - 1;
+    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("needs at least"), InvalidArgument);
+    request.mode = HeatMode::automatic;
+    request.device_memory = 64;  // neither strips nor blocks
+    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("too small"), InvalidArgument);
+    request.height = 11;
+    request.device_memory.reset();
+    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("between 1 and"), InvalidArgument);
+    request = {};
+    request.mode = HeatMode::incore;
+    request.device_memory = 1000;
+    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("does not fit"), InvalidArgument);
+    CHECK(identical_nodes(solver.field(), initial) == initial.size());
+    CHECK(solver.steps_done() == 0);
+
+    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, initial, 0.26, fixed_profile()), doctest::Contains("unstable"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, Grid<float>({2, 9}), 0.2, fixed_profile()),
+                         doctest::Contains("at least 3 nodes"), InvalidArgument);
+    CHECK_THROWS_AS(Grid<float>({0, 9}), InvalidArgument);
+    HeatSolver<float> cube(context, Grid<float>({5, 5, 5}), 0.1, fixed_profile());
+    request = {};
+    request.mode = HeatMode::block;
+    CHECK_THROWS_WITH_AS(cube.advance(1, request), doctest::Contains("block decomposition is for 2D"), InvalidArgument);
+    CHECK(solver.advance(0).steps == 0);
+  });
+}
+
+TEST_CASE_TEMPLATE("pyramid passes on small grids (the Oclgrind subset)" * doctest::test_suite("oclgrind"), T, float,
+                   double) {
+  for_each_device([](Context& context) {
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{40}, {45, 21}, {9, 7, 11}}) {
+      const Grid<T> initial = test::random_field<T>(extents, 11);
+      const double alpha = 0.9 * max_stable_alpha(extents.size());
+      InDeviceHeat<T> in_device(context, initial, alpha);
+      in_device.advance(5);
+      const Grid<T> expected = in_device.read();
+      const HeatSolver<T> planner(context, initial, alpha, fixed_profile());
+      for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+        for (const HeatMode mode : {HeatMode::strip, HeatMode::block}) {
+          if (mode == HeatMode::block && extents.size() != 2) continue;
+          HeatPlanRequest request;
+          request.mode = mode;
+          request.schedule = schedule;
+          request.height = 2;
+          const Decomposition cut = mode == HeatMode::strip ? Decomposition::strip : Decomposition::block;
+          request.device_memory = 3 * model::minimum_budget(planner.problem(5), cut, 2, schedule);
+          check_identical(context, initial, alpha, 5, request, expected);
+        }
+      }
+    }
+  }, test::needs_for<T>());
+}

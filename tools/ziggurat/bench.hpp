@@ -1,0 +1,27 @@
+#pragma once
+// `ziggurat bench heat` (bench_heat.cpp), registered by bench_command.cpp.
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <string>
+
+namespace ziggurat::cli {
+
+struct BenchHeatOptions {
+  std::string size2d = "32768x32768";
+  std::string size3d = "512x512x4096";
+  std::size_t steps = 256;
+  std::size_t trivial_steps = 4;
+  std::string device_mem = "512MiB";
+  std::size_t sweep = 0;
+  std::size_t sweep_steps = 96;
+  std::string plot;
+  std::string precision = "f32";
+  std::string device;
+  bool json = false;
+};
+
+void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options);
+void run_bench_heat(const BenchHeatOptions& options);
+
+}  // namespace ziggurat::cli
