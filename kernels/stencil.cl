@@ -45,11 +45,17 @@ void heat2d_box(__global const REAL* restrict u, __global REAL* restrict v, cons
   const bool in_buffer = x < pitch;
   const bool active = x >= x0 && x < x1;
   size_t c = (size_t)row_begin * pitch + x;
+  // Rows up to row_end are read (row_end is the lower neighbour of the last row computed). The
+  // three rows below the current one are loaded ahead, so that each work-item keeps several loads
+  // in flight: one at a time cannot cover the memory latency at full bandwidth.
   REAL above = in_buffer ? u[c - pitch] : (REAL)0;
   REAL here = in_buffer ? u[c] : (REAL)0;
+  REAL below = in_buffer ? u[c + pitch] : (REAL)0;
+  REAL ahead1 = in_buffer && row_begin + 2 <= row_end ? u[c + 2 * (size_t)pitch] : (REAL)0;
+  REAL ahead2 = in_buffer && row_begin + 3 <= row_end ? u[c + 3 * (size_t)pitch] : (REAL)0;
   uint side = 0;
   for (uint y = row_begin; y < row_end; ++y) {  // the same count for the whole group
-    const REAL below = in_buffer ? u[c + pitch] : (REAL)0;
+    const REAL ahead3 = in_buffer && y + 4 <= row_end ? u[c + 4 * (size_t)pitch] : (REAL)0;
     __local REAL* row = line[side];
     row[lid + 1] = here;
     if (lid == 0) row[0] = in_buffer && x > 0 ? u[c - 1] : (REAL)0;
@@ -58,6 +64,9 @@ void heat2d_box(__global const REAL* restrict u, __global REAL* restrict v, cons
     if (active) v[c] = a * (((row[lid] + row[lid + 2]) + above) + below) + b * here;
     above = here;
     here = below;
+    below = ahead1;
+    ahead1 = ahead2;
+    ahead2 = ahead3;
     c += pitch;
     side ^= 1;
   }
