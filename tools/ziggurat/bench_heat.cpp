@@ -268,12 +268,14 @@ void bench(const BenchHeatOptions& options) {
                                     {"eps", s.eps()}, {"points", points}});
   }
   report["sweep"] = sweep_json;
-  if (!options.plot.empty()) {
+  const auto draw = [&] {
+    if (options.plot.empty()) return;
     plot_lines(options.plot, "pyramid height sweep, " + extents_string(solver.extents()) + ", " + device.name, "height n",
                "time of " + std::to_string(options.sweep_steps) + " steps, s", series);
-  }
+  };
   if (options.json) {
     std::cout << report.dump(2) << "\n";
+    draw();
     return;
   }
   out << "\nheight sweep: grid " << extents_string(solver.extents()) << ", " << options.sweep_steps
@@ -301,6 +303,7 @@ void bench(const BenchHeatOptions& options) {
       << "): " << number_text(auto_run.seconds) << " s; best measured in the sweep (" << best_what
       << "): " << number_text(best_measured) << " s; auto / best = " << number_text(auto_run.seconds / best_measured)
       << "\n";
+  draw();  // last: everything measured is printed even where the plot cannot be drawn
   if (!options.plot.empty()) out << "plot: " << options.plot << "\n";
 }
 
