@@ -13,6 +13,7 @@
 #include "ziggurat/error.hpp"
 #include "ziggurat/heat.hpp"
 #include "ziggurat/memory.hpp"
+#include "ziggurat/program.hpp"
 
 namespace ziggurat {
 
@@ -95,15 +96,17 @@ const char* type_name() {
   return std::is_same_v<T, float> ? "float" : "double";
 }
 
-// Host memory for the grid: page-locked where the runtime gives it, else ordinary memory.
+// Host memory for the grid: page-locked where the runtime gives it, else ordinary memory. Devices
+// that share host memory (CPUs) gain nothing from page-locking and get ordinary memory; so does
+// Oclgrind, which would otherwise see host writes into a mapped buffer as uninitialised.
 template <class T>
 struct HostLayer {
   HostLayer(const Context& context, std::size_t count) {
     try {
-      pinned.emplace(context, count);
+      if (!context.device().host_unified_memory) pinned.emplace(context, count);
     } catch (const Error&) {
-      ordinary.resize(count);
     }
+    if (!pinned) ordinary.resize(count);
   }
   T* data() { return pinned ? pinned->data() : ordinary.data(); }
   const T* data() const { return pinned ? pinned->data() : ordinary.data(); }
@@ -278,12 +281,18 @@ class PassRunner {
     const std::size_t values = dims == 3 ? shape_.plane * most[2] : dims == 2 ? shape_.plane : most[0];
     slots_.resize(overlapped ? 2 : 1);
     serial_ = !overlapped;
+    // Zeroed once, so that padding never holds uninitialised memory, by a kernel: Oclgrind's
+    // uninitialised-value check sees kernel writes, not fills or rectangular transfers.
+    cl::Kernel fill = context.kernel(context.program("stream", BuildOptions().real_type<T>().str()), "fill");
+    check(fill.setArg(1, T(0)), "clSetKernelArg", "clearing a task buffer");
+    check(fill.setArg(2, static_cast<cl_ulong>(values)), "clSetKernelArg", "clearing a task buffer");
     for (auto& slot : slots_) {
       for (auto& layer : slot.layer) {
         layer = DeviceBuffer<T>(context, values, "pyramid task buffer");
-        // Zero once, so that padding never holds uninitialised memory.
-        check(context.upload_queue().enqueueFillBuffer(layer.get(), T(0), 0, layer.bytes()), "clEnqueueFillBuffer",
-              "clearing a task buffer");
+        check(fill.setArg(0, layer.get()), "clSetKernelArg", "clearing a task buffer");
+        check(context.compute_queue().enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(detail::ceil_div(values, 64) * 64),
+                                                           cl::NDRange(64)),
+              "clEnqueueNDRangeKernel", "clearing a task buffer");
       }
     }
     device_bytes_ = static_cast<std::uint64_t>(values) * sizeof(T) * 2 * slots_.size();

@@ -204,6 +204,15 @@ DeviceProfile profile_from_json(const std::string& text) {
   return p;
 }
 
+DeviceProfile read_profile_file(const std::filesystem::path& path) {
+  const auto bytes = detail::read_file(path);
+  try {
+    return profile_from_json(std::string(bytes.begin(), bytes.end()));
+  } catch (const IoError& error) {
+    throw IoError("'" + path.string() + "' is not a usable profile (" + error.what() + "): run `ziggurat calibrate --json`");
+  }
+}
+
 std::filesystem::path profile_path(const DeviceInfo& device) {
   const auto root = cache_root();
   if (!root) return {};

@@ -103,6 +103,10 @@ DeviceProfile calibrate(const Context& context);
 std::string profile_to_json(const DeviceProfile& profile);
 DeviceProfile profile_from_json(const std::string& text);
 
+/// A profile saved by `ziggurat calibrate --json` (or profile_to_json). Throws IoError naming the
+/// file when it cannot be read or is not a usable profile.
+DeviceProfile read_profile_file(const std::filesystem::path& path);
+
 /// Where a profile came from.
 struct ProfileOrigin {
   bool from_cache = false;

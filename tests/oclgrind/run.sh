@@ -9,11 +9,12 @@ export ZIGGURAT_CACHE_DIR="$work/cache"
 unset ZIGGURAT_DEVICE  # under Oclgrind its simulated device is the only one
 
 runs=0
+checks=(--data-races --uninitialized --check-api)
 check() {
   runs=$((runs + 1))
   local log="$work/run$runs.log"
-  echo "+ oclgrind $*"
-  "$oclgrind" --data-races --uninitialized --check-api --log "$log" "$@"
+  echo "+ oclgrind ${checks[*]} $*"
+  "$oclgrind" "${checks[@]}" --log "$log" "$@"
   if [ -s "$log" ]; then
     echo "FAILED: Oclgrind reported problems in: $*"
     cat "$log"
@@ -23,6 +24,14 @@ check() {
 
 check "$tests" --test-suite=oclgrind
 check "$tests" --test-suite=oclgrind
-check "$cli" heat --size 37x29 --steps 5
-check "$cli" heat --size 5x9 --steps 3 --precision f64
+# The CLI plans with a saved PoCL profile: calibrating under the simulator would take hours. Its
+# heat solver moves rows by rectangular transfers and keeps the grid in mapped (pinned) host
+# memory; Oclgrind 21.10's uninitialised-value check does not see those writes and reports every
+# value they bring, so the CLI runs without it (the device tests above run with it).
+profile="$(dirname "$0")/profile.json"
+checks=(--data-races --check-api)
+check "$cli" heat --profile "$profile" --size 37x29 --steps 5
+check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64
+check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB
+check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB
 echo "Oclgrind: $runs runs, no problems reported"

@@ -38,6 +38,7 @@ struct HeatOptions {
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
   std::string device_mem;
+  std::string profile;  // empty: the device's cached profile, or a calibration now
   bool serial = false;
   bool quiet = false;
   bool json = false;
@@ -174,8 +175,11 @@ void run(const HeatOptions& options) {
   Context context(options.device);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
   ProfileOrigin origin;
-  if (progress && !load_cached_profile(context.device())) std::cerr << "calibrating " << context.device().label() << " ...\n";
-  const DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  if (progress && options.profile.empty() && !load_cached_profile(context.device())) {
+    std::cerr << "calibrating " << context.device().label() << " ...\n";
+  }
+  const DeviceProfile profile =
+      options.profile.empty() ? load_or_calibrate(context, false, &origin) : read_profile_file(options.profile);
 
   std::unique_ptr<HeatSolver<T>> solver;
   {
@@ -215,7 +219,7 @@ void run(const HeatOptions& options) {
       {"budget_bytes", result.budget_bytes},
       {"device_bytes", result.device_bytes},
       {"pinned_host_memory", result.pinned_host_memory},
-      {"profile", origin.from_cache ? "cached" : "measured now"},
+      {"profile", !options.profile.empty() ? options.profile : origin.from_cache ? "cached" : "measured now"},
       {"time_s", result.seconds},
       {"predicted_s", predicted_s},
       {"nodes_per_s", nodes_per_second},
@@ -285,6 +289,8 @@ void add_heat_command(CLI::App& app) {
       ->check(whole_number(1));
   command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "
                                                            "(default: 90% of the device's)");
+  command->add_option("--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
+                                                     "instead of the device's cached or measured one");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");

@@ -1,6 +1,5 @@
 // `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
 
-#include <fstream>
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -8,7 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.hpp"
 #include "format.hpp"
@@ -55,15 +53,7 @@ Inputs load_inputs(const ModelOptions& o) {
   if (!o.profile.empty() && !o.device.empty()) throw InvalidArgument("give --profile or --device, not both");
   Inputs in;
   if (!o.profile.empty()) {
-    std::ifstream file(o.profile);
-    if (!file) throw IoError("cannot open the profile '" + o.profile + "'");
-    std::stringstream text;
-    text << file.rdbuf();
-    try {
-      in.profile = profile_from_json(text.str());
-    } catch (const IoError& error) {
-      throw IoError("'" + o.profile + "' is not a usable profile (" + error.what() + "): run `ziggurat calibrate --json`");
-    }
+    in.profile = read_profile_file(o.profile);
     in.profile_source = o.profile;
   } else if (!o.device.empty()) {
     const Context context(o.device);
