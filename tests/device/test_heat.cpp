@@ -20,6 +20,7 @@
 
 using namespace ziggurat;
 using test::for_each_device;
+using test::identical_nodes;
 
 namespace {
 
@@ -28,13 +29,6 @@ double tolerance(std::size_t steps, const Grid<T>& initial) {
   double peak = 0;
   for (const T value : initial.values()) peak = std::max(peak, std::abs(static_cast<double>(value)));
   return 8.0 * static_cast<double>(steps) * std::numeric_limits<T>::epsilon() * peak;
-}
-
-template <class T>
-std::size_t identical_nodes(const Grid<T>& a, const Grid<T>& b) {
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) same += std::memcmp(&a.data()[i], &b.data()[i], sizeof(T)) == 0;
-  return same;
 }
 
 // Steps a seeded random field on the device and on the CPU and compares them; the naive 2D kernel

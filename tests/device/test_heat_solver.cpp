@@ -19,6 +19,7 @@ using namespace ziggurat;
 using model::Decomposition;
 using model::Schedule;
 using test::for_each_device;
+using test::identical_nodes;
 
 namespace {
 
@@ -37,13 +38,6 @@ DeviceProfile fixed_profile() {
     for (const std::size_t bytes : {4, 8}) p.kernels.push_back({"fixed", dims, bytes, {}, 0.01 * static_cast<double>(bytes)});
   }
   return p;
-}
-
-template <class T>
-std::size_t identical_nodes(const Grid<T>& a, const Grid<T>& b) {
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) same += std::memcmp(&a.data()[i], &b.data()[i], sizeof(T)) == 0;
-  return same;
 }
 
 template <class T>

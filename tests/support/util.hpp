@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -74,6 +75,14 @@ Grid<T> random_field(std::vector<std::size_t> extents, unsigned seed) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (auto& value : grid) value = static_cast<T>(uniform(generator));
   return grid;
+}
+
+/// How many nodes of two grids of the same size hold the same bits.
+template <class T>
+std::size_t identical_nodes(const Grid<T>& a, const Grid<T>& b) {
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += std::memcmp(&a.data()[i], &b.data()[i], sizeof(T)) == 0;
+  return same;
 }
 
 template <class T>
