@@ -372,7 +372,7 @@ std::string now_iso8601() {
 double DeviceProfile::copy_bytes_per_s() const { return std::max(copy_kernel_bytes_per_s, copy_driver_bytes_per_s); }
 
 model::DeviceConstants DeviceProfile::constants(std::size_t dims, std::size_t value_bytes,
-                                                std::optional<double> tau_a_ns) const {
+                                                std::optional<double> tau_a_ns, bool pinned_host) const {
   const auto rate = std::find_if(kernels.begin(), kernels.end(), [&](const KernelRate& k) {
     return k.dims == dims && k.value_bytes == value_bytes;
   });
@@ -385,8 +385,8 @@ model::DeviceConstants DeviceProfile::constants(std::size_t dims, std::size_t va
     return model::TransferCost{fit.latency_s * 1e9, static_cast<double>(value_bytes) / fit.bytes_per_s * 1e9};
   };
   model::DeviceConstants k;
-  k.upload = per_value(upload_pinned);
-  k.download = per_value(download_pinned);
+  k.upload = per_value(pinned_host ? upload_pinned : upload_pageable);
+  k.download = per_value(pinned_host ? download_pinned : download_pageable);
   k.rect_upload = per_value(upload_rect);
   k.rect_download = per_value(download_rect);
   k.tau_a_ns = tau_a_ns ? *tau_a_ns : rate->ns_per_node;

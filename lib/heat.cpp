@@ -24,11 +24,6 @@ std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-template <class T>
-const char* type_name() {
-  return std::is_same_v<T, float> ? "float" : "double";
-}
-
 // One step of the update of heat.hpp, written once for the CPU. The library is compiled with
 // -ffp-contract=off so that the compiler cannot fuse the multiply-adds either.
 template <class T>
@@ -200,7 +195,7 @@ void InDeviceHeat<T>::check_fits(const DeviceInfo& device, const std::vector<std
   }
   const auto mib = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
   if (bytes > device.max_alloc_bytes || 2 * bytes > device.global_mem_bytes) {
-    throw OutOfDeviceMemory("a " + extents_string(extents) + " grid of " + type_name<T>() +
+    throw OutOfDeviceMemory("a " + extents_string(extents) + " grid of " + detail::type_name<T>() +
                             " needs two device buffers of " + mib(bytes) + " each, but " + device.label() +
                             " allows " + mib(device.max_alloc_bytes) + " per buffer and has " +
                             mib(device.global_mem_bytes) + " in all: make the grid smaller, choose a "

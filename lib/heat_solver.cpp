@@ -71,13 +71,12 @@ std::vector<PassTask> pass_tasks(const std::vector<std::size_t>& extents, const 
 }
 
 // The nodes a task computes at margin m (m more steps to go after this one), in grid coordinates:
-// its tile grown by m on the cut axes, the whole interior on the others, never the boundary.
+// its tile grown by m, clipped to the interior (an axis that is not cut is the whole interior).
 Box compute_box(const PassTask& task, const std::vector<std::size_t>& extents, std::size_t margin) {
   Box box;
   for (std::size_t axis = 0; axis < extents.size(); ++axis) {
-    const bool cut = task.tile.begin[axis] != 0 || task.tile.end[axis] != extents[axis];
-    box.begin[axis] = cut ? std::max(task.tile.begin[axis] > margin ? task.tile.begin[axis] - margin : 0, std::size_t{1}) : 1;
-    box.end[axis] = cut ? std::min(task.tile.end[axis] + margin, extents[axis] - 1) : extents[axis] - 1;
+    box.begin[axis] = detail::grown_begin(task.tile.begin[axis], margin, 1);
+    box.end[axis] = detail::grown_end(task.tile.end[axis], margin, extents[axis] - 1);
   }
   return box;
 }
@@ -89,11 +88,6 @@ Box shifted(const Box& box, const Box& origin) {
     result.end[axis] -= origin.begin[axis];
   }
   return result;
-}
-
-template <class T>
-const char* type_name() {
-  return std::is_same_v<T, float> ? "float" : "double";
 }
 
 // Host memory for the grid: page-locked where the runtime gives it, else ordinary memory. Devices
@@ -210,14 +204,7 @@ model::Plan HeatSolver<T>::plan(std::size_t steps, const HeatPlanRequest& reques
   const DeviceInfo& device = s.context.device();
   const model::Problem problem = this->problem(steps);
   problem.validate();
-  model::DeviceConstants k = s.profile.constants(s.extents.size(), sizeof(T));
-  if (!s.pinned()) {  // transfers from ordinary memory run at the pageable rates
-    const auto per_value = [](const TransferFit& fit) {
-      return model::TransferCost{fit.latency_s * 1e9, sizeof(T) / fit.bytes_per_s * 1e9};
-    };
-    k.upload = per_value(s.profile.upload_pageable);
-    k.download = per_value(s.profile.download_pageable);
-  }
+  const model::DeviceConstants k = s.profile.constants(s.extents.size(), sizeof(T), std::nullopt, s.pinned());
   if (request.decomposition && *request.decomposition != Decomposition::strip &&
       *request.decomposition != Decomposition::block) {
     throw InvalidArgument("the decomposition is strip or block");
@@ -237,7 +224,7 @@ model::Plan HeatSolver<T>::plan(std::size_t steps, const HeatPlanRequest& reques
   switch (request.mode) {
     case HeatMode::incore:
       if (incore_bytes > device.max_alloc_bytes) {
-        throw InvalidArgument("grid " + extents_string(s.extents) + " of " + type_name<T>() + " needs device buffers of " +
+        throw InvalidArgument("grid " + extents_string(s.extents) + " of " + detail::type_name<T>() + " needs device buffers of " +
                               std::to_string(incore_bytes >> 20) + " MiB, more than " + device.label() +
                               " allocates at once: run it out of core (mode strip, block or auto)");
       }
@@ -479,8 +466,7 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlanRequest& request
   run.device_bytes = runner.device_bytes();
   s.context.finish();  // buffers cleared; the clock starts with the first upload
 
-  double interior = 1;
-  for (const std::size_t extent : s.extents) interior *= static_cast<double>(extent - 2);
+  const double interior = problem(steps).interior_nodes();
   const std::size_t start_layer = s.current, start_steps = s.steps_done;
   std::size_t passes_done = 0;
   const auto start = Clock::now();

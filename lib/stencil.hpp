@@ -4,12 +4,19 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
 #include "ziggurat/context.hpp"
 #include "ziggurat/heat.hpp"
 
 namespace ziggurat::detail {
+
+/// "float" or "double", for messages.
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
 
 /// Nodes begin[a] <= i < end[a] on each axis a (fastest first); unused axes are {0, 1}.
 struct Box {

@@ -11,6 +11,10 @@ namespace ziggurat::detail {
 
 inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+// The range [begin, end) grown by m a side and clipped to [lo, hi): its new ends.
+inline std::size_t grown_begin(std::size_t begin, std::size_t m, std::size_t lo) { return std::max(begin > m ? begin - m : 0, lo); }
+inline std::size_t grown_end(std::size_t end, std::size_t m, std::size_t hi) { return std::min(end + m, hi); }
+
 // Sum over k = 0 .. count-1 of min(a + k, cap): the first terms grow, the rest are capped.
 inline double capped_rising_sum(double a, double cap, double count) {
   const double rising = std::clamp(cap - a + 1, 0.0, count);
@@ -42,8 +46,8 @@ struct Cut {
   double sent(std::size_t t, std::size_t halo) const { return width(t, halo, 0, length); }
   double owned(std::size_t t) const { return static_cast<double>(end(t) - begin(t)); }
   // The nodes tile t grown by m a side, clipped to [lo, hi): [grown_begin, grown_end).
-  std::size_t grown_begin(std::size_t t, std::size_t m, std::size_t lo) const { return std::max(begin(t) > m ? begin(t) - m : 0, lo); }
-  std::size_t grown_end(std::size_t t, std::size_t m, std::size_t hi) const { return std::min(end(t) + m, hi); }
+  std::size_t grown_begin(std::size_t t, std::size_t m, std::size_t lo) const { return detail::grown_begin(begin(t), m, lo); }
+  std::size_t grown_end(std::size_t t, std::size_t m, std::size_t hi) const { return detail::grown_end(end(t), m, hi); }
   // Nodes of tile t computed over `steps` steps: at step k it still needs steps-k nodes a side.
   double computed(std::size_t t, std::size_t steps) const {
     const double s = static_cast<double>(steps);

@@ -86,11 +86,12 @@ struct DeviceProfile {
 
   double copy_bytes_per_s() const;
   /// The model constants for a grid of `dims` dimensions and `value_bytes`-byte values: pinned
-  /// transfers, rect transfers for blocks, tau_a of the matching stencil kernel (or `tau_a_ns`
-  /// when given), pipelined launch cost, measured overlap. Throws UnsupportedFeature when tau_a
-  /// is not given and no kernel of that kind was measured.
+  /// transfers (pageable ones when `pinned_host` is false), rect transfers for blocks, tau_a of
+  /// the matching stencil kernel (or `tau_a_ns` when given), pipelined launch cost, measured
+  /// overlap. Throws UnsupportedFeature when tau_a is not given and no kernel of that kind was
+  /// measured.
   model::DeviceConstants constants(std::size_t dims, std::size_t value_bytes,
-                                   std::optional<double> tau_a_ns = std::nullopt) const;
+                                   std::optional<double> tau_a_ns = std::nullopt, bool pinned_host = true) const;
   /// The long-vector model's constants (method notes, eq. 1) for a grid of `values` values.
   model::LongVectorConstants long_vector_constants(std::size_t value_bytes, double values) const;
 };

@@ -27,12 +27,6 @@ namespace {
 using model::Decomposition;
 using model::Schedule;
 
-double interior_nodes(const std::vector<std::size_t>& extents) {
-  double nodes = 1;
-  for (const std::size_t extent : extents) nodes *= static_cast<double>(extent - 2);
-  return nodes;
-}
-
 struct Row {
   std::string what, plan;
   double seconds = 0, predicted_s = 0, ns_per_node = 0;
@@ -67,7 +61,7 @@ std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial,
   row.plan = "kernel only";
   row.seconds = best;
   row.steps = steps;
-  row.ns_per_node = best * 1e9 / (interior_nodes(initial.extents()) * static_cast<double>(steps));
+  row.ns_per_node = best * 1e9 / (model::Problem{initial.extents(), steps}.interior_nodes() * static_cast<double>(steps));
   return row;
 }
 

@@ -195,9 +195,7 @@ void run(const HeatOptions& options) {
 
   const model::Plan& plan = result.plan;
   const double predicted_s = plan.prediction.total_ns * 1e-9;
-  double interior = 1;
-  for (const std::size_t extent : extents) interior *= static_cast<double>(extent - 2);
-  const double nodes_per_second = result.seconds > 0 ? interior * static_cast<double>(options.steps) / result.seconds : 0;
+  const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
   nlohmann::json summary = {
       {"device", context.device().name},
       {"platform", context.device().platform_name},
