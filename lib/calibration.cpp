@@ -215,9 +215,18 @@ KernelRate measure_heat(const Context& context, std::size_t dims, std::size_t by
 }
 
 // Uploads, downloads and kernels of similar length, alone and issued together on their queues.
+// `rect`: the transfers are square regions of a 2D host array with long rows (block
+// decomposition's transfers), else contiguous ranges (strips). Drivers may overlap the two kinds
+// differently. `host` holds 2 x `bytes`.
 OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, unsigned char* host, std::size_t bytes,
-                                   double upload_s, double step_s_per_node) {
+                                   bool rect, const TransferFit& upload_fit, double step_s_per_node) {
   DeviceBuffer<unsigned char> up_buffer(context, bytes, "overlap upload buffer"), down_buffer(context, bytes, "overlap download buffer");
+  // The rect transfers: the largest square of floats that a host array of 32 KiB rows holds in
+  // `bytes`.
+  const std::size_t host_row = 32768, square = std::min(host_row / 4, bytes / host_row);
+  const std::array<cl::size_type, 3> origin{0, 0, 0}, region{square * 4, square, 1};
+  const std::size_t moved = rect ? square * square * 4 : bytes;
+  const double upload_s = upload_fit.seconds(static_cast<double>(moved));
   const std::size_t side = std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(bytes / 4))));
   cl::Kernel step = context.kernel(context.program("heat2d", BuildOptions().real_type<float>().str()), "heat2d_step");
   DeviceBuffer<float> a(context, side * side, "overlap grid"), b(context, side * side, "overlap grid");
@@ -238,12 +247,24 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
       static_cast<std::size_t>(upload_s / std::max(step_s_per_node * static_cast<double>(side * side), 1e-9)), 1, 200);
 
   const auto upload = [&](cl::Event& e) {
-    check(context.upload_queue().enqueueWriteBuffer(up_buffer.get(), CL_FALSE, 0, bytes, host, nullptr, &e),
-          "clEnqueueWriteBuffer", "measuring overlap");
+    if (rect) {
+      check(context.upload_queue().enqueueWriteBufferRect(up_buffer.get(), CL_FALSE, origin, origin, region, region[0], 0,
+                                                          host_row, 0, host, nullptr, &e),
+            "clEnqueueWriteBufferRect", "measuring overlap");
+    } else {
+      check(context.upload_queue().enqueueWriteBuffer(up_buffer.get(), CL_FALSE, 0, bytes, host, nullptr, &e),
+            "clEnqueueWriteBuffer", "measuring overlap");
+    }
   };
   const auto download = [&](cl::Event& e) {
-    check(context.download_queue().enqueueReadBuffer(down_buffer.get(), CL_FALSE, 0, bytes, host + bytes, nullptr, &e),
-          "clEnqueueReadBuffer", "measuring overlap");
+    if (rect) {
+      check(context.download_queue().enqueueReadBufferRect(down_buffer.get(), CL_FALSE, origin, origin, region, region[0],
+                                                           0, host_row, 0, host + bytes, nullptr, &e),
+            "clEnqueueReadBufferRect", "measuring overlap");
+    } else {
+      check(context.download_queue().enqueueReadBuffer(down_buffer.get(), CL_FALSE, 0, bytes, host + bytes, nullptr, &e),
+            "clEnqueueReadBuffer", "measuring overlap");
+    }
   };
   const auto compute = [&](cl::Event& first, cl::Event& last) {
     for (std::size_t i = 0; i < steps; ++i) {
@@ -274,19 +295,27 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
   };
 
   OverlapMeasurement m;
-  m.upload_s = timer.measure(static_cast<double>(bytes), 3, [&] { cl::Event e; upload(e); return EventPair{e, e}; }).median_s;
-  m.download_s = timer.measure(static_cast<double>(bytes), 3, [&] { cl::Event e; download(e); return EventPair{e, e}; }).median_s;
+  m.upload_s = timer.measure(static_cast<double>(moved), 3, [&] { cl::Event e; upload(e); return EventPair{e, e}; }).median_s;
+  m.download_s = timer.measure(static_cast<double>(moved), 3, [&] { cl::Event e; download(e); return EventPair{e, e}; }).median_s;
   m.compute_s = timer.measure(0, 3, [&] { cl::Event f, l; compute(f, l); return EventPair{f, l}; }).median_s;
-  m.all_three_s = timer.measure(static_cast<double>(bytes), 3, [&] {
+  // Each transfer's own time while all three run, too (device timers only).
+  std::vector<double> uploads_together, downloads_together;
+  m.all_three_s = timer.measure(static_cast<double>(moved), 3, [&] {
     cl::Event u, d, f, l;
     upload(u);
     download(d);
     compute(f, l);
     flush_all();
     context.finish();
+    if (timer.events()) {
+      uploads_together.push_back(profiled_seconds(u, u));
+      downloads_together.push_back(profiled_seconds(d, d));
+    }
     return span({u, d, f, l});
   }).median_s;
-  m.up_and_down_s = timer.measure(static_cast<double>(bytes), 3, [&] {
+  m.upload_together_s = uploads_together.empty() ? m.upload_s : median_of(uploads_together);
+  m.download_together_s = downloads_together.empty() ? m.download_s : median_of(downloads_together);
+  m.up_and_down_s = timer.measure(static_cast<double>(moved), 3, [&] {
     cl::Event u, d;
     upload(u);
     download(d);
@@ -369,6 +398,12 @@ std::string now_iso8601() {
 
 }  // namespace
 
+model::TransferEngines OverlapMeasurement::engines() const {
+  const auto slowdown = [](double together, double alone) { return alone > 0 ? std::max(1.0, together / alone) : 1.0; };
+  return {transfers_overlap_compute(), duplex(), slowdown(upload_together_s, upload_s),
+          slowdown(download_together_s, download_s)};
+}
+
 double DeviceProfile::copy_bytes_per_s() const { return std::max(copy_kernel_bytes_per_s, copy_driver_bytes_per_s); }
 
 model::DeviceConstants DeviceProfile::constants(std::size_t dims, std::size_t value_bytes,
@@ -391,8 +426,8 @@ model::DeviceConstants DeviceProfile::constants(std::size_t dims, std::size_t va
   k.rect_download = per_value(download_rect);
   k.tau_a_ns = tau_a_ns ? *tau_a_ns : rate->ns_per_node;
   k.launch_ns = launch_pipelined_s * 1e9;
-  k.transfers_overlap_compute = overlap.transfers_overlap_compute();
-  k.duplex = overlap.duplex();
+  k.engines = overlap.engines();
+  k.rect_engines = rect_overlap.engines();
   return k;
 }
 
@@ -508,8 +543,9 @@ DeviceProfile calibrate(const Context& context) {
     p.kernels.push_back(measure_heat<float>(context, dims, grid_bytes));
     if (device.fp64) p.kernels.push_back(measure_heat<double>(context, dims, grid_bytes));
   }
-  p.overlap = measure_overlap(context, timer, pinned.data(), bytes, p.upload_pinned.seconds(static_cast<double>(bytes)),
-                              p.kernels.front().ns_per_node * 1e-9);
+  const double step_s_per_node = p.kernels.front().ns_per_node * 1e-9;
+  p.overlap = measure_overlap(context, timer, pinned.data(), bytes, false, p.upload_pinned, step_s_per_node);
+  p.rect_overlap = measure_overlap(context, timer, pinned.data(), bytes, true, p.upload_rect, step_s_per_node);
   try {
     const VectorConstants vector = measure_axpy(context, timer);
     p.numstreams = vector.numstreams;

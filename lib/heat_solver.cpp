@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -124,6 +125,15 @@ const char* to_string(HeatMode mode) {
     case HeatMode::trivial: return "trivial";
     case HeatMode::strip: return "strip";
     case HeatMode::block: return "block";
+  }
+  return "?";
+}
+
+const char* to_string(HeatTimelineEntry::Engine engine) {
+  switch (engine) {
+    case HeatTimelineEntry::Engine::upload: return "upload";
+    case HeatTimelineEntry::Engine::compute: return "compute";
+    case HeatTimelineEntry::Engine::download: return "download";
   }
   return "?";
 }
@@ -291,6 +301,9 @@ class PassRunner {
 
   // Runs every pass, pass p from host[p % 2] into host[(p + 1) % 2]; calls `on_pass(passes done)`
   // as each pass completes.
+  // Keeps every task's events, so that timeline() can say when each ran.
+  void record_timeline() { record_ = true; }
+
   void run(std::array<T*, 2> host, const std::function<void(std::size_t)>& on_pass) {
     std::size_t task_number = 0;
     for (std::size_t pass = 0; pass < passes_; ++pass) {
@@ -300,11 +313,38 @@ class PassRunner {
       current_downloads_.clear();
       for (std::size_t i = 0; i < tasks.size(); ++i, ++task_number) {
         run_task(tasks[i], pass_steps, pass > 0, host[pass % 2], host[(pass + 1) % 2], slots_[task_number % slots_.size()]);
+        if (record_) {
+          recorded_.back().pass = pass;
+          recorded_.back().task = i;
+        }
         in_flight_.push_back({pass, i + 1 == tasks.size(), current_downloads_.back()});
         while (in_flight_.size() > kTasksInFlight) retire(on_pass);
       }
     }
     while (!in_flight_.empty()) retire(on_pass);
+  }
+
+  // The recorded tasks' engine times, relative to the earliest start (after run()).
+  std::vector<HeatTimelineEntry> timeline() const {
+    using Engine = HeatTimelineEntry::Engine;
+    std::vector<HeatTimelineEntry> entries;
+    const auto at = [](const cl::Event& event, cl_profiling_info what) {
+      cl_ulong time = 0;
+      check(event.getProfilingInfo(what, &time), "clGetEventProfilingInfo", "reading a pyramid run's timeline");
+      return time;
+    };
+    cl_ulong origin = std::numeric_limits<cl_ulong>::max();
+    for (const auto& r : recorded_) origin = std::min(origin, at(r.uploaded, CL_PROFILING_COMMAND_START));
+    const auto seconds = [&](cl_ulong time) { return static_cast<double>(time - std::min(time, origin)) * 1e-9; };
+    for (const auto& r : recorded_) {
+      for (const auto& [engine, first, last] : {std::tuple{Engine::upload, &r.uploaded, &r.uploaded},
+                                                std::tuple{Engine::compute, &r.first_kernel, &r.last_kernel},
+                                                std::tuple{Engine::download, &r.downloaded, &r.downloaded}}) {
+        entries.push_back({engine, r.pass, r.task, seconds(at(*first, CL_PROFILING_COMMAND_START)),
+                           seconds(at(*last, CL_PROFILING_COMMAND_END))});
+      }
+    }
+    return entries;
   }
 
  private:
@@ -315,6 +355,10 @@ class PassRunner {
     DeviceBuffer<T> layer[2];
     std::size_t result = 1;           // the layer holding the last task's result
     cl::Event computed, downloaded;   // the last task's final kernel and download
+  };
+  struct Recorded {
+    std::size_t pass = 0, task = 0;
+    cl::Event uploaded, first_kernel, last_kernel, downloaded;
   };
   struct InFlight {
     std::size_t pass;
@@ -402,6 +446,7 @@ class PassRunner {
     std::vector<cl::Event> wait = events({&uploaded, &slot.downloaded});
     cl::Event done;
     copy_boundary(task, slot.layer[up_layer].get(), slot.layer[1 - up_layer].get(), wait, done);
+    cl::Event first_kernel = done;
     std::deque<cl::Event> batch;
     for (std::size_t k = 0; k < pass_steps; ++k) {
       const std::size_t in = up_layer ^ (k % 2);
@@ -409,6 +454,7 @@ class PassRunner {
       stencil_.enqueue(context_.compute_queue(), slot.layer[in].get(), slot.layer[1 - in].get(), shape_, box,
                        wait.empty() ? nullptr : &wait, &done);
       wait.clear();
+      if (first_kernel() == nullptr) first_kernel = done;
       if ((k + 1) % kKernelBatch == 0) {
         batch.push_back(done);
         if (batch.size() > 1) {
@@ -425,6 +471,7 @@ class PassRunner {
     transfer(false, slot.layer[slot.result].get(), task.received, at, target, events({&done}), downloaded);
     slot.downloaded = last_download_ = downloaded;
     current_downloads_.push_back(downloaded);
+    if (record_) recorded_.push_back({0, 0, uploaded, first_kernel, done, downloaded});
     for (auto* queue : {&context_.upload_queue(), &context_.compute_queue(), &context_.download_queue()}) {
       check(queue->flush(), "clFlush", "running a pyramid pass");
     }
@@ -442,6 +489,8 @@ class PassRunner {
   std::vector<cl::Event> previous_downloads_, current_downloads_;
   cl::Event last_download_;
   std::deque<InFlight> in_flight_;
+  bool record_ = false;
+  std::vector<Recorded> recorded_;
 };
 
 }  // namespace
@@ -463,6 +512,12 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlanRequest& request
   if (incore) layout = {model::Decomposition::strip, steps, s.extents.back() - 2};
   const bool overlapped = !incore && request.schedule == model::Schedule::overlapped;
   PassRunner<T> runner(s.context, s.extents, s.coefficients, s.value_alignment, layout, steps, overlapped);
+  if (request.record_timeline) {
+    if (!s.context.device().profiling) {
+      throw UnsupportedFeature(s.context.device().label() + " cannot profile commands, so a run's timeline cannot be recorded");
+    }
+    runner.record_timeline();
+  }
   run.device_bytes = runner.device_bytes();
   s.context.finish();  // buffers cleared; the clock starts with the first upload
 
@@ -500,6 +555,7 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlanRequest& request
   run.ns_per_node = run.seconds * 1e9 / (interior * static_cast<double>(steps));
   s.current = (start_layer + runner.passes()) % 2;
   s.steps_done = start_steps + steps;
+  if (request.record_timeline) run.timeline = runner.timeline();
   return run;
 }
 

@@ -195,6 +195,27 @@ void validate_layout(const Problem& problem, const Layout& layout) {
 
 
 
+const TransferEngines& engines_of(const DeviceConstants& k, Decomposition cut) {
+  return cut == Decomposition::block ? k.rect_engines : k.engines;
+}
+
+// The constants a schedule runs at: in the overlapped one, transfers share the machine with the
+// other engines and take longer (unless nothing overlaps, which makes it serial).
+DeviceConstants as_scheduled(const DeviceConstants& k, Schedule schedule) {
+  if (schedule == Schedule::serial) return k;
+  DeviceConstants scheduled = k;
+  const auto slow = [](TransferCost& cost, const TransferEngines& engines, double slowdown) {
+    if (!engines.overlap_compute) return;
+    cost.latency_ns *= slowdown;
+    cost.ns_per_value *= slowdown;
+  };
+  slow(scheduled.upload, k.engines, k.engines.upload_slowdown);
+  slow(scheduled.download, k.engines, k.engines.download_slowdown);
+  slow(scheduled.rect_upload, k.rect_engines, k.rect_engines.upload_slowdown);
+  slow(scheduled.rect_download, k.rect_engines, k.rect_engines.download_slowdown);
+  return scheduled;
+}
+
 // Per-task engine times.
 struct Times {
   double up, compute, down;
@@ -489,13 +510,14 @@ Estimate estimate(const Problem& problem, const Layout& layout, const DeviceCons
   p.compute_ns = before_last * full.compute + last.compute;
   p.transfer_ns = up + down;
   p.tasks = static_cast<std::size_t>(costs.tasks());
-  e.exact = schedule == Schedule::serial || !k.transfers_overlap_compute;
+  const TransferEngines& engines = engines_of(k, cut_of(layout));
+  e.exact = schedule == Schedule::serial || !engines.overlap_compute;
   if (e.exact) {
     p.total_ns = p.transfer_ns + p.compute_ns;
   } else {
     const PassCosts& first = p.passes == 1 ? last : full;
     p.total_ns = std::max({p.compute_ns + first.fill + last.drain,
-                           k.duplex ? up + last.last_kernels + last.drain : up + down,
+                           engines.duplex ? up + last.last_kernels + last.drain : up + down,
                            down + first.fill + first.first_kernels});
   }
   p.ns_per_node = per_node_and_step(problem, p.total_ns);
@@ -516,7 +538,8 @@ Prediction exact_prediction(const Problem& problem, const Estimate& e, const Dev
   const auto last_tasks = last_steps == n ? full_tasks : tasks_of(problem, exact, last_steps);
   const auto full_times = task_times(full_tasks, up, down, k);
   const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k);
-  p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, k.duplex).makespan(p.passes);
+  p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, engines_of(k, cut_of(e.layout)).duplex)
+                   .makespan(p.passes);
   p.ns_per_node = per_node_and_step(problem, p.total_ns);
   return p;
 }
@@ -534,10 +557,11 @@ Prediction incore_prediction(const Problem& problem, const DeviceConstants& k) {
 
 }  // namespace
 
-Prediction predict(const Problem& problem, const Layout& layout, const DeviceConstants& k, Schedule schedule) {
+Prediction predict(const Problem& problem, const Layout& layout, const DeviceConstants& constants, Schedule schedule) {
   problem.validate();
   validate_layout(problem, layout);
-  if (layout.decomposition == Decomposition::incore) return incore_prediction(problem, k);
+  if (layout.decomposition == Decomposition::incore) return incore_prediction(problem, constants);
+  const DeviceConstants k = as_scheduled(constants, schedule);
   ExtentCosts costs(problem, cut_of(layout), layout.task_extent, k);
   return exact_prediction(problem, estimate(problem, layout, k, schedule, costs), k);
 }
@@ -585,9 +609,10 @@ std::size_t largest_fitting_extent(const Problem& problem, Decomposition cut, st
 
 }  // namespace
 
-Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstants& k, Schedule schedule,
+Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstants& constants, Schedule schedule,
                Decomposition choice, std::optional<std::size_t> height) {
   problem.validate();
+  const DeviceConstants k = as_scheduled(constants, schedule);
   if (choice == Decomposition::incore) {
     if (!fits_incore(problem, budget)) {
       throw InvalidArgument("grid " + extents_string(problem.extents) + " does not fit in " + bytes_text(budget) +
@@ -595,7 +620,7 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
     }
     Plan plan;
     plan.layout = {Decomposition::incore, 0, 0};
-    plan.prediction = predict(problem, plan.layout, k, schedule);
+    plan.prediction = predict(problem, plan.layout, constants, schedule);
     plan.trivial = plan.prediction;
     return plan;
   }
@@ -675,7 +700,7 @@ Plan best_plan(const Problem& problem, std::uint64_t budget, const DeviceConstan
   plan.layout = best_layout;
   plan.buffer_extent = ExtentCosts(problem, kind, best_layout.task_extent, k).buffer_extent(best_layout.height);
   plan.prediction = best;
-  plan.trivial = predict(problem, Layout{kind, 1, largest_fitting_extent(problem, kind, 1, capacity)}, k, schedule);
+  plan.trivial = predict(problem, Layout{kind, 1, largest_fitting_extent(problem, kind, 1, capacity)}, constants, schedule);
   const double R = static_cast<double>(plan.buffer_extent), n = static_cast<double>(best_layout.height);
   if (R > 2 * n) {
     plan.approx_ns_per_node = block ? block_ns_per_node_approx(R, n, tau_c_mean(k.rect_upload, k.rect_download), k.tau_a_ns)

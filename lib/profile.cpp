@@ -17,13 +17,20 @@ namespace {
 using nlohmann::json;
 
 // Bumped whenever the profile's fields or their meaning change: older files are re-measured.
-constexpr int kProfileFormat = 1;
+constexpr int kProfileFormat = 2;
 
 json fit_json(const TransferFit& fit) {
   json samples = json::array();
   for (const auto& s : fit.samples) samples.push_back({{"bytes", s.bytes}, {"median_s", s.median_s}, {"min_s", s.min_s}});
   return {{"latency_s", fit.latency_s}, {"bytes_per_s", fit.bytes_per_s},
           {"max_relative_error", fit.max_relative_error}, {"samples", samples}};
+}
+
+json overlap_json(const OverlapMeasurement& o) {
+  return {{"upload_s", o.upload_s}, {"download_s", o.download_s}, {"compute_s", o.compute_s},
+          {"all_three_s", o.all_three_s}, {"up_and_down_s", o.up_and_down_s},
+          {"upload_together_s", o.upload_together_s}, {"download_together_s", o.download_together_s},
+          {"efficiency", o.efficiency}, {"duplex_efficiency", o.duplex_efficiency}};
 }
 
 // Reads a profile field, refusing what a measurement cannot produce.
@@ -101,6 +108,20 @@ TransferFit fit_from(const Reader& r) {
   return fit;
 }
 
+OverlapMeasurement overlap_from(const Reader& o) {
+  OverlapMeasurement m;
+  m.upload_s = o.rate("upload_s");
+  m.download_s = o.rate("download_s");
+  m.compute_s = o.rate("compute_s");
+  m.all_three_s = o.rate("all_three_s");
+  m.up_and_down_s = o.rate("up_and_down_s");
+  m.upload_together_s = o.rate("upload_together_s");
+  m.download_together_s = o.rate("download_together_s");
+  m.efficiency = o.fraction("efficiency");
+  m.duplex_efficiency = o.fraction("duplex_efficiency");
+  return m;
+}
+
 bool same_identity(const DeviceProfile& p, const DeviceInfo& d, std::string& difference) {
   const auto differs = [&](const std::string& what, const std::string& have, const std::string& want) {
     if (have == want) return false;
@@ -137,10 +158,8 @@ std::string profile_to_json(const DeviceProfile& p) {
       {"download_pageable", fit_json(p.download_pageable)},
       {"upload_rect", fit_json(p.upload_rect)},
       {"download_rect", fit_json(p.download_rect)},
-      {"overlap",
-       {{"upload_s", p.overlap.upload_s}, {"download_s", p.overlap.download_s}, {"compute_s", p.overlap.compute_s},
-        {"all_three_s", p.overlap.all_three_s}, {"up_and_down_s", p.overlap.up_and_down_s},
-        {"efficiency", p.overlap.efficiency}, {"duplex_efficiency", p.overlap.duplex_efficiency}}},
+      {"overlap", overlap_json(p.overlap)},
+      {"rect_overlap", overlap_json(p.rect_overlap)},
       {"launch_pipelined_s", p.launch_pipelined_s},
       {"launch_blocking_s", p.launch_blocking_s},
       {"copy_kernel_bytes_per_s", p.copy_kernel_bytes_per_s},
@@ -177,9 +196,8 @@ DeviceProfile profile_from_json(const std::string& text) {
   p.download_pageable = fit_from(r.object("download_pageable"));
   p.upload_rect = fit_from(r.object("upload_rect"));
   p.download_rect = fit_from(r.object("download_rect"));
-  const Reader o = r.object("overlap");
-  p.overlap = {o.rate("upload_s"), o.rate("download_s"), o.rate("compute_s"), o.rate("all_three_s"),
-               o.rate("up_and_down_s"), o.fraction("efficiency"), o.fraction("duplex_efficiency")};
+  p.overlap = overlap_from(r.object("overlap"));
+  p.rect_overlap = overlap_from(r.object("rect_overlap"));
   p.launch_pipelined_s = r.rate("launch_pipelined_s");
   p.launch_blocking_s = r.rate("launch_blocking_s");
   p.copy_kernel_bytes_per_s = r.time("copy_kernel_bytes_per_s");  // 0: not measured (no profiling)

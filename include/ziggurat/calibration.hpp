@@ -43,11 +43,16 @@ struct OverlapMeasurement {
   double upload_s = 0, download_s = 0, compute_s = 0;  ///< each alone
   double all_three_s = 0;                              ///< all three issued together
   double up_and_down_s = 0;                            ///< upload and download issued together
+  /// The upload's and the download's own time while all three run (device timers; else alone).
+  double upload_together_s = 0, download_together_s = 0;
   /// (sum - together) / (sum - longest): 1 when they overlap perfectly, 0 when not at all.
   double efficiency = 0;
   double duplex_efficiency = 0;
   bool transfers_overlap_compute() const { return efficiency >= 0.5; }
   bool duplex() const { return duplex_efficiency >= 0.5; }
+  /// The model's view of these engines: each transfer slows down by its time with all three
+  /// running over its time alone.
+  model::TransferEngines engines() const;
 };
 
 /// The compute time per node and step (tau_a) of one stencil kernel in the steady state.
@@ -71,7 +76,8 @@ struct DeviceProfile {
   TransferFit upload_pinned, download_pinned;      ///< contiguous, page-locked host memory
   TransferFit upload_pageable, download_pageable;  ///< contiguous, ordinary host memory
   TransferFit upload_rect, download_rect;          ///< square regions of a pinned 2D host array
-  OverlapMeasurement overlap;
+  OverlapMeasurement overlap;       ///< with contiguous transfers (strips)
+  OverlapMeasurement rect_overlap;  ///< with rectangular-region transfers (blocks)
   double launch_pipelined_s = 0;  ///< per kernel, many launched back to back
   double launch_blocking_s = 0;   ///< one launch and a wait for it
   double copy_kernel_bytes_per_s = 0;  ///< read + write bytes per second, simple copy kernel

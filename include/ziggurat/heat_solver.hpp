@@ -46,6 +46,9 @@ struct HeatPlanRequest {
   std::optional<std::size_t> height;             ///< pyramid height n (strip, block, automatic)
   std::optional<std::uint64_t> device_memory;    ///< budget in bytes; default default_device_budget()
   model::Schedule schedule = model::Schedule::overlapped;
+  /// Record when each task's transfers and kernels ran on the device (HeatRun::timeline). Needs
+  /// a device that profiles commands (UnsupportedFeature otherwise).
+  bool record_timeline = false;
 };
 
 /// What the solver may use unless told otherwise: 90 % of the device's memory (the rest is left
@@ -65,6 +68,17 @@ struct HeatProgress {
 };
 using HeatProgressCallback = std::function<void(const HeatProgress&)>;
 
+/// One task's work on one engine, in seconds since the run's first command started: its upload,
+/// its kernels (boundary copy and n steps), or its download.
+struct HeatTimelineEntry {
+  enum class Engine { upload, compute, download };
+  Engine engine = Engine::upload;
+  std::size_t pass = 0, task = 0;
+  double start_s = 0, end_s = 0;
+};
+
+const char* to_string(HeatTimelineEntry::Engine engine);
+
 /// What a run did.
 struct HeatRun {
   model::Plan plan;             ///< the plan that ran (layout, predicted time)
@@ -75,6 +89,7 @@ struct HeatRun {
   double seconds = 0;              ///< wall time, first upload to last download
   double ns_per_node = 0;          ///< seconds / (interior nodes x steps)
   bool pinned_host_memory = false;
+  std::vector<HeatTimelineEntry> timeline;  ///< when HeatPlanRequest::record_timeline was set
 };
 
 /// A grid in host memory, advanced on a device by the pyramid method.

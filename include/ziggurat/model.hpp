@@ -30,14 +30,24 @@ struct TransferCost {
   double time_ns(double values) const { return latency_ns + values * ns_per_value; }
 };
 
+/// How one kind of transfer shares the device with kernels and with transfers the other way.
+struct TransferEngines {
+  bool overlap_compute = true;  ///< copies run while kernels run
+  bool duplex = true;           ///< uploads and downloads run at the same time
+  /// How much longer an upload (a download) takes while the other engines run, sharing the bus,
+  /// host memory and device memory: the overlapped schedule, where all three are busy, runs its
+  /// transfers at this pace.
+  double upload_slowdown = 1, download_slowdown = 1;
+};
+
 /// What the model needs to know about a device and its bus, for one precision.
 struct DeviceConstants {
   TransferCost upload, download;            ///< contiguous transfers (strips, whole grids)
   TransferCost rect_upload, rect_download;  ///< rectangular regions of a 2D host array (blocks)
   double tau_a_ns = 0;                      ///< compute time per node and step, steady state
   double launch_ns = 0;                     ///< one kernel launch within a stream of launches
-  bool transfers_overlap_compute = true;    ///< copies run while kernels run
-  bool duplex = true;                       ///< uploads and downloads run at the same time
+  TransferEngines engines;                  ///< of contiguous transfers
+  TransferEngines rect_engines;             ///< of rectangular-region transfers
 
   /// The paper's assumptions: every transfer costs tau_c per value, nothing else costs time.
   static DeviceConstants paper(double tau_c_ns, double tau_a_ns);
@@ -122,8 +132,10 @@ struct Prediction {
 /// overlapped schedule: uploads, kernels and downloads each go through one engine in order;
 /// task j uses slot j mod 2, so its upload waits for the kernels of task j-2 and its kernels for
 /// the download of task j-2; a task's upload also waits until the previous pass's downloads that
-/// hold its halo are done. Without duplex, uploads and downloads share one engine; without
-/// overlap, the schedule is serial.
+/// hold its halo are done. Transfers take upload_slowdown (download_slowdown) times longer there:
+/// they share the machine with the other engines. Without duplex, uploads and downloads share one engine; without
+/// overlap, the schedule is serial. The engines are those of the decomposition's transfers
+/// (rect_engines for blocks).
 Prediction predict(const Problem& problem, const Layout& layout, const DeviceConstants& constants, Schedule schedule);
 
 /// The paper's approximate forms, in ns per node and step: eq. (4) for strips, eq. (5) for

@@ -193,9 +193,15 @@ class Heat(unittest.TestCase):
 
     def test_picture_and_plan_in_the_summary(self):
         summary = json.loads(run("heat", "--size", "200x120", "--steps", "30", "--mode", "strip", "--height", "5",
-                                 "--device-mem", "64KiB", "--png", self.path("f.png"), "--json", "--quiet")[0])
+                                 "--device-mem", "64KiB", "--png", self.path("f.png"), "--timeline",
+                                 self.path("t.json"), "--json", "--quiet")[0])
         plan = summary["plan"]
         self.assertEqual((plan["decomposition"], plan["height"], plan["passes"]), ("strip", 5, 6))
+        with open(self.path("t.json")) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertEqual(len(events), 3 * plan["tasks"] * plan["passes"])
+        self.assertEqual({e["tid"] for e in events}, {"upload", "compute", "download"})
+        self.assertTrue(all(e["dur"] >= 0 and e["ts"] >= 0 for e in events))
         self.assertLess(summary["max_error_vs_exact"], 1e-5)
         for key in ("time_s", "predicted_s", "ns_per_node", "task_extent", "tasks"):
             self.assertIn(key, summary if key in summary else plan)

@@ -56,6 +56,12 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
     check_fit(p.download_rect, "download rect", discrete);
     CHECK(p.overlap.upload_s > 0);
     CHECK(p.overlap.compute_s > 0);
+    for (const auto* o : {&p.overlap, &p.rect_overlap}) {
+      CHECK(o->upload_s > 0);
+      CHECK(o->upload_together_s > 0);
+      CHECK(o->download_together_s > 0);
+      CHECK(o->engines().upload_slowdown >= 1);
+    }
     // Issued together, the three never take much longer than one after another.
     CHECK(p.overlap.all_three_s < 1.5 * (p.overlap.upload_s + p.overlap.download_s + p.overlap.compute_s));
     CHECK(p.launch_pipelined_s > 0);

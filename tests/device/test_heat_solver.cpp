@@ -34,6 +34,7 @@ DeviceProfile fixed_profile() {
   }
   p.launch_pipelined_s = 5e-6;
   p.overlap.efficiency = p.overlap.duplex_efficiency = 1;
+  p.rect_overlap = p.overlap;
   for (const std::size_t dims : {1, 2, 3}) {
     for (const std::size_t bytes : {4, 8}) p.kernels.push_back({"fixed", dims, bytes, {}, 0.01 * static_cast<double>(bytes)});
   }
@@ -179,6 +180,54 @@ TEST_CASE("progress is reported after every pass, in order, up to the last step"
     CHECK(reports.back().eta_seconds == 0);
     CHECK(run.seconds >= reports.back().seconds);
     CHECK(run.plan.prediction.passes == 6);
+  });
+}
+
+TEST_CASE("a recorded timeline holds every task's upload, kernels and download, in dependency order") {
+  for_each_device([](Context& context) {
+    const Grid<float> initial = test::random_field<float>({40, 70}, 8);
+    for (const Decomposition decomposition : {Decomposition::strip, Decomposition::block}) {
+      for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+        CAPTURE(model::to_string(decomposition));
+        CAPTURE(model::to_string(schedule));
+        HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+        HeatPlanRequest request;
+        request.mode = decomposition == Decomposition::strip ? HeatMode::strip : HeatMode::block;
+        request.height = 3;
+        request.schedule = schedule;
+        request.device_memory = 3 * model::minimum_budget(solver.problem(7), decomposition, 3, schedule);
+        request.record_timeline = true;
+        if (!context.device().profiling) {
+          CHECK_THROWS_AS(solver.advance(7, request), UnsupportedFeature);
+          continue;
+        }
+        const HeatRun run = solver.advance(7, request);
+        const std::size_t tasks = run.plan.prediction.tasks, passes = run.plan.prediction.passes;
+        REQUIRE(run.timeline.size() == 3 * tasks * passes);
+        double earliest = 1e300;
+        using Engine = HeatTimelineEntry::Engine;
+        for (std::size_t j = 0; j < tasks * passes; ++j) {
+          const HeatTimelineEntry& up = run.timeline[3 * j];
+          const HeatTimelineEntry& kernels = run.timeline[3 * j + 1];
+          const HeatTimelineEntry& down = run.timeline[3 * j + 2];
+          CHECK(up.engine == Engine::upload);
+          CHECK(kernels.engine == Engine::compute);
+          CHECK(down.engine == Engine::download);
+          CHECK(up.pass == j / tasks);
+          CHECK(up.task == j % tasks);
+          CHECK(up.start_s <= up.end_s);
+          CHECK(up.end_s <= kernels.start_s);
+          CHECK(kernels.start_s <= kernels.end_s);
+          CHECK(kernels.end_s <= down.start_s);
+          CHECK(down.start_s <= down.end_s);
+          CHECK(down.end_s <= run.seconds);
+          earliest = std::min(earliest, up.start_s);
+          // The serial schedule runs one command at a time.
+          if (schedule == Schedule::serial && j > 0) CHECK(run.timeline[3 * j - 1].end_s <= up.start_s);
+        }
+        CHECK(earliest == 0);
+      }
+    }
   });
 }
 

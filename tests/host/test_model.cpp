@@ -121,11 +121,23 @@ TEST_CASE("the overlapped schedule, traced by hand") {
   // One task per pass: each pass waits for the one before: K (5 + 3 + 3).
   CHECK(predict(Problem{{5}, 7, 4}, Layout{Decomposition::strip, 1, 3}, k, Schedule::overlapped).total_ns ==
         doctest::Approx(77));
+  // Transfers 1.5 times slower while the other engines run: uploads of 6, downloads of 3.
+  k.engines.upload_slowdown = k.engines.download_slowdown = 1.5;
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(23));
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::serial).total_ns == doctest::Approx(24));
+  // Blocks move rectangular regions: their engines are rect_engines.
+  const Problem grid{{8, 8}, 1, 4};
+  const Layout blocks{Decomposition::block, 1, 2};
+  const double block_time = predict(grid, blocks, DeviceConstants::paper(1.0, 1.0), Schedule::overlapped).total_ns;
+  CHECK(predict(grid, blocks, k, Schedule::overlapped).total_ns == block_time);
+  k.rect_engines.upload_slowdown = 1.5;
+  CHECK(predict(grid, blocks, k, Schedule::overlapped).total_ns > block_time);
+  k.engines = k.rect_engines = TransferEngines{};
   // One copy engine for both directions.
-  k.duplex = false;
+  k.engines.duplex = false;
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(18));
   // No overlap at all: the serial sum.
-  k.transfers_overlap_compute = false;
+  k.engines.overlap_compute = false;
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(24));
 }
 
@@ -297,8 +309,8 @@ TEST_CASE("the optimiser is exhaustive on random problems, constants and schedul
     k.upload.latency_ns = k.download.latency_ns = uniform(0, 200);
     k.rect_upload.latency_ns = k.rect_download.latency_ns = uniform(0, 300);
     k.launch_ns = uniform(0, 100);
-    k.duplex = trial % 2 == 0;
-    k.transfers_overlap_compute = trial % 5 != 0;
+    k.engines.duplex = k.rect_engines.duplex = trial % 2 == 0;
+    k.engines.overlap_compute = k.rect_engines.overlap_compute = trial % 5 != 0;
     const Schedule schedule = trial % 4 < 2 ? Schedule::serial : Schedule::overlapped;
     const Decomposition d = block ? Decomposition::block : Decomposition::strip;
     double values = 1;

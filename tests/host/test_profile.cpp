@@ -50,7 +50,11 @@ DeviceProfile profile() {
   p.download_pageable = fit(11e-6, 14e9);
   p.upload_rect = fit(12e-6, 20e9);
   p.download_rect = fit(13e-6, 25e9);
-  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 0.95, 0.97};
+  // Contiguous transfers: 1 ms each alone; with all three running the upload takes 1.05 ms.
+  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 1.05e-3, 1e-3, 0.95, 0.97};
+  // Rect transfers: upload 1, download 1.2, kernels 2 ms; all three 3.6 ms: efficiency
+  // (4.2 - 3.6) / 2.2 < 0.5, no overlap; up and down 1.5 ms: duplex efficiency 0.7.
+  p.rect_overlap = {1e-3, 1.2e-3, 2e-3, 3.6e-3, 1.5e-3, 1.5e-3, 1.5e-3, 0.6 / 2.2, 0.7};
   p.launch_pipelined_s = 4e-6;
   p.launch_blocking_s = 10e-6;
   p.copy_kernel_bytes_per_s = 3e12;
@@ -77,6 +81,7 @@ TEST_CASE("a profile survives the round trip through JSON") {
   CHECK(back.kernels.size() == 2);
   CHECK(back.numstreams == 270336);
   CHECK(back.overlap.transfers_overlap_compute());
+  CHECK_FALSE(back.rect_overlap.transfers_overlap_compute());
 }
 
 TEST_CASE("corrupt profiles are refused, naming the problem") {
@@ -148,8 +153,14 @@ TEST_CASE("model constants from a profile") {
   CHECK(k.rect_upload.ns_per_value == doctest::Approx(4.0 / 20));
   CHECK(k.tau_a_ns == 0.004);
   CHECK(k.launch_ns == doctest::Approx(4000));
-  CHECK(k.transfers_overlap_compute);
-  CHECK(k.duplex);
+  CHECK(k.engines.overlap_compute);
+  CHECK(k.engines.duplex);
+  CHECK(k.engines.upload_slowdown == doctest::Approx(1.05));
+  CHECK(k.engines.download_slowdown == doctest::Approx(1));
+  CHECK_FALSE(k.rect_engines.overlap_compute);
+  CHECK(k.rect_engines.duplex);
+  CHECK(k.rect_engines.upload_slowdown == doctest::Approx(1.5));
+  CHECK(k.rect_engines.download_slowdown == doctest::Approx(1.25));
   CHECK(p.constants(2, 8).tau_a_ns == 0.005);
   CHECK(p.constants(2, 8).upload.ns_per_value == doctest::Approx(8.0 / 50));
   CHECK_THROWS_WITH_AS(p.constants(3, 4), doctest::Contains("no measured compute rate for a 3D float stencil"),

@@ -44,13 +44,21 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
   row("device->host rect (pinned)", p.download_rect);
   transfers.print(std::cout);
 
-  const auto& o = p.overlap;
-  std::cout << "\noverlap: upload " << number_text(o.upload_s * 1e3) << " ms, download " << number_text(o.download_s * 1e3)
-            << " ms, kernels " << number_text(o.compute_s * 1e3) << " ms; all three together "
-            << number_text(o.all_three_s * 1e3) << " ms (efficiency " << number_text(o.efficiency, 2) << ": "
-            << (o.transfers_overlap_compute() ? "transfers overlap kernels" : "no overlap") << "); upload and download together "
-            << number_text(o.up_and_down_s * 1e3) << " ms (" << (o.duplex() ? "duplex" : "not duplex") << ")\n"
-            << "kernel launch: " << microseconds(p.launch_pipelined_s) << " each back to back, "
+  const auto overlap_line = [](const char* what, const OverlapMeasurement& o) {
+    std::cout << what << ": upload " << number_text(o.upload_s * 1e3) << " ms, download "
+              << number_text(o.download_s * 1e3) << " ms, kernels " << number_text(o.compute_s * 1e3)
+              << " ms; all three together " << number_text(o.all_three_s * 1e3) << " ms (efficiency "
+              << number_text(o.efficiency, 2) << ": "
+              << (o.transfers_overlap_compute() ? "transfers overlap kernels" : "no overlap")
+              << "); upload and download together " << number_text(o.up_and_down_s * 1e3) << " ms (duplex efficiency "
+              << number_text(o.duplex_efficiency, 2) << ": " << (o.duplex() ? "duplex" : "not duplex")
+              << "); with all three running, uploads take " << number_text(o.upload_together_s / o.upload_s, 3)
+              << " x and downloads " << number_text(o.download_together_s / o.download_s, 3) << " x as long\n";
+  };
+  std::cout << "\n";
+  overlap_line("overlap, contiguous transfers", p.overlap);
+  overlap_line("overlap, rect transfers", p.rect_overlap);
+  std::cout << "kernel launch: " << microseconds(p.launch_pipelined_s) << " each back to back, "
             << microseconds(p.launch_blocking_s) << " launched and waited for\n";
   if (p.copy_bytes_per_s() > 0) {
     std::cout << "device copy: " << gigabytes_per_s(p.copy_driver_bytes_per_s) << " clEnqueueCopyBuffer, "

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "file_io.hpp"
 #include "format.hpp"
 #include "picture.hpp"
 #include "ziggurat/calibration.hpp"
@@ -34,6 +35,7 @@ struct HeatOptions {
   std::string init;
   std::string out;
   std::string png;
+  std::string timeline;
   std::string mode = "auto";
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
@@ -113,7 +115,25 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
   }
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
   request.schedule = options.serial ? model::Schedule::serial : model::Schedule::overlapped;
+  request.record_timeline = !options.timeline.empty();
   return request;
+}
+
+// The run's timeline in the Trace Event format (chrome://tracing, Perfetto): one track per engine,
+// one slice per task, times in microseconds.
+void write_timeline(const std::string& path, const std::vector<HeatTimelineEntry>& timeline) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : timeline) {
+    events.push_back({{"name", "pass " + std::to_string(e.pass) + " task " + std::to_string(e.task)},
+                      {"cat", to_string(e.engine)},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", to_string(e.engine)},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", (e.end_s - e.start_s) * 1e6}});
+  }
+  const std::string text = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  detail::write_file_atomically(path, {{text.data(), text.size()}});
 }
 
 // Distance of the field from the exact discrete solution decay^K times the slowest mode, without
@@ -192,6 +212,7 @@ void run(const HeatOptions& options) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   }
   if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
+  if (!options.timeline.empty()) write_timeline(options.timeline, result.timeline);
 
   const model::Plan& plan = result.plan;
   const double predicted_s = plan.prediction.total_ns * 1e-9;
@@ -233,6 +254,7 @@ void run(const HeatOptions& options) {
   }
   if (!options.out.empty()) summary["output"] = options.out;
   if (!options.png.empty()) summary["picture"] = options.png;
+  if (!options.timeline.empty()) summary["timeline"] = options.timeline;
 
   if (options.json) {
     std::cout << summary.dump(2) << "\n";
@@ -258,6 +280,7 @@ void run(const HeatOptions& options) {
   }
   if (!options.png.empty()) std::cout << "picture     " << options.png << "\n";
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
+  if (!options.timeline.empty()) std::cout << "timeline    " << options.timeline << "\n";
 }
 
 }  // namespace
@@ -279,6 +302,8 @@ void add_heat_command(CLI::App& app) {
                                                "(D, H, W); default: the slowest mode, product of sin(pi i/(E-1))");
   command->add_option("--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
   command->add_option("--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
+  command->add_option("--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
+                                                       "(Trace Event JSON for chrome://tracing or Perfetto)");
   command->add_option("--mode", options->mode, "auto, incore, trivial (one step per transfer), strip or block (pyramids)")
       ->capture_default_str();
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "

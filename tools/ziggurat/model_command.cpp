@@ -114,6 +114,11 @@ Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budge
                    height_of(o));
 }
 
+nlohmann::json engines_json(const model::TransferEngines& e) {
+  return {{"overlap_compute", e.overlap_compute}, {"duplex", e.duplex}, {"upload_slowdown", e.upload_slowdown},
+          {"download_slowdown", e.download_slowdown}};
+}
+
 nlohmann::json constants_json(const DeviceConstants& k) {
   return {{"upload", {{"latency_ns", k.upload.latency_ns}, {"ns_per_value", k.upload.ns_per_value}}},
           {"download", {{"latency_ns", k.download.latency_ns}, {"ns_per_value", k.download.ns_per_value}}},
@@ -121,8 +126,8 @@ nlohmann::json constants_json(const DeviceConstants& k) {
           {"rect_download", {{"latency_ns", k.rect_download.latency_ns}, {"ns_per_value", k.rect_download.ns_per_value}}},
           {"tau_a_ns", k.tau_a_ns},
           {"launch_ns", k.launch_ns},
-          {"transfers_overlap_compute", k.transfers_overlap_compute},
-          {"duplex", k.duplex}};
+          {"engines", engines_json(k.engines)},
+          {"rect_engines", engines_json(k.rect_engines)}};
 }
 
 nlohmann::json plan_json(const Plan& plan) {
