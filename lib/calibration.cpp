@@ -299,7 +299,7 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
   m.download_s = timer.measure(static_cast<double>(moved), 3, [&] { cl::Event e; download(e); return EventPair{e, e}; }).median_s;
   m.compute_s = timer.measure(0, 3, [&] { cl::Event f, l; compute(f, l); return EventPair{f, l}; }).median_s;
   // Each transfer's own time while all three run, too (device timers only).
-  std::vector<double> uploads_together, downloads_together;
+  std::vector<double> uploads_together, downloads_together, computes_together;
   m.all_three_s = timer.measure(static_cast<double>(moved), 3, [&] {
     cl::Event u, d, f, l;
     upload(u);
@@ -310,11 +310,13 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
     if (timer.events()) {
       uploads_together.push_back(profiled_seconds(u, u));
       downloads_together.push_back(profiled_seconds(d, d));
+      computes_together.push_back(profiled_seconds(f, l));
     }
     return span({u, d, f, l});
   }).median_s;
   m.upload_together_s = uploads_together.empty() ? m.upload_s : median_of(uploads_together);
   m.download_together_s = downloads_together.empty() ? m.download_s : median_of(downloads_together);
+  m.compute_together_s = computes_together.empty() ? m.compute_s : median_of(computes_together);
   m.up_and_down_s = timer.measure(static_cast<double>(moved), 3, [&] {
     cl::Event u, d;
     upload(u);
@@ -401,7 +403,7 @@ std::string now_iso8601() {
 model::TransferEngines OverlapMeasurement::engines() const {
   const auto slowdown = [](double together, double alone) { return alone > 0 ? std::max(1.0, together / alone) : 1.0; };
   return {transfers_overlap_compute(), duplex(), slowdown(upload_together_s, upload_s),
-          slowdown(download_together_s, download_s)};
+          slowdown(download_together_s, download_s), slowdown(compute_together_s, compute_s)};
 }
 
 double DeviceProfile::copy_bytes_per_s() const { return std::max(copy_kernel_bytes_per_s, copy_driver_bytes_per_s); }

@@ -221,14 +221,21 @@ struct Times {
   double up, compute, down;
 };
 
+// The engine times of a pass's tasks in the overlapped schedule. A task's kernels run while the
+// next task uploads and the previous one downloads; for that long they run `compute_slowdown`
+// times slower (the engines share device memory and the bus).
 std::vector<Times> task_times(const std::vector<Task>& tasks, const TransferCost& up, const TransferCost& down,
-                              const DeviceConstants& k) {
+                              const DeviceConstants& k, double compute_slowdown) {
   std::vector<Times> times;
   times.reserve(tasks.size());
   for (const auto& task : tasks) {
     const TaskCounts& c = task.counts;
     times.push_back({up.time_ns(c.sent), static_cast<double>(c.steps) * k.launch_ns + c.computed * k.tau_a_ns,
                      down.time_ns(c.received)});
+  }
+  for (std::size_t j = 0; j < times.size(); ++j) {
+    const double next_up = j + 1 < times.size() ? times[j + 1].up : 0, previous_down = j > 0 ? times[j - 1].down : 0;
+    times[j].compute += (compute_slowdown - 1) * std::min(times[j].compute, std::max(next_up, previous_down));
   }
   return times;
 }
@@ -536,8 +543,9 @@ Prediction exact_prediction(const Problem& problem, const Estimate& e, const Dev
   const Layout exact{cut_of(e.layout), n, e.layout.task_extent};
   const auto full_tasks = tasks_of(problem, exact, n);
   const auto last_tasks = last_steps == n ? full_tasks : tasks_of(problem, exact, last_steps);
-  const auto full_times = task_times(full_tasks, up, down, k);
-  const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k);
+  const double slowdown = engines_of(k, cut_of(e.layout)).compute_slowdown;
+  const auto full_times = task_times(full_tasks, up, down, k, slowdown);
+  const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k, slowdown);
   p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, engines_of(k, cut_of(e.layout)).duplex)
                    .makespan(p.passes);
   p.ns_per_node = per_node_and_step(problem, p.total_ns);

@@ -30,6 +30,7 @@ json overlap_json(const OverlapMeasurement& o) {
   return {{"upload_s", o.upload_s}, {"download_s", o.download_s}, {"compute_s", o.compute_s},
           {"all_three_s", o.all_three_s}, {"up_and_down_s", o.up_and_down_s},
           {"upload_together_s", o.upload_together_s}, {"download_together_s", o.download_together_s},
+          {"compute_together_s", o.compute_together_s},
           {"efficiency", o.efficiency}, {"duplex_efficiency", o.duplex_efficiency}};
 }
 
@@ -117,6 +118,7 @@ OverlapMeasurement overlap_from(const Reader& o) {
   m.up_and_down_s = o.rate("up_and_down_s");
   m.upload_together_s = o.rate("upload_together_s");
   m.download_together_s = o.rate("download_together_s");
+  m.compute_together_s = o.rate("compute_together_s");
   m.efficiency = o.fraction("efficiency");
   m.duplex_efficiency = o.fraction("duplex_efficiency");
   return m;

@@ -43,8 +43,9 @@ struct OverlapMeasurement {
   double upload_s = 0, download_s = 0, compute_s = 0;  ///< each alone
   double all_three_s = 0;                              ///< all three issued together
   double up_and_down_s = 0;                            ///< upload and download issued together
-  /// The upload's and the download's own time while all three run (device timers; else alone).
-  double upload_together_s = 0, download_together_s = 0;
+  /// The upload's, the download's and the kernels' own time while all three run (device
+  /// timers; else their times alone).
+  double upload_together_s = 0, download_together_s = 0, compute_together_s = 0;
   /// (sum - together) / (sum - longest): 1 when they overlap perfectly, 0 when not at all.
   double efficiency = 0;
   double duplex_efficiency = 0;

@@ -38,6 +38,9 @@ struct TransferEngines {
   /// host memory and device memory: the overlapped schedule, where all three are busy, runs its
   /// transfers at this pace.
   double upload_slowdown = 1, download_slowdown = 1;
+  /// How much longer kernels take while these transfers run; the overlapped schedule slows each
+  /// task's kernels for as long as the neighbouring tasks' transfers run beside them.
+  double compute_slowdown = 1;
 };
 
 /// What the model needs to know about a device and its bus, for one precision.
@@ -132,8 +135,9 @@ struct Prediction {
 /// overlapped schedule: uploads, kernels and downloads each go through one engine in order;
 /// task j uses slot j mod 2, so its upload waits for the kernels of task j-2 and its kernels for
 /// the download of task j-2; a task's upload also waits until the previous pass's downloads that
-/// hold its halo are done. Transfers take upload_slowdown (download_slowdown) times longer there:
-/// they share the machine with the other engines. Without duplex, uploads and downloads share one engine; without
+/// hold its halo are done. Transfers take upload_slowdown (download_slowdown) times longer there,
+/// and kernels compute_slowdown times longer while transfers run beside them: the engines share
+/// the machine. Without duplex, uploads and downloads share one engine; without
 /// overlap, the schedule is serial. The engines are those of the decomposition's transfers
 /// (rect_engines for blocks).
 Prediction predict(const Problem& problem, const Layout& layout, const DeviceConstants& constants, Schedule schedule);

@@ -125,6 +125,14 @@ TEST_CASE("the overlapped schedule, traced by hand") {
   k.engines.upload_slowdown = k.engines.download_slowdown = 1.5;
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(23));
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::serial).total_ns == doctest::Approx(24));
+  // Kernels 1.5 times slower while transfers run beside them: task 1's kernels (2) run beside
+  // task 2's upload and task 0's download, and take 3. Trace: uploads [0,6] [6,12] [12,18];
+  // kernels [6,9] [12,15] [18,21] (the first and last, each beside one transfer, also 3);
+  // downloads [9,12] [15,18] [21,24].
+  k.engines.compute_slowdown = 1.5;
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(24));
+  CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::serial).total_ns == doctest::Approx(24));
+  k.engines.compute_slowdown = 1;
   // Blocks move rectangular regions: their engines are rect_engines.
   const Problem grid{{8, 8}, 1, 4};
   const Layout blocks{Decomposition::block, 1, 2};

@@ -51,10 +51,10 @@ DeviceProfile profile() {
   p.upload_rect = fit(12e-6, 20e9);
   p.download_rect = fit(13e-6, 25e9);
   // Contiguous transfers: 1 ms each alone; with all three running the upload takes 1.05 ms.
-  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 1.05e-3, 1e-3, 0.95, 0.97};
+  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 1.05e-3, 1e-3, 1.1e-3, 0.95, 0.97};
   // Rect transfers: upload 1, download 1.2, kernels 2 ms; all three 3.6 ms: efficiency
   // (4.2 - 3.6) / 2.2 < 0.5, no overlap; up and down 1.5 ms: duplex efficiency 0.7.
-  p.rect_overlap = {1e-3, 1.2e-3, 2e-3, 3.6e-3, 1.5e-3, 1.5e-3, 1.5e-3, 0.6 / 2.2, 0.7};
+  p.rect_overlap = {1e-3, 1.2e-3, 2e-3, 3.6e-3, 1.5e-3, 1.5e-3, 1.5e-3, 2e-3, 0.6 / 2.2, 0.7};
   p.launch_pipelined_s = 4e-6;
   p.launch_blocking_s = 10e-6;
   p.copy_kernel_bytes_per_s = 3e12;
@@ -157,6 +157,7 @@ TEST_CASE("model constants from a profile") {
   CHECK(k.engines.duplex);
   CHECK(k.engines.upload_slowdown == doctest::Approx(1.05));
   CHECK(k.engines.download_slowdown == doctest::Approx(1));
+  CHECK(k.engines.compute_slowdown == doctest::Approx(1.1));
   CHECK_FALSE(k.rect_engines.overlap_compute);
   CHECK(k.rect_engines.duplex);
   CHECK(k.rect_engines.upload_slowdown == doctest::Approx(1.5));

@@ -3,6 +3,8 @@
 // a 3D grid several times larger than the device-memory budget; and a sweep of the pyramid height
 // that sets the measured times beside the cost model's predictions (method notes, section 1).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -108,10 +110,12 @@ Sweep sweep_heights(HeatSolver<T>& solver, Decomposition decomposition, Schedule
     const double other_s = solver.plan(steps, other).prediction.total_ns * 1e-9;
     const HeatRun run = solver.advance(steps, request);
     sweep.points.push_back({n, run.seconds, run.plan.prediction.total_ns * 1e-9, other_s});
-    std::cerr << "\rsweep " << model::to_string(decomposition) << " " << model::to_string(schedule) << " n=" << n
-              << "   " << std::flush;
+    if (::isatty(STDERR_FILENO)) {
+      std::cerr << "\rsweep " << model::to_string(decomposition) << " " << model::to_string(schedule) << " n=" << n
+                << "   " << std::flush;
+    }
   }
-  std::cerr << "\r                                        \r";
+  if (::isatty(STDERR_FILENO)) std::cerr << "\r                                        \r";
   return sweep;
 }
 

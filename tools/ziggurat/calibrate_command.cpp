@@ -53,7 +53,8 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
               << "); upload and download together " << number_text(o.up_and_down_s * 1e3) << " ms (duplex efficiency "
               << number_text(o.duplex_efficiency, 2) << ": " << (o.duplex() ? "duplex" : "not duplex")
               << "); with all three running, uploads take " << number_text(o.upload_together_s / o.upload_s, 3)
-              << " x and downloads " << number_text(o.download_together_s / o.download_s, 3) << " x as long\n";
+              << " x, downloads " << number_text(o.download_together_s / o.download_s, 3) << " x and kernels "
+              << number_text(o.compute_together_s / o.compute_s, 3) << " x as long\n";
   };
   std::cout << "\n";
   overlap_line("overlap, contiguous transfers", p.overlap);

@@ -116,7 +116,8 @@ Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budge
 
 nlohmann::json engines_json(const model::TransferEngines& e) {
   return {{"overlap_compute", e.overlap_compute}, {"duplex", e.duplex}, {"upload_slowdown", e.upload_slowdown},
-          {"download_slowdown", e.download_slowdown}};
+          {"download_slowdown", e.download_slowdown},
+          {"compute_slowdown", e.compute_slowdown}};
 }
 
 nlohmann::json constants_json(const DeviceConstants& k) {
