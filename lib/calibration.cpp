@@ -339,7 +339,7 @@ OverlapMeasurement measure_overlap(const Context& context, const Timer& timer, u
 // with the length. Timed at lengths 2^10 .. 2^26 in steps of sqrt(2): the floor is the median of
 // the three shortest, numstreams the length at which the time reaches twice the floor
 // (interpolated; there the elements cost as much as the call itself, the knee of floor + linear
-// growth), and a wave the time the longest vectors take per numstreams elements. The cost of one
+// growth), and a wave the growth per numstreams elements over the longest vectors. The cost of one
 // call comes from many one-element calls back to back (host clock).
 struct VectorConstants {
   std::size_t numstreams = 0;
@@ -382,9 +382,23 @@ VectorConstants measure_axpy(const Context& context, const Timer& timer) {
     const double f = t0 > 0 && t1 > t0 ? (std::log(2 * floor) - std::log(t0)) / (std::log(t1) - std::log(t0)) : 1.0;
     c.numstreams = static_cast<std::size_t>(std::exp(std::log(x0) + std::clamp(f, 0.0, 1.0) * (std::log(x1) - std::log(x0))));
   }
+  // The growth per element: the least-squares slope over the five longest vectors (lengths 1/4 to
+  // 1 of the longest). Where noise makes it vanish (a loaded CPU), the longest vector's time per
+  // element, which bounds it from above.
+  const std::size_t top = std::min<std::size_t>(5, samples.size());
+  double mean_x = 0, mean_t = 0;
+  for (std::size_t i = samples.size() - top; i < samples.size(); ++i) {
+    mean_x += samples[i].first / static_cast<double>(top);
+    mean_t += samples[i].second / static_cast<double>(top);
+  }
+  double sxt = 0, sxx = 0;
+  for (std::size_t i = samples.size() - top; i < samples.size(); ++i) {
+    sxt += (samples[i].first - mean_x) * (samples[i].second - mean_t);
+    sxx += (samples[i].first - mean_x) * (samples[i].first - mean_x);
+  }
+  const double slope = sxx > 0 ? sxt / sxx : 0;
   const auto& [x_top, t_top] = samples.back();
-  const auto& [x_half, t_half] = samples[samples.size() - 3];  // half the length
-  c.wave_s = std::max(0.0, (t_top - t_half) / (x_top - x_half)) * static_cast<double>(c.numstreams);
+  c.wave_s = (slope > 0 ? slope : t_top / x_top) * static_cast<double>(c.numstreams);
   c.call_s = seconds_per_call(context, 64, [&] { axpy(1); });
   return c;
 }
