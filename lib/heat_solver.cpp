@@ -299,11 +299,11 @@ class PassRunner {
   std::size_t passes() const { return passes_; }
   std::size_t height() const { return height_; }
 
-  // Runs every pass, pass p from host[p % 2] into host[(p + 1) % 2]; calls `on_pass(passes done)`
-  // as each pass completes.
   // Keeps every task's events, so that timeline() can say when each ran.
   void record_timeline() { record_ = true; }
 
+  // Runs every pass, pass p from host[p % 2] into host[(p + 1) % 2]; calls `on_pass(passes done)`
+  // as each pass completes.
   void run(std::array<T*, 2> host, const std::function<void(std::size_t)>& on_pass) {
     std::size_t task_number = 0;
     for (std::size_t pass = 0; pass < passes_; ++pass) {

@@ -543,11 +543,10 @@ Prediction exact_prediction(const Problem& problem, const Estimate& e, const Dev
   const Layout exact{cut_of(e.layout), n, e.layout.task_extent};
   const auto full_tasks = tasks_of(problem, exact, n);
   const auto last_tasks = last_steps == n ? full_tasks : tasks_of(problem, exact, last_steps);
-  const double slowdown = engines_of(k, cut_of(e.layout)).compute_slowdown;
-  const auto full_times = task_times(full_tasks, up, down, k, slowdown);
-  const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k, slowdown);
-  p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, engines_of(k, cut_of(e.layout)).duplex)
-                   .makespan(p.passes);
+  const TransferEngines& engines = engines_of(k, cut_of(e.layout));
+  const auto full_times = task_times(full_tasks, up, down, k, engines.compute_slowdown);
+  const auto last_times = last_steps == n ? full_times : task_times(last_tasks, up, down, k, engines.compute_slowdown);
+  p.total_ns = OverlappedSchedule(full_tasks, full_times, last_tasks, last_times, engines.duplex).makespan(p.passes);
   p.ns_per_node = per_node_and_step(problem, p.total_ns);
   return p;
 }
