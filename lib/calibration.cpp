@@ -57,6 +57,21 @@ class Timer {
   bool events_;
 };
 
+// The least-squares slope of t over x through (x, t) points; 0 when the x do not vary.
+double least_squares_slope(const std::vector<std::pair<double, double>>& points) {
+  double mean_x = 0, mean_t = 0;
+  for (const auto& [x, t] : points) {
+    mean_x += x / static_cast<double>(points.size());
+    mean_t += t / static_cast<double>(points.size());
+  }
+  double sxt = 0, sxx = 0;
+  for (const auto& [x, t] : points) {
+    sxt += (x - mean_x) * (t - mean_t);
+    sxx += (x - mean_x) * (x - mean_x);
+  }
+  return sxx > 0 ? sxt / sxx : 0;
+}
+
 // t = latency + bytes / bandwidth in two stages, each where it can be seen: the bandwidth is the
 // least-squares slope over the transfers of 1 MiB and more (the pyramid's tasks move megabytes,
 // and there the fit must hold), the latency the median of what the smaller transfers take beyond
@@ -67,15 +82,9 @@ TransferFit fit_transfers(std::vector<TimingSample> samples) {
   std::vector<const TimingSample*> large, small;
   for (const auto& s : samples) (s.bytes >= kLarge ? large : small).push_back(&s);
   if (large.size() < 2) large = small, small.clear();  // a device too small for large transfers
-  double n = 0, sx = 0, st = 0, sxx = 0, sxt = 0;
-  for (const auto* s : large) {
-    n += 1;
-    sx += s->bytes;
-    st += s->median_s;
-    sxx += s->bytes * s->bytes;
-    sxt += s->bytes * s->median_s;
-  }
-  const double slope = (n * sxt - sx * st) / (n * sxx - sx * sx);
+  std::vector<std::pair<double, double>> points;
+  for (const auto* s : large) points.emplace_back(s->bytes, s->median_s);
+  const double slope = least_squares_slope(points);
   std::vector<double> excess;
   for (const auto* s : small.empty() ? large : small) excess.push_back(s->median_s - s->bytes * slope);
   TransferFit fit;
@@ -386,17 +395,7 @@ VectorConstants measure_axpy(const Context& context, const Timer& timer) {
   // 1 of the longest). Where noise makes it vanish (a loaded CPU), the longest vector's time per
   // element, which bounds it from above.
   const std::size_t top = std::min<std::size_t>(5, samples.size());
-  double mean_x = 0, mean_t = 0;
-  for (std::size_t i = samples.size() - top; i < samples.size(); ++i) {
-    mean_x += samples[i].first / static_cast<double>(top);
-    mean_t += samples[i].second / static_cast<double>(top);
-  }
-  double sxt = 0, sxx = 0;
-  for (std::size_t i = samples.size() - top; i < samples.size(); ++i) {
-    sxt += (samples[i].first - mean_x) * (samples[i].second - mean_t);
-    sxx += (samples[i].first - mean_x) * (samples[i].first - mean_x);
-  }
-  const double slope = sxx > 0 ? sxt / sxx : 0;
+  const double slope = least_squares_slope({samples.end() - static_cast<std::ptrdiff_t>(top), samples.end()});
   const auto& [x_top, t_top] = samples.back();
   c.wave_s = (slope > 0 ? slope : t_top / x_top) * static_cast<double>(c.numstreams);
   c.call_s = seconds_per_call(context, 64, [&] { axpy(1); });
