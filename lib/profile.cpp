@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 // Bumped whenever the profile's fields or their meaning change: older files are re-measured.
-constexpr int kProfileFormat = 2;
+constexpr int kProfileFormat = 3;
 
 json fit_json(const TransferFit& fit) {
   json samples = json::array();
@@ -143,6 +143,12 @@ std::string profile_to_json(const DeviceProfile& p) {
     kernels.push_back({{"kernel", k.kernel}, {"dims", k.dims}, {"value_bytes", k.value_bytes},
                        {"extents", k.extents}, {"ns_per_node", k.ns_per_node}});
   }
+  json variant_timings = json::array();
+  for (const auto& v : p.variant_timings) {
+    json seconds = json::array();
+    for (const auto& [variant, s] : v.seconds) seconds.push_back({{"variant", variant}, {"seconds", s}});
+    variant_timings.push_back({{"key", v.key}, {"seconds", seconds}});
+  }
   const json j = {
       {"format", kProfileFormat},
       {"library_version", p.library_version},
@@ -170,6 +176,7 @@ std::string profile_to_json(const DeviceProfile& p) {
       {"numstreams", p.numstreams},
       {"axpy_wave_s", p.axpy_wave_s},
       {"axpy_call_s", p.axpy_call_s},
+      {"variant_timings", variant_timings},
   };
   return j.dump(2) + "\n";
 }
@@ -221,6 +228,17 @@ DeviceProfile profile_from_json(const std::string& text) {
   p.numstreams = r.count("numstreams", 0, std::size_t{1} << 40);  // 0: CLBlast could not run
   p.axpy_wave_s = r.time("axpy_wave_s");
   p.axpy_call_s = r.time("axpy_call_s");
+  for (const auto& entry : r.array("variant_timings")) {
+    const Reader v(entry, "variant timing");
+    VariantTimings timings;
+    timings.key = v.text("key");
+    for (const auto& s : v.array("seconds")) {
+      const Reader one(s, "variant timing of '" + timings.key + "'");
+      timings.seconds.emplace_back(one.text("variant"), one.rate("seconds"));
+    }
+    if (timings.seconds.empty()) v.fail("'" + timings.key + "' has no timings");
+    p.variant_timings.push_back(std::move(timings));
+  }
   return p;
 }
 

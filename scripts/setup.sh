@@ -10,6 +10,10 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd oclgrind clinfo
   # libraries
   libclblast-dev doctest-dev libcli11-dev nlohmann-json3-dev
+  # benchmark peer (ziggurat bench spmm): ViennaCL's OpenCL sparse products
+  libviennacl-dev
+  # fuzzing the Matrix Market parser (libFuzzer)
+  clang libclang-rt-dev
   # pictures (ziggurat heat --png)
   libpng-dev
   # plots (ziggurat model --plot)

@@ -13,6 +13,6 @@ ctest --test-dir build/release --output-on-failure
 
 echo "== ASan + UBSan build"
 ./scripts/build.sh sanitize -DCMAKE_BUILD_TYPE=Debug -DZIGGURAT_SANITIZE=address,undefined \
-  -DZIGGURAT_TEST_OCLGRIND=OFF >/dev/null
+  -DZIGGURAT_TEST_OCLGRIND=OFF -DZIGGURAT_TEST_FUZZ=OFF >/dev/null
 # The downstream project links without sanitizers, so it runs in the release pass only.
 ctest --test-dir build/sanitize --output-on-failure -E downstream

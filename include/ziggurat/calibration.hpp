@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ziggurat/context.hpp"
@@ -65,6 +66,14 @@ struct KernelRate {
   double ns_per_node = 0;
 };
 
+/// Kernel variants timed on one kind of problem, which automatic kernel choices read (e.g.
+/// spmm.hpp's block CSR strategies). calibrate() leaves these empty; they are added as problems
+/// are met, so each is measured once per device, driver and library version.
+struct VariantTimings {
+  std::string key;  ///< the kind of problem, e.g. "bsr f32 b4 k8 len3 even size8"
+  std::vector<std::pair<std::string, double>> seconds;  ///< per variant, fastest first
+};
+
 /// Everything calibrate() measures, with the identity it belongs to.
 struct DeviceProfile {
   // Identity: a cached profile is used only when all of these match the device and library.
@@ -90,6 +99,7 @@ struct DeviceProfile {
   std::size_t numstreams = 0;
   double axpy_wave_s = 0;  ///< CLBlast xAXPY: time per wave of numstreams elements
   double axpy_call_s = 0;  ///< CLBlast xAXPY: cost of one call in a stream of calls
+  std::vector<VariantTimings> variant_timings;
 
   double copy_bytes_per_s() const;
   /// The model constants for a grid of `dims` dimensions and `value_bytes`-byte values: pinned

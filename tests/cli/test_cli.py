@@ -69,7 +69,9 @@ class Devices(unittest.TestCase):
         self.assertEqual(len(re.findall(r"^\d+\*\s", out, re.MULTILINE)), 1, out)
 
 
-class Heat(unittest.TestCase):
+class ScratchFolderTest(unittest.TestCase):
+    """A test with its own temporary folder."""
+
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.tmp = self.dir.name
@@ -79,6 +81,9 @@ class Heat(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.tmp, name)
+
+
+class Heat(ScratchFolderTest):
 
     def test_default_field_checks_itself(self):
         summary = json.loads(run("heat", "--size", "65x33", "--steps", "20", "--json")[0])
@@ -329,6 +334,107 @@ class Model(unittest.TestCase):
         self.assertEqual(len(out["rows"]), 4)
         self.assertIn("error", out["rows"][0])
         self.assertIn("plan", out["rows"][3])
+
+
+MATRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "matrices")
+
+
+def read_mtx(path):
+    """A dense float64 array from a Matrix Market coordinate file (real or pattern, general or
+    symmetric): the test's own reader, independent of ziggurat's."""
+    with open(path) as f:
+        banner = f.readline().lower().split()
+        lines = [line for line in f if line.strip() and not line.startswith("%")]
+    rows, cols, _ = map(int, lines[0].split())
+    a = np.zeros((rows, cols))
+    for line in lines[1:]:
+        parts = line.split()
+        i, j = int(parts[0]) - 1, int(parts[1]) - 1
+        v = 1.0 if banner[3] == "pattern" else float(parts[2])
+        a[i, j] += v
+        if banner[4] == "symmetric" and i != j:
+            a[j, i] += v
+    return a
+
+
+class Spmm(ScratchFolderTest):
+
+    def product(self, matrix, x, *options):
+        """Runs spmm on X (saved as .npy) and returns (Y, summary)."""
+        np.save(self.path("x.npy"), x)
+        out = json.loads(run("spmm", "--matrix", matrix, "--x", self.path("x.npy"), "--out", self.path("y.npy"),
+                             "--repeat", 2, "--json", *options)[0])
+        return np.load(self.path("y.npy")), out
+
+    def check_close(self, a, x, y):
+        # The documented tolerance: 2 (m + 1) eps (|A| |X|) element by element, m the longest row.
+        m = int((a != 0).sum(axis=1).max())
+        eps = np.finfo(y.dtype).eps
+        bound = 2 * (m + 1) * eps * (np.abs(a) @ np.abs(x.astype(np.float64)))
+        self.assertTrue((np.abs(y - a @ x.astype(np.float64)) <= bound + 1e-300).all())
+
+    def test_every_format_matches_numpy_on_the_real_matrices(self):
+        rng = np.random.default_rng(5)
+        for name in ("bcsstk01.mtx", "can___24.mtx", "west0067.mtx", "fs_183_1.mtx"):
+            matrix = os.path.join(MATRICES, name)
+            a = read_mtx(matrix)
+            x = rng.uniform(-1, 1, (a.shape[1], 3))
+            for options in (["--format", "csr"], ["--format", "bsr"], ["--block", "3", "--kernel", "multirow"],
+                            ["--block", "2", "--kernel", "row"], ["--block", "5", "--kernel", "group"]):
+                y, out = self.product(matrix, x, *options)
+                self.assertEqual(y.shape, (a.shape[0], 3))
+                self.assertEqual(y.dtype, np.float64)
+                self.check_close(a, x, y)
+                self.assertEqual(out["k"], 3)
+                self.assertEqual(out["precision"], "f64")
+                self.assertGreaterEqual(out["nonzeros"], int((a != 0).sum()))  # explicit zeros are stored
+
+    def test_symmetric_file_runs_as_half_stored_dia(self):
+        matrix = os.path.join(MATRICES, "bcsstk01.mtx")
+        a = read_mtx(matrix)
+        x = np.random.default_rng(6).uniform(-1, 1, a.shape[1]).astype(np.float32)
+        y, out = self.product(matrix, x, "--format", "dia")
+        self.assertEqual(out["kernel"], "dia (symmetric half-stored)")
+        self.assertEqual(out["precision"], "f32")  # from X
+        self.assertEqual(y.shape, (a.shape[0],))  # a 1-D X gives a 1-D Y
+        self.check_close(a, x, y)
+
+    def test_random_vectors_and_the_summary(self):
+        out = json.loads(run("spmm", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--vectors", 4,
+                             "--precision", "f32", "--repeat", 3, "--json")[0])
+        for key in ("format", "block_size", "k", "kernel", "time_s", "gflops", "effective_gb_per_s", "bytes",
+                    "max_relative_error"):
+            self.assertIn(key, out)
+        self.assertEqual((out["format"], out["k"]), ("bsr", 4))
+        self.assertIn(out["auto"]["source"], ("measured now", "device profile"))
+        self.assertIn(out["kernel"], out["auto"]["seconds"])
+        self.assertLess(out["max_relative_error"], 1e-5)
+        self.assertIn("check", run("spmm", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--repeat", 1)[0])
+
+    def check_error(self, args, message):
+        self.assertIn(message, run("spmm", *args, expect=1)[1])
+
+    def test_bad_input_is_a_clear_error_and_writes_nothing(self):
+        west = os.path.join(MATRICES, "west0067.mtx")
+        bad = self.path("bad.mtx")
+        with open(bad, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n3 1 2.0\n")
+        self.check_error(["--matrix", bad], "bad.mtx:4")
+        self.check_error(["--matrix", self.path("missing.mtx")], "missing.mtx")
+        self.check_error(["--matrix", west, "--block", "17"], "--block is 1 to 16")
+        self.check_error(["--matrix", west, "--format", "coo"], "--format is bsr, csr or dia")
+        self.check_error(["--matrix", west, "--format", "dia", "--kernel", "row"], "DIA has one")
+        self.check_error(["--matrix", west, "--format", "csr", "--block", "2"], "has none")
+        self.check_error(["--matrix", west, "--kernel", "fast"], "unknown block CSR kernel 'fast'")
+        self.check_error(["--matrix", west, "--format", "dia"], "diagonals")
+        np.save(self.path("x.npy"), np.ones((5, 2)))
+        self.check_error(["--matrix", west, "--x", self.path("x.npy")], "must be (67, k)")
+        np.save(self.path("x.npy"), np.ones((67, 2)))
+        self.check_error(["--matrix", west, "--x", self.path("x.npy"), "--vectors", "2"], "not both")
+        self.check_error(["--matrix", west, "--x", self.path("x.npy"), "--out", self.path("x.npy")], "never overwrites")
+        self.check_error(["--matrix", west, "--kernel", "multirow", "--lanes", "3"], "power of two")
+        self.check_error(["--matrix", west, "--out", self.path("y.npy"), "--block", "0"], "--block is 1 to 16")
+        self.assertFalse(os.path.exists(self.path("y.npy")))
 
 
 class Misc(unittest.TestCase):

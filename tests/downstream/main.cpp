@@ -23,7 +23,18 @@ int main() {
     heat.advance(10);
     const float centre = heat.read()(16, 16);
 
-    if (values != std::vector<float>{2, 4, 6, 8} || !(centre > 0.0f && centre < 1.0f)) {
+    // [2 1; 0 3] times the two vectors (1, 1) and (1, -1), stored interleaved.
+    ziggurat::sparse::Csr<float> a;
+    a.rows = a.cols = 2;
+    a.row_ptr = {0, 2, 3};
+    a.col = {0, 1, 1};
+    a.values = {2, 1, 3};
+    const ziggurat::sparse::DeviceBsr<float> device_a(context, ziggurat::sparse::to_bsr(a, 2));
+    const std::vector<float> y = ziggurat::sparse::multiply(context, device_a, {1, 1, 1, -1}, 2,
+                                                            {ziggurat::sparse::BsrStrategy::multirow});
+
+    if (values != std::vector<float>{2, 4, 6, 8} || !(centre > 0.0f && centre < 1.0f) ||
+        y != std::vector<float>{3, 1, 3, -3}) {
       std::cerr << "downstream: wrong results on " << context.device().label() << "\n";
       return 1;
     }

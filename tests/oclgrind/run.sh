@@ -34,4 +34,9 @@ check "$cli" heat --profile "$profile" --size 37x29 --steps 5
 check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64
 check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB
 check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB
+# Sparse products with explicit kernels (the automatic choice would time every variant).
+data="$(dirname "$0")/../data/matrices"
+check "$cli" spmm --matrix "$data/can___24.mtx" --block 2 --kernel group --vectors 3 --repeat 1
+check "$cli" spmm --matrix "$data/west0067.mtx" --format csr --kernel multirow --lanes 2 --repeat 1
+check "$cli" spmm --matrix "$data/bcsstk01.mtx" --format dia --precision f64 --repeat 1
 echo "Oclgrind: $runs runs, no problems reported"

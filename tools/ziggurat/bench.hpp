@@ -1,5 +1,6 @@
 #pragma once
-// `ziggurat bench heat` (bench_heat.cpp), registered by bench_command.cpp.
+// `ziggurat bench heat` (bench_heat.cpp) and `ziggurat bench spmm` (bench_spmm.cpp), registered by
+// bench_command.cpp.
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
@@ -23,5 +24,19 @@ struct BenchHeatOptions {
 
 void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options);
 void run_bench_heat(const BenchHeatOptions& options);
+
+struct BenchSpmmOptions {
+  std::string grid;  // empty: by device type
+  std::string blocks = "3,4,5,8";
+  std::string matrices;
+  std::string vectors = "1,8";
+  std::string precision = "f32,f64";
+  std::size_t repeat = 20;
+  std::string python = "python3";
+  std::string device;
+  bool json = false;
+};
+void add_bench_spmm_options(CLI::App* command, BenchSpmmOptions& options);
+void run_bench_spmm(const BenchSpmmOptions& options);
 
 }  // namespace ziggurat::cli

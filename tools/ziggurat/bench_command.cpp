@@ -1,5 +1,6 @@
 // `ziggurat bench`: measurements that go into the committed benchmark tables.
 //   bench heat   the heat solver's modes beside their peers and the physical limits (bench_heat.cpp)
+//   bench spmm   sparse products beside ViennaCL, cuSPARSE and the traffic limit (bench_spmm.cpp)
 //   bench build  program build time with a cold and a warm binary cache
 
 #include <algorithm>
@@ -117,6 +118,12 @@ void add_bench_command(CLI::App& app) {
                                                      "the naive kernel and the physical limits; height sweep");
   add_bench_heat_options(heat_command, *heat);
   heat_command->callback([heat] { run_bench_heat(*heat); });
+
+  auto spmm = std::make_shared<BenchSpmmOptions>();
+  auto* spmm_command = bench->add_subcommand("spmm", "Sparse products (block CSR strategies, CSR) beside ViennaCL, "
+                                                     "cuSPARSE and the memory-traffic limit");
+  add_bench_spmm_options(spmm_command, *spmm);
+  spmm_command->callback([spmm] { run_bench_spmm(*spmm); });
 
   auto build = std::make_shared<BenchOptions>();
   auto* build_command = bench->add_subcommand("build", "Program build time, cold and warm binary cache");

@@ -11,5 +11,6 @@ void add_bench_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_model_command(CLI::App& app);
+void add_spmm_command(CLI::App& app);
 
 }  // namespace ziggurat::cli

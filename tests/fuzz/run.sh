@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the Matrix Market fuzzer with clang (libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
+# and unsigned overflow checks) and runs it for a bounded time on a copy of the seeds (corpus/ and the real matrices in
+# tests/data). FAILS on any crash, sanitizer report, leak, slow input or memory blow-up; libFuzzer
+# prints the input and leaves it in the work folder.
+#   run.sh CLANG++ SOURCE_DIR GENERATED_INCLUDE_DIR WORK_DIR [SECONDS]
+set -euo pipefail
+cxx=$1 source=$2 generated=$3 work=$4 seconds=${5:-50}
+here="$source/tests/fuzz"
+rm -rf "$work" && mkdir -p "$work/corpus"
+cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
+"$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer \
+  -fsanitize=fuzzer,address,undefined,unsigned-integer-overflow -fno-sanitize-recover=all \
+  -I"$source/include" -I"$generated" -I"$source/lib" \
+  "$here/fuzz_matrix_market.cpp" "$source/lib/matrix_market.cpp" "$source/lib/file_io.cpp" \
+  -lOpenCL -o "$work/fuzz_matrix_market"  # error.hpp's OpenCL bindings need the loader
+cd "$work"  # where libFuzzer writes crash-* files
+./fuzz_matrix_market -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+  -dict="$here/matrix_market.dict" -print_final_stats=1 corpus
