@@ -478,14 +478,18 @@ std::vector<T> multiply(const Dia<T>& a, const std::vector<T>& x, std::size_t k)
 template <class T>
 RowStats row_stats(const Bsr<T>& a) {
   validate(a);
+  return row_stats(a.block_row_ptr);
+}
+
+RowStats row_stats(const std::vector<Index>& row_ptr) {
   RowStats s;
-  s.rows = a.block_rows;
-  for (std::size_t br = 0; br < a.block_rows; ++br) {
-    const std::size_t length = a.block_row_ptr[br + 1] - a.block_row_ptr[br];
+  s.rows = row_ptr.empty() ? 0 : row_ptr.size() - 1;
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const std::size_t length = row_ptr[r + 1] - row_ptr[r];
     s.max = std::max(s.max, length);
     s.empty += length == 0 ? 1 : 0;
   }
-  s.mean = s.rows == 0 ? 0.0 : static_cast<double>(a.blocks()) / static_cast<double>(s.rows);
+  s.mean = s.rows == 0 ? 0.0 : static_cast<double>(row_ptr.back()) / static_cast<double>(s.rows);
   return s;
 }
 

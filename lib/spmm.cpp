@@ -40,18 +40,6 @@ DeviceBuffer<V> upload_array(const Context& context, const std::vector<V>& value
   return buffer;
 }
 
-RowStats stats_of(const std::vector<Index>& row_ptr) {
-  RowStats stats;
-  stats.rows = row_ptr.size() - 1;
-  for (std::size_t r = 0; r < stats.rows; ++r) {
-    const std::size_t length = row_ptr[r + 1] - row_ptr[r];
-    stats.max = std::max(stats.max, length);
-    stats.empty += length == 0;
-  }
-  stats.mean = stats.rows == 0 ? 0.0 : static_cast<double>(row_ptr.back()) / static_cast<double>(stats.rows);
-  return stats;
-}
-
 std::size_t largest_power_of_two_at_most(double limit) {
   std::size_t p = 1;
   while (static_cast<double>(p * 2) <= limit) p *= 2;
@@ -137,7 +125,7 @@ DeviceBsr<T>::DeviceBsr(const Context& context, const Bsr<T>& a)
 
 template <class T>
 DeviceBsr<T>::DeviceBsr(const Context& context, const Csr<T>& a)
-    : DeviceBsr(context, (validate(a), a.rows), a.cols, 1, a.cols, a.row_ptr, a.col, a.values, stats_of(a.row_ptr)) {}
+    : DeviceBsr(context, (validate(a), a.rows), a.cols, 1, a.cols, a.row_ptr, a.col, a.values, sparse::row_stats(a.row_ptr)) {}
 
 template <class T>
 DeviceDia<T>::DeviceDia(const Context& context, const Dia<T>& a)

@@ -115,6 +115,8 @@ struct RowStats {
   std::size_t empty = 0;  ///< block rows without blocks
 };
 template <class T> RowStats row_stats(const Bsr<T>& a);
+/// The same from row pointers alone (a CSR's row_ptr gives entries per row).
+RowStats row_stats(const std::vector<Index>& row_ptr);
 
 /// A 3D seven-point stencil matrix of nx * ny * nz block rows with b x b blocks (a test and
 /// benchmark matrix: the structure of method notes section 3's finite-volume systems). Block row
