@@ -432,6 +432,7 @@ class Spmm(ScratchFolderTest):
         np.save(self.path("x.npy"), np.ones((67, 2)))
         self.check_error(["--matrix", west, "--x", self.path("x.npy"), "--vectors", "2"], "not both")
         self.check_error(["--matrix", west, "--x", self.path("x.npy"), "--out", self.path("x.npy")], "never overwrites")
+        self.check_error(["--matrix", west, "--out", self.tmp], "is a folder")
         self.check_error(["--matrix", west, "--kernel", "multirow", "--lanes", "3"], "power of two")
         self.check_error(["--matrix", west, "--out", self.path("y.npy"), "--block", "0"], "--block is 1 to 16")
         self.assertFalse(os.path.exists(self.path("y.npy")))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <ctime>
 #include <iomanip>
 #include <sstream>
@@ -152,6 +153,23 @@ void Table::print(std::ostream& out) const {
       if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
     }
     out << line << "\n";
+  }
+}
+
+void check_output_path(const std::string& path, const char* option, const std::string& input, const char* input_option) {
+  if (path.empty()) return;
+  const std::filesystem::path out(path);
+  std::error_code error;
+  if (!input.empty() && std::filesystem::equivalent(out, input, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + " is the " + input_option + " file: ziggurat never overwrites its "
+                          "input; choose another output path");
+  }
+  if (std::filesystem::is_directory(out, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + " is a folder; give a file name");
+  }
+  const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
   }
 }
 

@@ -71,23 +71,6 @@ std::vector<std::size_t> grid_extents(const HeatOptions& options) {
   return extents;
 }
 
-void check_output_path(const std::string& path, const char* option, const HeatOptions& options) {
-  if (path.empty()) return;
-  const std::filesystem::path out(path);
-  std::error_code error;
-  if (!options.init.empty() && std::filesystem::equivalent(out, options.init, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + " is the --init file: ziggurat never overwrites its "
-                          "input; choose another output path");
-  }
-  if (std::filesystem::is_directory(out, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + " is a folder; give a file name");
-  }
-  const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(folder, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
-  }
-}
-
 HeatPlanRequest plan_request(const HeatOptions& options) {
   HeatPlanRequest request;
   const std::vector<std::pair<std::string, HeatMode>> modes = {{"auto", HeatMode::automatic}, {"incore", HeatMode::incore},
@@ -185,8 +168,8 @@ void run(const HeatOptions& options) {
   const auto extents = grid_extents(options);
   const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
-  check_output_path(options.out, "--out", options);
-  check_output_path(options.png, "--png", options);
+  check_output_path(options.out, "--out", options.init, "--init");
+  check_output_path(options.png, "--png", options.init, "--init");
   if (!options.png.empty() && extents.size() == 1) throw InvalidArgument("--png draws 2D and 3D grids; this one is 1D");
   // The initial field and the solver's two layers, before anything that large is built.
   check_host_memory(3 * checked_node_count(extents) * sizeof(T), "a " + extents_string(extents) + " grid of " +

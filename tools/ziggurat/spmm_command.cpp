@@ -57,17 +57,7 @@ void check_options(const SpmmOptions& o) {
   }
   if (o.lanes != 0 && o.kernel != "multirow") throw InvalidArgument("--lanes is for --kernel multirow");
   if (!o.x.empty() && o.vectors != 0) throw InvalidArgument("give --vectors or --x, not both: --x says how many vectors");
-  if (!o.out.empty()) {
-    std::error_code error;
-    if (!o.x.empty() && std::filesystem::equivalent(o.out, o.x, error)) {
-      throw InvalidArgument("--out " + o.out + " is the --x file: ziggurat never overwrites its input");
-    }
-    const std::filesystem::path out(o.out);
-    const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(folder, error)) {
-      throw InvalidArgument("--out " + o.out + ": folder '" + folder.string() + "' does not exist");
-    }
-  }
+  check_output_path(o.out, "--out", o.x, "--x");
 }
 
 // X from --x (an n x k or, for k = 1, n array) or seeded random; k set from it.
