@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/build.sh release -DCMAKE_BUILD_TYPE=Release >/dev/null
-ziggurat=build/release/tools/ziggurat
+ziggurat=build/release/bin/ziggurat
 echo "== ziggurat devices"
 "$ziggurat" devices
 echo

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,9 +18,10 @@ import numpy as np
 ZIGGURAT = None
 
 
-def run(*args, expect=0):
-    """Runs ziggurat; checks its exit code; returns (stdout, stderr)."""
-    done = subprocess.run([ZIGGURAT, *map(str, args)], capture_output=True, text=True, timeout=600)
+def run(*args, expect=0, env=None):
+    """Runs ziggurat (with `env` added to the environment); checks its exit code; returns (stdout, stderr)."""
+    done = subprocess.run([ZIGGURAT, *map(str, args)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
     if done.returncode != expect:
         raise AssertionError(f"ziggurat {' '.join(map(str, args))} exited {done.returncode}, expected {expect}\n"
                              f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}")
@@ -27,7 +29,7 @@ def run(*args, expect=0):
 
 
 def numpy_heat(u, alpha, steps):
-    """The scheme of include/ziggurat/heat.hpp in 1 to 3 dimensions, in the same order of operations
+    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in the same order of operations
     (neighbours along x, the LAST array axis, first), in u's dtype."""
     u = u.copy()
     a = u.dtype.type(alpha)
@@ -406,7 +408,7 @@ class Spmm(ScratchFolderTest):
                     "max_relative_error"):
             self.assertIn(key, out)
         self.assertEqual((out["format"], out["k"]), ("bsr", 4))
-        self.assertIn(out["auto"]["source"], ("measured now", "device profile"))
+        self.assertIn(out["auto"]["source"], ("measured now", "tuning record"))
         self.assertIn(out["kernel"], out["auto"]["seconds"])
         self.assertLess(out["max_relative_error"], 1e-5)
         self.assertIn("check", run("spmm", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--repeat", 1)[0])
@@ -438,10 +440,72 @@ class Spmm(ScratchFolderTest):
         self.assertFalse(os.path.exists(self.path("y.npy")))
 
 
+class Autotuning(ScratchFolderTest):
+    """`spmm --kernel auto` times the kernels, keeps the timings as records of their own, and never
+    calibrates the device, also when several processes tune at once in one cache."""
+
+    def records(self):
+        """The autotuning records of the cache, by key (read straight from the files)."""
+        found = {}
+        for folder, _, files in os.walk(os.path.join(self.tmp, "tuning")):
+            for name in files:
+                if name.endswith(".json"):
+                    with open(os.path.join(folder, name)) as f:
+                        record = json.load(f)
+                    found[record["key"]] = record
+        return found
+
+    def test_auto_on_a_cold_cache_measures_kernels_not_the_device(self):
+        env = {"ZIGGURAT_CACHE_DIR": self.tmp}
+        matrix = os.path.join(MATRICES, "west0067.mtx")
+        out = json.loads(run("spmm", "--matrix", matrix, "--vectors", 4, "--repeat", 1, "--json", env=env)[0])
+        self.assertEqual(out["auto"]["source"], "measured now")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "profiles")))  # no calibration ran
+        self.assertEqual(list(self.records()), [out["auto"]["key"]])
+        again = json.loads(run("spmm", "--matrix", matrix, "--vectors", 4, "--repeat", 1, "--json", env=env)[0])
+        self.assertEqual(again["auto"]["source"], "tuning record")
+        self.assertEqual(again["kernel"], out["kernel"])
+        self.assertIn("autotuning records", run("cache", env=env)[0])
+
+    def test_processes_tuning_at_once_keep_every_record(self):
+        env = {**os.environ, "ZIGGURAT_CACHE_DIR": self.tmp}
+        matrix = os.path.join(MATRICES, "fs_183_1.mtx")
+        ks = [1, 2, 3, 4, 5, 6]  # a kind of problem each
+        children = [subprocess.Popen([ZIGGURAT, "spmm", "--matrix", matrix, "--vectors", str(k), "--repeat", "1",
+                                      "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                    for k in ks]
+        keys = set()
+        for child in children:
+            stdout, stderr = child.communicate(timeout=600)
+            self.assertEqual(child.returncode, 0, stderr)
+            keys.add(json.loads(stdout)["auto"]["key"])
+        self.assertEqual(len(keys), len(ks))
+        self.assertEqual(set(self.records()), keys)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "profiles")))
+
+
 class Misc(unittest.TestCase):
     def test_version_and_cache(self):
         self.assertRegex(run("--version")[0], r"\d+\.\d+\.\d+")
-        self.assertIn("program cache", run("cache")[0])
+        out = run("cache")[0]
+        self.assertIn("program cache", out)
+        self.assertIn("device profiles", out)
+
+    def test_benchmarks_run_through_the_tool(self):
+        bench = os.path.join(os.path.dirname(ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
+        if os.path.exists(bench):
+            out = json.loads(run("bench", "build", "--repeat", 1, "--json")[0])
+            self.assertGreater(out["cold_build_ms_median"], 0)
+            self.assertIn("heat", run("bench", "--help")[0])
+        # A tool installed without the optional component says what to do.
+        with tempfile.TemporaryDirectory() as folder:
+            alone = os.path.join(folder, "bin", "ziggurat")
+            os.makedirs(os.path.dirname(alone))
+            shutil.copy(ZIGGURAT, alone)
+            done = subprocess.run([alone, "bench", "heat"], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 1)
+            self.assertIn("optional component", done.stderr)
+            self.assertIn("--component bench", done.stderr)
 
     def test_no_subcommand_is_a_usage_error(self):
         run(expect=106)

@@ -15,8 +15,8 @@
 
 #include "../support/devices.hpp"
 #include "../support/util.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/heat.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/solver/heat.hpp"
 
 using namespace ziggurat;
 using test::for_each_device;

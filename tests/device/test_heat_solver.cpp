@@ -11,13 +11,12 @@
 
 #include "../support/devices.hpp"
 #include "../support/util.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/heat.hpp"
-#include "ziggurat/heat_solver.hpp"
+#include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/tuning/heat_planner.hpp"
 
 using namespace ziggurat;
-using model::Decomposition;
-using model::Schedule;
 using test::for_each_device;
 using test::identical_nodes;
 
@@ -47,22 +46,22 @@ double tolerance(std::size_t steps) {
 }
 
 std::string describe(const model::Plan& plan, Schedule schedule) {
-  return std::string(model::to_string(plan.layout.decomposition)) + " n=" + std::to_string(plan.layout.height) +
-         " extent=" + std::to_string(plan.layout.task_extent) + " " + model::to_string(schedule);
+  return std::string(to_string(plan.layout.decomposition)) + " n=" + std::to_string(plan.layout.height) +
+         " extent=" + std::to_string(plan.layout.task_extent) + " " + to_string(schedule);
 }
 
 // Runs `request` and requires the in-device result bit for bit; returns the plan that ran.
 template <class T>
 model::Plan check_identical(Context& context, const Grid<T>& initial, double alpha, std::size_t steps,
                             const HeatPlanRequest& request, const Grid<T>& expected) {
-  HeatSolver<T> solver(context, initial, alpha, fixed_profile());
-  const HeatRun run = solver.advance(steps, request);
+  HeatSolver<T> solver(context, initial, alpha);
+  const HeatOutcome outcome = advance_heat(solver, steps, request, fixed_profile());
   CAPTURE(extents_string(initial.extents()));
-  CAPTURE(describe(run.plan, request.schedule));
+  CAPTURE(describe(outcome.planned.predicted, request.schedule));
   CHECK(identical_nodes(solver.field(), expected) == expected.size());
   CHECK(solver.steps_done() == steps);
-  CHECK(run.device_bytes <= run.budget_bytes);
-  return run.plan;
+  CHECK(outcome.run.device_bytes <= outcome.planned.budget_bytes);
+  return outcome.planned.predicted;
 }
 
 // Every mode and schedule on one grid, with budgets from the smallest that holds a pyramid of
@@ -79,7 +78,7 @@ void check_all_modes(Context& context, const std::vector<std::size_t>& extents, 
   heat_steps_reference(reference, alpha, steps);
   CHECK(test::max_abs_difference(expected, reference) <= tolerance<T>(steps));
 
-  const HeatSolver<T> planner(context, initial, alpha, fixed_profile());
+  const HeatSolver<T> planner(context, initial, alpha);
   std::vector<Decomposition> cuts{Decomposition::strip};
   if (extents.size() == 2) cuts.push_back(Decomposition::block);
   for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
@@ -88,17 +87,16 @@ void check_all_modes(Context& context, const std::vector<std::size_t>& extents, 
     request.mode = HeatMode::incore;
     CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.decomposition == Decomposition::incore);
     for (const Decomposition cut : cuts) {
-      const model::Problem problem = planner.problem(steps);
       request.mode = HeatMode::trivial;
       request.decomposition = cut;
-      request.device_memory = 3 * model::minimum_budget(problem, cut, 1, schedule);
+      request.device_memory = 3 * minimum_heat_budget(planner, steps, cut, 1, schedule);
       CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.height == 1);
       request.decomposition.reset();
       request.mode = cut == Decomposition::strip ? HeatMode::strip : HeatMode::block;
       for (const std::size_t n : heights) {
         for (const std::uint64_t factor : {1, 3}) {
           request.height = n;
-          request.device_memory = factor * model::minimum_budget(problem, cut, n, schedule);
+          request.device_memory = factor * minimum_heat_budget(planner, steps, cut, n, schedule);
           const model::Plan plan = check_identical(context, initial, alpha, steps, request, expected);
           CHECK(plan.layout.decomposition == cut);
           CHECK(plan.layout.height == n);
@@ -108,7 +106,7 @@ void check_all_modes(Context& context, const std::vector<std::size_t>& extents, 
     }
     // Below what the whole grid needs: a pyramid, of several tasks where the grid allows.
     const std::uint64_t incore = 2 * InDeviceHeat<T>::buffer_bytes(context.device(), extents);
-    const std::uint64_t smallest = model::minimum_budget(planner.problem(steps), Decomposition::strip, 1, schedule);
+    const std::uint64_t smallest = minimum_heat_budget(planner, steps, Decomposition::strip, 1, schedule);
     if (smallest < incore) {
       request.mode = HeatMode::automatic;
       request.device_memory = std::min(4 * smallest, incore - 1);
@@ -141,14 +139,14 @@ TEST_CASE("a pyramid follows the exact discrete solution, and stepping in pieces
     const std::vector<std::size_t> extents{96, 80};
     const double alpha = 0.24;
     const Grid<double> mode = heat_mode_field<double>(extents);
-    HeatSolver<double> solver(context, mode, alpha, fixed_profile());
+    HeatSolver<double> solver(context, mode, alpha);
     HeatPlanRequest request;
     request.mode = HeatMode::block;
     request.height = 7;
     request.device_memory = 4 * 4 * 40 * 64 * 8;  // blocks of about 40 x 40 values
-    solver.advance(30, request);
+    advance_heat(solver, 30, request, fixed_profile());
     request.mode = HeatMode::strip;
-    solver.advance(50, request);
+    advance_heat(solver, 50, request, fixed_profile());
     const double factor = std::pow(heat_mode_decay(extents, alpha), 80.0);
     double error = 0;
     const Grid<double> field = solver.field();
@@ -161,13 +159,16 @@ TEST_CASE("a pyramid follows the exact discrete solution, and stepping in pieces
 TEST_CASE("progress is reported after every pass, in order, up to the last step") {
   for_each_device([](Context& context) {
     const Grid<float> initial = test::random_field<float>({64, 90}, 7);
-    HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+    HeatSolver<float> solver(context, initial, 0.2);
     HeatPlanRequest request;
     request.mode = HeatMode::strip;
     request.height = 4;
-    request.device_memory = 2 * model::minimum_budget(solver.problem(22), Decomposition::strip, 4, request.schedule);
+    request.device_memory = 2 * minimum_heat_budget(solver, 22, Decomposition::strip, 4, request.schedule);
     std::vector<HeatProgress> reports;
-    const HeatRun run = solver.advance(22, request, [&](const HeatProgress& p) { reports.push_back(p); });
+    HeatRunOptions options;
+    options.progress = [&](const HeatProgress& p) { reports.push_back(p); };
+    const HeatOutcome outcome = advance_heat(solver, 22, request, fixed_profile(), options);
+    const HeatRun& run = outcome.run;
     REQUIRE(reports.size() == 6);  // ceil(22 / 4) passes
     for (std::size_t i = 0; i < reports.size(); ++i) {
       CHECK(reports[i].passes_done == i + 1);
@@ -179,7 +180,8 @@ TEST_CASE("progress is reported after every pass, in order, up to the last step"
     }
     CHECK(reports.back().eta_seconds == 0);
     CHECK(run.seconds >= reports.back().seconds);
-    CHECK(run.plan.prediction.passes == 6);
+    CHECK(run.passes == 6);
+    CHECK(outcome.planned.predicted.prediction.passes == 6);
   });
 }
 
@@ -188,21 +190,25 @@ TEST_CASE("a recorded timeline holds every task's upload, kernels and download, 
     const Grid<float> initial = test::random_field<float>({40, 70}, 8);
     for (const Decomposition decomposition : {Decomposition::strip, Decomposition::block}) {
       for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
-        CAPTURE(model::to_string(decomposition));
-        CAPTURE(model::to_string(schedule));
-        HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+        CAPTURE(to_string(decomposition));
+        CAPTURE(to_string(schedule));
+        HeatSolver<float> solver(context, initial, 0.2);
         HeatPlanRequest request;
         request.mode = decomposition == Decomposition::strip ? HeatMode::strip : HeatMode::block;
         request.height = 3;
         request.schedule = schedule;
-        request.device_memory = 3 * model::minimum_budget(solver.problem(7), decomposition, 3, schedule);
-        request.record_timeline = true;
+        request.device_memory = 3 * minimum_heat_budget(solver, 7, decomposition, 3, schedule);
+        HeatRunOptions options;
+        options.record_timeline = true;
         if (!context.device().profiling) {
-          CHECK_THROWS_AS(solver.advance(7, request), UnsupportedFeature);
+          CHECK_THROWS_AS(advance_heat(solver, 7, request, fixed_profile(), options), UnsupportedFeature);
           continue;
         }
-        const HeatRun run = solver.advance(7, request);
-        const std::size_t tasks = run.plan.prediction.tasks, passes = run.plan.prediction.passes;
+        const HeatOutcome outcome = advance_heat(solver, 7, request, fixed_profile(), options);
+        const HeatRun& run = outcome.run;
+        const std::size_t tasks = run.tasks, passes = run.passes;
+        CHECK(tasks == outcome.planned.predicted.prediction.tasks);
+        CHECK(passes == outcome.planned.predicted.prediction.passes);
         REQUIRE(run.timeline.size() == 3 * tasks * passes);
         double earliest = 1e300;
         using Engine = HeatTimelineEntry::Engine;
@@ -234,36 +240,83 @@ TEST_CASE("a recorded timeline holds every task's upload, kernels and download, 
 TEST_CASE("the heat solver refuses bad requests with clear errors and keeps the field") {
   for_each_device([](Context& context) {
     const Grid<float> initial = test::random_field<float>({200, 100}, 3);
-    HeatSolver<float> solver(context, initial, 0.2, fixed_profile());
+    HeatSolver<float> solver(context, initial, 0.2);
+    const auto advance = [&](std::size_t steps, const HeatPlanRequest& request) {
+      return advance_heat(solver, steps, request, fixed_profile());
+    };
     HeatPlanRequest request;
     request.mode = HeatMode::strip;
     request.height = 3;
-    const std::uint64_t minimum = model::minimum_budget(solver.problem(10), Decomposition::strip, 3, request.schedule);
+    const std::uint64_t minimum = minimum_heat_budget(solver, 10, Decomposition::strip, 3, request.schedule);
     request.device_memory = minimum - 1;
-    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("needs at least"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(advance(10, request), doctest::Contains("needs at least"), InvalidArgument);
+    request.schedule = Schedule::serial;  // the solver's serial budget counts its two layers
+    request.device_memory = minimum_heat_budget(solver, 10, Decomposition::strip, 3, request.schedule) - 1;
+    CHECK_THROWS_WITH_AS(advance(10, request), doctest::Contains("2 buffers) needs at least"), InvalidArgument);
+    request.schedule = Schedule::overlapped;
     request.mode = HeatMode::automatic;
     request.device_memory = 64;  // neither strips nor blocks
-    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("too small"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(advance(10, request), doctest::Contains("too small"), InvalidArgument);
     request.height = 11;
     request.device_memory.reset();
-    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("between 1 and"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(advance(10, request), doctest::Contains("between 1 and"), InvalidArgument);
     request = {};
     request.mode = HeatMode::incore;
     request.device_memory = 1000;
-    CHECK_THROWS_WITH_AS(solver.advance(10, request), doctest::Contains("does not fit"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(advance(10, request), doctest::Contains("does not fit"), InvalidArgument);
+    // A plan given straight to the solver is checked too.
+    CHECK_THROWS_WITH_AS(solver.advance(10, HeatPlan{{Decomposition::strip, 11, 5}, Schedule::overlapped}),
+                         doctest::Contains("between 1 and the number of steps 10"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(solver.advance(10, HeatPlan{{Decomposition::strip, 2, 0}, Schedule::overlapped}),
+                         doctest::Contains("at least one row"), InvalidArgument);
     CHECK(identical_nodes(solver.field(), initial) == initial.size());
     CHECK(solver.steps_done() == 0);
 
-    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, initial, 0.26, fixed_profile()), doctest::Contains("unstable"),
+    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, initial, 0.26), doctest::Contains("unstable"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, Grid<float>({2, 9}), 0.2), doctest::Contains("at least 3 nodes"),
                          InvalidArgument);
-    CHECK_THROWS_WITH_AS(HeatSolver<float>(context, Grid<float>({2, 9}), 0.2, fixed_profile()),
-                         doctest::Contains("at least 3 nodes"), InvalidArgument);
     CHECK_THROWS_AS(Grid<float>({0, 9}), InvalidArgument);
-    HeatSolver<float> cube(context, Grid<float>({5, 5, 5}), 0.1, fixed_profile());
+    HeatSolver<float> cube(context, Grid<float>({5, 5, 5}), 0.1);
     request = {};
     request.mode = HeatMode::block;
-    CHECK_THROWS_WITH_AS(cube.advance(1, request), doctest::Contains("block decomposition is for 2D"), InvalidArgument);
-    CHECK(solver.advance(0).steps == 0);
+    CHECK_THROWS_WITH_AS(advance_heat(cube, 1, request, fixed_profile()), doctest::Contains("block decomposition is for 2D"),
+                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(cube.advance(1, HeatPlan{{Decomposition::block, 1, 2}, Schedule::serial}),
+                         doctest::Contains("block decomposition is for 2D"), InvalidArgument);
+    CHECK(solver.advance(0, HeatPlan{}).steps == 0);
+  });
+}
+
+TEST_CASE("a run that fails part-way leaves the field of its last complete pass, and goes on from there") {
+  for_each_device([](Context& context) {
+    const Grid<float> initial = test::random_field<float>({64, 90}, 17);
+    const double alpha = 0.2;
+    // Strips of the whole interior (one task a pass: later passes are in flight when a pass ends)
+    // and of 10 rows (9 tasks a pass), in both schedules.
+    for (const std::size_t extent : {88, 10}) {
+      for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+        CAPTURE(extent);
+        CAPTURE(to_string(schedule));
+        HeatSolver<float> solver(context, initial, alpha);
+        const HeatPlan plan{{Decomposition::strip, 3, extent}, schedule};
+        HeatRunOptions options;
+        options.progress = [](const HeatProgress& p) {
+          if (p.passes_done == 2) throw OpenCLError(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel", "a test's injected failure");
+        };
+        CHECK_THROWS_AS(solver.advance(30, plan, options), OpenCLError);
+        const std::size_t done = solver.steps_done();
+        CHECK(done % 3 == 0);  // whole passes only
+        CHECK(done >= 6);
+        CHECK(done < 30);
+        InDeviceHeat<float> reference(context, initial, alpha);
+        reference.advance(done);
+        CHECK(identical_nodes(solver.field(), reference.read()) == initial.size());
+        solver.advance(30 - done, plan);
+        reference.advance(30 - done);
+        CHECK(solver.steps_done() == 30);
+        CHECK(identical_nodes(solver.field(), reference.read()) == initial.size());
+      }
+    }
   });
 }
 
@@ -276,7 +329,7 @@ TEST_CASE_TEMPLATE("pyramid passes on small grids (the Oclgrind subset)" * docte
       InDeviceHeat<T> in_device(context, initial, alpha);
       in_device.advance(5);
       const Grid<T> expected = in_device.read();
-      const HeatSolver<T> planner(context, initial, alpha, fixed_profile());
+      const HeatSolver<T> planner(context, initial, alpha);
       for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
         for (const HeatMode mode : {HeatMode::strip, HeatMode::block}) {
           if (mode == HeatMode::block && extents.size() != 2) continue;
@@ -285,7 +338,7 @@ TEST_CASE_TEMPLATE("pyramid passes on small grids (the Oclgrind subset)" * docte
           request.schedule = schedule;
           request.height = 2;
           const Decomposition cut = mode == HeatMode::strip ? Decomposition::strip : Decomposition::block;
-          request.device_memory = 3 * model::minimum_budget(planner.problem(5), cut, 2, schedule);
+          request.device_memory = 3 * minimum_heat_budget(planner, 5, cut, 2, schedule);
           check_identical(context, initial, alpha, 5, request, expected);
         }
       }

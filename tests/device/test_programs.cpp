@@ -7,9 +7,9 @@
 
 #include "../support/devices.hpp"
 #include "../support/util.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/memory.hpp"
-#include "ziggurat/program.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/program.hpp"
 
 using namespace ziggurat;
 using test::for_each_device;
@@ -138,10 +138,11 @@ TEST_CASE("without a cache every context compiles from source and writes nothing
 TEST_CASE("ZIGGURAT_KERNEL_DIR sources are the ones built") {
   for_each_device([](Context& shared) {
     TempDir dir;
-    std::string source = kernel_source("stream");
+    std::string source = kernel_source("stream");  // the prologue, then the family's own file
     const std::string original = "out[i] = value;";
     REQUIRE(source.find(original) != std::string::npos);
     source.replace(source.find(original), original.size(), "out[i] = 2 * value;");
+    test::write_bytes(dir / "prologue.cl", "");
     test::write_bytes(dir / "stream.cl", source);
     test::EnvGuard override_dir("ZIGGURAT_KERNEL_DIR", dir.path().c_str());
     Context context(shared.device(), BinaryCache::disabled());

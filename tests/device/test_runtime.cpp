@@ -7,9 +7,9 @@
 #include <type_traits>
 
 #include "../support/devices.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/memory.hpp"
-#include "ziggurat/program.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/program.hpp"
 
 using namespace ziggurat;
 using test::for_each_device;

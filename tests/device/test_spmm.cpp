@@ -3,16 +3,20 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "../support/devices.hpp"
-#include "ziggurat/calibration.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/matrix_market.hpp"
-#include "ziggurat/spmm.hpp"
+#include "../support/util.hpp"
+#include "ziggurat/automatic/spmm.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/matrix_market.hpp"
+#include "ziggurat/ops/spmm.hpp"
+#include "ziggurat/tuning/bsr_autotune.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;
@@ -233,28 +237,35 @@ TEST_CASE_TEMPLATE("sparse products of the real matrices (SuiteSparse)", T, floa
       test::needs_for<T>());
 }
 
-TEST_CASE("the automatic choice is measured once, kept in the device profile, then read") {
+TEST_CASE("the automatic choice is measured once on a cold cache, without calibrating, kept as a record, then read") {
   test::for_each_device([](Context& context) {
+    test::TempDir dir;
+    test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
     const Bsr<float> a = seven_point_bsr<float>(6, 5, 4, 3, 61);
     const DeviceBsr<float> device(context, a);
     const BsrChoice first = choose_bsr_kernel(context, device, 4);
+    CHECK(first.measured_now);
     CHECK(first.kernel.strategy != BsrStrategy::automatic);
     REQUIRE(first.seconds.size() >= 3);
     CHECK(first.seconds.front().first == first.kernel.name());
     for (std::size_t i = 1; i < first.seconds.size(); ++i) CHECK(first.seconds[i - 1].second <= first.seconds[i].second);
+    // Choosing a kernel measured the variants only: no device profile was calibrated.
+    CHECK_FALSE(load_cached_profile(context.device()).has_value());
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "profiles"));
+    const auto record = load_tuning_record(context.device(), first.key);
+    REQUIRE(record.has_value());
+    CHECK(record->seconds == first.seconds);
     const BsrChoice again = choose_bsr_kernel(context, device, 4);
     CHECK_FALSE(again.measured_now);
     CHECK(again.kernel.name() == first.kernel.name());
     CHECK(again.key == first.key);
-    if (first.measured_now) {
-      const auto profile = load_cached_profile(context.device());
-      REQUIRE(profile.has_value());
-      const auto& entries = profile->variant_timings;
-      CHECK(std::any_of(entries.begin(), entries.end(), [&](const VariantTimings& v) { return v.key == first.key; }));
-    }
-    // The chosen kernel gives the right answer.
+    // The chosen kernel gives the right answer, through the one-call form too.
     const std::vector<float> x = random_vectors<float>(a.cols, 4, 62);
     check_product(a, x, 4, multiply(context, device, x, 4), longest_row(a), "automatic");
+    check_product(a, x, 4, multiply(context, device, x, 4, again.kernel), longest_row(a), "chosen");
+    // A product runs a concrete kernel: `automatic` is a request for tuning.
+    CHECK_THROWS_WITH_AS(BsrMultiplier<float>(context, device, 4, {}), doctest::Contains("choose_bsr_kernel"),
+                         InvalidArgument);
   });
 }
 

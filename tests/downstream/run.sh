@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the built ziggurat into a scratch prefix, then builds and runs a separate project
-# against it twice: through find_package(ziggurat) and through pkg-config.
+# against it twice: through find_package(ziggurat) and through pkg-config; then checks what the
+# installation holds.
 set -euo pipefail
 build=$1 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,3 +25,25 @@ flags=$(pkg-config --cflags --libs ziggurat)
 libdir=$(pkg-config --variable=libdir ziggurat)
 step pkg-config c++ "$here/main.cpp" -o "$work/downstream-pkg-config" $flags -Wl,-rpath,"$libdir"
 "$work/downstream-pkg-config"
+
+# What a user installs depends only on what users need: no benchmark peer (ViennaCL) in the
+# library or the tool, no path into the source tree, and the benchmarks only as their own
+# component.
+source_dir=$(cd "$here/../.." && pwd)
+for file in "$work"/prefix/bin/ziggurat "$work"/prefix/lib*/libziggurat.so*; do
+  [ -f "$file" ] || continue
+  # ViennaCL's code, by its namespace in symbols and type names
+  if grep -qa -e 'viennacl::' -e '8viennacl' "$file"; then echo "FAILED: $file contains ViennaCL's code"; exit 1; fi
+  if grep -qa "$source_dir" "$file"; then echo "FAILED: $file points into the source tree $source_dir"; exit 1; fi
+done
+if [ -e "$work/prefix/libexec/ziggurat/ziggurat-bench" ]; then
+  echo "FAILED: the default installation holds the benchmarks (an optional component)"
+  exit 1
+fi
+if grep -q ZIGGURAT_BUILD_BENCH:BOOL=ON "$build/CMakeCache.txt"; then
+  step install-bench cmake --install "$build" --prefix "$work/prefix" --component bench
+  [ -x "$work/prefix/libexec/ziggurat/ziggurat-bench" ] && [ -f "$work/prefix/libexec/ziggurat/cusparse_spmm.py" ] ||
+    { echo "FAILED: the bench component did not install ziggurat-bench and its script"; exit 1; }
+  "$work/prefix/bin/ziggurat" bench --help >/dev/null || { echo "FAILED: the installed tool cannot run the benchmarks"; exit 1; }
+fi
+echo "downstream: the installed package links no benchmark peer and points nowhere into the source tree"

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "matrix_market_parser.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/matrix_market.hpp"
+#include "io/matrix_market.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/matrix_market.hpp"
 
 namespace {
 

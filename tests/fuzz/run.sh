@@ -12,7 +12,8 @@ cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
 "$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined,unsigned-integer-overflow -fno-sanitize-recover=all \
   -I"$source/include" -I"$generated" -I"$source/lib" \
-  "$here/fuzz_matrix_market.cpp" "$source/lib/matrix_market.cpp" "$source/lib/file_io.cpp" \
+  "$here/fuzz_matrix_market.cpp" "$source/lib/io/matrix_market.cpp" "$source/lib/base/files.cpp" \
+  "$source/lib/matrix/sparse.cpp" \
   -lOpenCL -o "$work/fuzz_matrix_market"  # error.hpp's OpenCL bindings need the loader
 cd "$work"  # where libFuzzer writes crash-* files
 ./fuzz_matrix_market -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \

@@ -3,11 +3,11 @@
 #include <doctest/doctest.h>
 
 #include "../support/util.hpp"
-#include "ziggurat/binary_cache.hpp"
-#include "ziggurat/device.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/program.hpp"
-#include "ziggurat/version.hpp"
+#include "ziggurat/base/binary_cache.hpp"
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/program.hpp"
+#include "ziggurat/base/version.hpp"
 
 using namespace ziggurat;
 using test::TempDir;
@@ -107,16 +107,24 @@ TEST_CASE("the program key covers source, options, device, driver and library ve
   CHECK(key.find(std::string("library ") + version + "\n") != std::string::npos);
 }
 
-TEST_CASE("kernel sources are embedded, and ZIGGURAT_KERNEL_DIR replaces them") {
+TEST_CASE("kernel sources are embedded behind the shared prologue, and ZIGGURAT_KERNEL_DIR replaces them") {
   test::EnvGuard no_override("ZIGGURAT_KERNEL_DIR", nullptr);
-  const std::string embedded = kernel_source("heat2d");
-  CHECK(embedded.find("__kernel void heat2d_step") != std::string::npos);
-  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: calibrate heat2d stencil stream"), InvalidArgument);
+  const std::string embedded = kernel_source("heat_stencil");
+  CHECK(embedded.find("__kernel void heat2d_naive") != std::string::npos);
+  CHECK(embedded.rfind("// The prologue of every ziggurat kernel file", 0) == 0);  // the prologue comes first
+  CHECK(embedded.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable") < embedded.find("__kernel"));
+  CHECK(embedded_kernel_names() == std::vector<std::string>{"heat_stencil", "spmm", "stream"});
+  for (const std::string& name : embedded_kernel_names()) {  // no kernel file repeats the prologue's work
+    CHECK(kernel_source(name).find("cl_khr_fp64") == kernel_source(name).rfind("cl_khr_fp64"));
+  }
+  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: heat_stencil spmm stream"), InvalidArgument);
+  CHECK_THROWS_AS(kernel_source("prologue"), InvalidArgument);  // not a kernel family of its own
 
   TempDir dir;
-  test::write_bytes(dir / "heat2d.cl", "// my version\n");
+  test::write_bytes(dir / "prologue.cl", "// my prologue\n");
+  test::write_bytes(dir / "heat_stencil.cl", "// my version\n");
   test::EnvGuard override_dir("ZIGGURAT_KERNEL_DIR", dir.path().c_str());
-  CHECK(kernel_source("heat2d") == "// my version\n");
+  CHECK(kernel_source("heat_stencil") == "// my prologue\n\n// my version\n");
   CHECK_THROWS_WITH_AS(kernel_source("stream"), doctest::Contains("ZIGGURAT_KERNEL_DIR is set"), IoError);
 }
 

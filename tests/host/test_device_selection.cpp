@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "../support/util.hpp"
-#include "ziggurat/device.hpp"
-#include "ziggurat/error.hpp"
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
 
 using namespace ziggurat;
 

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "ziggurat/error.hpp"
+#include "ziggurat/base/error.hpp"
 
 using namespace ziggurat;
 

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "../support/util.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/heat.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/solver/heat.hpp"
 
 using namespace ziggurat;
 

@@ -16,10 +16,10 @@
 #include <sstream>
 
 #include "../support/util.hpp"
-#include "matrix_market_parser.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/matrix_market.hpp"
-#include "ziggurat/version.hpp"
+#include "io/matrix_market.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/matrix_market.hpp"
+#include "ziggurat/base/version.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;
@@ -537,8 +537,14 @@ TEST_CASE("Matrix Market: the writer refuses what it cannot write") {
                        InvalidArgument);
   const auto one_sided = from_rows<double>(2, 2, Rows{{{1, 2.0}}, {}});
   CHECK_THROWS_WITH_AS(format_matrix_market(one_sided, MatrixMarketSymmetry::symmetric),
-                       "Matrix Market writer: not symmetric: A(0, 1) is stored but A(1, 0) is not (0-based)",
+                       "Matrix Market writer: not symmetric: A(0, 1) = 2 but A(1, 0) = 0 (not stored) (0-based)",
                        InvalidArgument);
+  // The one symmetry rule (sparse::asymmetry): an entry not stored counts as zero, so a stored
+  // zero needs no mirror. Below the diagonal it is written and comes back mirrored.
+  const auto stored_zero = from_rows<double>(2, 2, Rows{{{0, 1.0}}, {{0, 0.0}, {1, 4.0}}});
+  const auto back = parse_matrix_market<double>(format_matrix_market(stored_zero, MatrixMarketSymmetry::symmetric));
+  CHECK(entries_of(back.matrix) == Entries{{{0, 0}, 1}, {{0, 1}, 0}, {{1, 0}, 0}, {{1, 1}, 4}});
+  CHECK(to_dia(stored_zero, true).offsets == std::vector<std::int32_t>{0, 1});  // to_dia agrees
   CHECK_THROWS_WITH_AS(
       format_matrix_market(from_rows<double>(1, 2, Rows{{}}), MatrixMarketSymmetry::symmetric),
       doctest::Contains("a symmetric matrix must be square, not 1 x 2"), InvalidArgument);

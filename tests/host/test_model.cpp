@@ -5,17 +5,20 @@
 #include <chrono>
 #include <random>
 
-#include "ziggurat/error.hpp"
-#include "ziggurat/model.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/tuning/cost_model.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::model;
 
 namespace {
 
+// A budget of `bytes` shared by the buffers the pyramid solver keeps under `schedule`.
+Budget held(std::uint64_t bytes, Schedule schedule) { return {bytes, solver_buffer_layers(schedule)}; }
+
 std::vector<TaskCounts> counts(std::vector<std::size_t> extents, Decomposition d, std::size_t n, std::size_t extent,
                                std::size_t steps) {
-  return pass_counts(Problem{std::move(extents), 100, 4}, Layout{d, n, extent}, steps);
+  return pass_counts(Problem{std::move(extents), 100, 4}, PyramidLayout{d, n, extent}, steps);
 }
 
 TaskCounts tc(double sent, double received, double computed, std::size_t steps) {
@@ -87,19 +90,19 @@ TEST_CASE("serial predictions add up every transfer, launch and node") {
   const Problem problem{{6, 7}, 2, 4};
   DeviceConstants k = DeviceConstants::paper(1.0, 0.5);
   // One pass of n = 2: transfers 30+12 + 36+12 + 24+6 = 120, computed (20+24+12) x 0.5 = 28.
-  Prediction p = predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial);
+  Prediction p = predict(problem, PyramidLayout{Decomposition::strip, 2, 2}, k, Schedule::serial);
   CHECK(p.total_ns == doctest::Approx(148));
   CHECK(p.ns_per_node == doctest::Approx(148.0 / (2 * 20)));
   CHECK(p.tasks == 3);
   CHECK(p.passes == 1);
   k.launch_ns = 10;  // 3 tasks x 2 launches
-  CHECK(predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(208));
+  CHECK(predict(problem, PyramidLayout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(208));
   k.upload.latency_ns = k.download.latency_ns = 100;  // 6 transfers
-  CHECK(predict(problem, Layout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(808));
+  CHECK(predict(problem, PyramidLayout{Decomposition::strip, 2, 2}, k, Schedule::serial).total_ns == doctest::Approx(808));
 
   // K = 3 with n = 2: a full pass (148) and a last pass of one step (transfers 96, nodes 10).
   const Problem three{{6, 7}, 3, 4};
-  p = predict(three, Layout{Decomposition::strip, 2, 2}, DeviceConstants::paper(1.0, 0.5), Schedule::serial);
+  p = predict(three, PyramidLayout{Decomposition::strip, 2, 2}, DeviceConstants::paper(1.0, 0.5), Schedule::serial);
   CHECK(p.passes == 2);
   CHECK(p.total_ns == doctest::Approx(148 + 106));
 }
@@ -107,7 +110,7 @@ TEST_CASE("serial predictions add up every transfer, launch and node") {
 TEST_CASE("the overlapped schedule, traced by hand") {
   // 1D, interior 6, r = 2, n = 1: three tasks of upload 4, compute 2, download 2 (tau = 1).
   DeviceConstants k = DeviceConstants::paper(1.0, 1.0);
-  const Layout layout{Decomposition::strip, 1, 2};
+  const PyramidLayout layout{Decomposition::strip, 1, 2};
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::serial).total_ns == doctest::Approx(24));
   CHECK(predict(Problem{{8}, 1, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(16));
   // Two passes: the second pass's uploads wait for the downloads holding their halo.
@@ -119,7 +122,7 @@ TEST_CASE("the overlapped schedule, traced by hand") {
     CHECK(predict(Problem{{8}, passes, 4}, layout, k, Schedule::overlapped).total_ns == doctest::Approx(12.0 * passes + 4));
   }
   // One task per pass: each pass waits for the one before: K (5 + 3 + 3).
-  CHECK(predict(Problem{{5}, 7, 4}, Layout{Decomposition::strip, 1, 3}, k, Schedule::overlapped).total_ns ==
+  CHECK(predict(Problem{{5}, 7, 4}, PyramidLayout{Decomposition::strip, 1, 3}, k, Schedule::overlapped).total_ns ==
         doctest::Approx(77));
   // Transfers 1.5 times slower while the other engines run: uploads of 6, downloads of 3.
   k.engines.upload_slowdown = k.engines.download_slowdown = 1.5;
@@ -135,7 +138,7 @@ TEST_CASE("the overlapped schedule, traced by hand") {
   k.engines.compute_slowdown = 1;
   // Blocks move rectangular regions: their engines are rect_engines.
   const Problem grid{{8, 8}, 1, 4};
-  const Layout blocks{Decomposition::block, 1, 2};
+  const PyramidLayout blocks{Decomposition::block, 1, 2};
   const double block_time = predict(grid, blocks, DeviceConstants::paper(1.0, 1.0), Schedule::overlapped).total_ns;
   CHECK(predict(grid, blocks, k, Schedule::overlapped).total_ns == block_time);
   k.rect_engines.upload_slowdown = 1.5;
@@ -158,7 +161,7 @@ TEST_CASE("overlapped time lies between the busiest engine and the serial sum") 
         std::tuple{std::vector<std::size_t>{300, 500}, Decomposition::block, 5, 60},
         std::tuple{std::vector<std::size_t>{40, 50, 60}, Decomposition::strip, 3, 9}}) {
     const Problem problem{extents, 23, 4};
-    const Layout layout{d, static_cast<std::size_t>(n), static_cast<std::size_t>(extent)};
+    const PyramidLayout layout{d, static_cast<std::size_t>(n), static_cast<std::size_t>(extent)};
     const Prediction serial = predict(problem, layout, k, Schedule::serial);
     const Prediction overlapped = predict(problem, layout, k, Schedule::overlapped);
     CHECK(overlapped.total_ns <= serial.total_ns);
@@ -170,55 +173,55 @@ TEST_CASE("overlapped time lies between the busiest engine and the serial sum") 
 TEST_CASE("edge cases: n = 1 is the trivial algorithm, n = (R-1)/2 owns one row, bad layouts are refused") {
   const Problem problem{{50, 60}, 10, 4};
   const auto k = DeviceConstants::paper(1.0, 0.25);
-  CHECK(predict(problem, Layout{Decomposition::strip, 1, 8}, k, Schedule::serial).total_ns ==
-        predict(problem, Layout{Decomposition::trivial, 7, 8}, k, Schedule::serial).total_ns);
+  CHECK(predict(problem, PyramidLayout{Decomposition::strip, 1, 8}, k, Schedule::serial).total_ns ==
+        predict(problem, PyramidLayout{Decomposition::trivial, 7, 8}, k, Schedule::serial).total_ns);
   const auto one_row = counts({50, 60}, Decomposition::strip, 4, 1, 4);  // R = 9 = 2n + 1
   CHECK(one_row.size() == 58);
   CHECK(one_row[10].received == 50);
   CHECK(one_row[10].computed == (7 + 5 + 3 + 1) * 48);
-  CHECK_THROWS_WITH_AS(predict(problem, Layout{Decomposition::strip, 11, 8}, k, Schedule::serial),
+  CHECK_THROWS_WITH_AS(predict(problem, PyramidLayout{Decomposition::strip, 11, 8}, k, Schedule::serial),
                        doctest::Contains("between 1 and the number of steps 10"), InvalidArgument);
-  CHECK_THROWS_AS(predict(problem, Layout{Decomposition::strip, 0, 8}, k, Schedule::serial), InvalidArgument);
-  CHECK_THROWS_AS(predict(problem, Layout{Decomposition::strip, 2, 0}, k, Schedule::serial), InvalidArgument);
-  CHECK_THROWS_WITH_AS(predict(Problem{{2, 60}, 10, 4}, Layout{}, k, Schedule::serial),
+  CHECK_THROWS_AS(predict(problem, PyramidLayout{Decomposition::strip, 0, 8}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_AS(predict(problem, PyramidLayout{Decomposition::strip, 2, 0}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_WITH_AS(predict(Problem{{2, 60}, 10, 4}, PyramidLayout{}, k, Schedule::serial),
                        doctest::Contains("at least 3 nodes"), InvalidArgument);
-  CHECK_THROWS_AS(predict(Problem{{50, 60}, 0, 4}, Layout{}, k, Schedule::serial), InvalidArgument);
-  CHECK_THROWS_AS(predict(Problem{{50, 60}, 1, 2}, Layout{}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_AS(predict(Problem{{50, 60}, 0, 4}, PyramidLayout{}, k, Schedule::serial), InvalidArgument);
+  CHECK_THROWS_AS(predict(Problem{{50, 60}, 1, 2}, PyramidLayout{}, k, Schedule::serial), InvalidArgument);
 }
 
 TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a clear error") {
   const Problem problem{{1026, 1026}, 100, 4};
-  CHECK(max_strip_rows(problem, 2 * 1026 * 4 * 100, Schedule::serial) == 100);      // 2 layers of whole rows
-  CHECK(max_strip_rows(problem, 4 * 1026 * 4 * 100, Schedule::overlapped) == 100);  // 4 layers
-  CHECK(max_strip_rows(problem, 1ull << 40, Schedule::serial) == 1026);             // never more than the grid
+  CHECK(max_strip_rows(problem, held(2 * 1026 * 4 * 100, Schedule::serial)) == 100);      // 2 layers of whole rows
+  CHECK(max_strip_rows(problem, held(4 * 1026 * 4 * 100, Schedule::overlapped)) == 100);  // 4 layers
+  CHECK(max_strip_rows(problem, held(1ull << 40, Schedule::serial)) == 1026);             // never more than the grid
   Problem padded = problem;
   padded.row_alignment = 32;  // rows of 1026 values take 1056 in device buffers
-  CHECK(max_strip_rows(padded, 2 * 1056 * 4 * 100, Schedule::serial) == 100);
-  CHECK(max_strip_rows(padded, 2 * 1056 * 4 * 100 - 1, Schedule::serial) == 99);
-  CHECK(task_buffer_values(padded, Layout{Decomposition::block, 2, 27}) == 32 * 31);  // 31 wide, padded to 32
+  CHECK(max_strip_rows(padded, held(2 * 1056 * 4 * 100, Schedule::serial)) == 100);
+  CHECK(max_strip_rows(padded, held(2 * 1056 * 4 * 100 - 1, Schedule::serial)) == 99);
+  CHECK(task_buffer_values(padded, PyramidLayout{Decomposition::block, 2, 27}) == 32 * 31);  // 31 wide, padded to 32
   CHECK_FALSE(fits_incore(padded, 2ull * 1026 * 1026 * 4));
   CHECK(fits_incore(padded, 2ull * 1056 * 1026 * 4));
-  CHECK(max_block_side(problem, 2 * 4 * 300 * 300, Schedule::serial) == 300);
-  CHECK(max_block_side(problem, 16 * 300 * 300, Schedule::overlapped) == 300);
-  CHECK(max_block_side(Problem{{10, 10, 10}, 1, 4}, 1 << 20, Schedule::serial) == 0);
+  CHECK(max_block_side(problem, held(2 * 4 * 300 * 300, Schedule::serial)) == 300);
+  CHECK(max_block_side(problem, held(16 * 300 * 300, Schedule::overlapped)) == 300);
+  CHECK(max_block_side(Problem{{10, 10, 10}, 1, 4}, held(1 << 20, Schedule::serial)) == 0);
   CHECK(fits_incore(problem, 2ull * 1026 * 1026 * 4));
   CHECK_FALSE(fits_incore(problem, 2ull * 1026 * 1026 * 4 - 1));
 
   const auto k = DeviceConstants::paper(10, 1);
   // The minimum: one owned row (node) and n halo rows a side, in every buffer of the schedule.
-  CHECK(minimum_budget(problem, Decomposition::strip, 1, Schedule::serial) == 3 * 4104 * 2);
-  CHECK(minimum_budget(problem, Decomposition::strip, 5, Schedule::overlapped) == 11 * 4104 * 4);
-  CHECK(minimum_budget(problem, Decomposition::block, 1, Schedule::overlapped) == 9 * 4 * 4);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 3 * 4104 * 2 - 1, k, Schedule::serial, Decomposition::strip),
+  CHECK(minimum_budget(problem, Decomposition::strip, 1, solver_buffer_layers(Schedule::serial)) == 3 * 4104 * 2);
+  CHECK(minimum_budget(problem, Decomposition::strip, 5, solver_buffer_layers(Schedule::overlapped)) == 11 * 4104 * 4);
+  CHECK(minimum_budget(problem, Decomposition::block, 1, solver_buffer_layers(Schedule::overlapped)) == 9 * 4 * 4);
+  CHECK_THROWS_WITH_AS(best_plan(problem, held(3 * 4104 * 2 - 1, Schedule::serial), k, Schedule::serial, Decomposition::strip),
                        doctest::Contains("needs at least 24.05 KiB"), InvalidArgument);
-  CHECK_NOTHROW(best_plan(problem, 3 * 4104 * 2, k, Schedule::serial, Decomposition::strip));
-  CHECK_THROWS_WITH_AS(best_plan(problem, 16 * 4, k, Schedule::overlapped, Decomposition::block),
+  CHECK_NOTHROW(best_plan(problem, held(3 * 4104 * 2, Schedule::serial), k, Schedule::serial, Decomposition::strip));
+  CHECK_THROWS_WITH_AS(best_plan(problem, held(16 * 4, Schedule::overlapped), k, Schedule::overlapped, Decomposition::block),
                        doctest::Contains("needs at least 144 bytes"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 4104 * 9, k, Schedule::serial, Decomposition::strip, 5),
+  CHECK_THROWS_WITH_AS(best_plan(problem, held(4104 * 9, Schedule::serial), k, Schedule::serial, Decomposition::strip, 5),
                        doctest::Contains("n = 5 on grid 1026x1026"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(best_plan(problem, 1 << 30, k, Schedule::serial, Decomposition::strip, 101),
+  CHECK_THROWS_WITH_AS(best_plan(problem, held(1 << 30, Schedule::serial), k, Schedule::serial, Decomposition::strip, 101),
                        doctest::Contains("between 1 and the 100 steps"), InvalidArgument);
-  CHECK_THROWS_AS(best_plan(problem, 1 << 20, k, Schedule::serial, Decomposition::incore), InvalidArgument);
+  CHECK_THROWS_AS(best_plan(problem, held(1 << 20, Schedule::serial), k, Schedule::serial, Decomposition::incore), InvalidArgument);
 }
 
 TEST_CASE("a task's buffer is the largest region it sends; edge tasks need no halo beyond the boundary") {
@@ -230,18 +233,18 @@ TEST_CASE("a task's buffer is the largest region it sends; edge tasks need no ha
       for (std::size_t extent = 1; extent <= 30; extent += 2) {
         const Problem problem{extents, n, 4};
         double most = 0;
-        for (const auto& c : pass_counts(problem, Layout{d, n, extent}, n)) most = std::max(most, c.sent);
+        for (const auto& c : pass_counts(problem, PyramidLayout{d, n, extent}, n)) most = std::max(most, c.sent);
         CAPTURE(n);
         CAPTURE(extent);
-        CHECK(task_buffer_values(problem, Layout{d, n, extent}) == most);
+        CHECK(task_buffer_values(problem, PyramidLayout{d, n, extent}) == most);
       }
     }
   }
   // One task owning the whole axis needs the whole axis, however tall the pyramid.
   const Problem problem{{9, 26}, 1000, 4};
-  CHECK(task_buffer_values(problem, Layout{Decomposition::strip, 1000, 24}) == 26 * 9);
-  CHECK(fits(problem, Layout{Decomposition::strip, 1000, 24}, 2 * 26 * 9 * 4, Schedule::serial));
-  CHECK_FALSE(fits(problem, Layout{Decomposition::strip, 1000, 24}, 2 * 26 * 9 * 4 - 1, Schedule::serial));
+  CHECK(task_buffer_values(problem, PyramidLayout{Decomposition::strip, 1000, 24}) == 26 * 9);
+  CHECK(fits(problem, PyramidLayout{Decomposition::strip, 1000, 24}, held(2 * 26 * 9 * 4, Schedule::serial)));
+  CHECK_FALSE(fits(problem, PyramidLayout{Decomposition::strip, 1000, 24}, held(2 * 26 * 9 * 4 - 1, Schedule::serial)));
 }
 
 TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
@@ -256,10 +259,10 @@ TEST_CASE("closed-form pass totals equal the sum over the listed tasks") {
       for (std::size_t extent = 1; extent <= 12; ++extent) {
         const Problem problem{extents, n, 4};  // one pass of n steps
         double sum = 0;
-        for (const auto& c : pass_counts(problem, Layout{d, n, extent}, n)) sum += c.sent + c.received + c.computed;
+        for (const auto& c : pass_counts(problem, PyramidLayout{d, n, extent}, n)) sum += c.sent + c.received + c.computed;
         CAPTURE(n);
         CAPTURE(extent);
-        CHECK(predict(problem, Layout{d, n, extent}, k, Schedule::serial).total_ns == doctest::Approx(sum));
+        CHECK(predict(problem, PyramidLayout{d, n, extent}, k, Schedule::serial).total_ns == doctest::Approx(sum));
       }
     }
   }
@@ -272,13 +275,13 @@ TEST_CASE("the optimiser is exhaustive: no fitting height or task size beats its
   for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
     for (const Decomposition d : {Decomposition::strip, Decomposition::block}) {
       const std::uint64_t budget = 24 * 1024;
-      const Plan plan = best_plan(problem, budget, k, schedule, d);
-      CHECK(fits(problem, plan.layout, budget, schedule));
+      const Plan plan = best_plan(problem, held(budget, schedule), k, schedule, d);
+      CHECK(fits(problem, plan.layout, held(budget, schedule)));
       CHECK(plan.speedup_over_trivial() >= 1.0);
       for (std::size_t n = 1; n <= problem.steps; ++n) {
         for (std::size_t extent = 1; extent <= 300; ++extent) {
-          if (!fits(problem, Layout{d, n, extent}, budget, schedule)) continue;
-          const Prediction p = predict(problem, Layout{d, n, extent}, k, schedule);
+          if (!fits(problem, PyramidLayout{d, n, extent}, held(budget, schedule))) continue;
+          const Prediction p = predict(problem, PyramidLayout{d, n, extent}, k, schedule);
           CAPTURE(n);
           CAPTURE(extent);
           CHECK(plan.prediction.total_ns <= p.total_ns * (1 + 1e-12));
@@ -291,7 +294,7 @@ TEST_CASE("the optimiser is exhaustive: no fitting height or task size beats its
 TEST_CASE("a short grid fits one task per pass: then the tallest pyramid wins") {
   // 1026 rows fit the buffer whole: one pass of n = K moves the grid once.
   const Problem problem{{1026, 1026}, 1000, 4};
-  const Plan plan = best_plan(problem, 2ull * 1026 * 1026 * 4, DeviceConstants::paper(10, 1), Schedule::serial,
+  const Plan plan = best_plan(problem, held(2ull * 1026 * 1026 * 4, Schedule::serial), DeviceConstants::paper(10, 1), Schedule::serial,
                               Decomposition::strip);
   CHECK(plan.layout.height == 1000);
   CHECK(plan.prediction.passes == 1);
@@ -323,22 +326,22 @@ TEST_CASE("the optimiser is exhaustive on random problems, constants and schedul
     const Decomposition d = block ? Decomposition::block : Decomposition::strip;
     double values = 1;
     for (const auto e : extents) values *= static_cast<double>(e);
-    const auto budget = static_cast<std::uint64_t>(uniform(0.15, 1.2) * values * 4 * buffer_layers(schedule));
+    const auto budget = static_cast<std::uint64_t>(uniform(0.15, 1.2) * values * 4 * solver_buffer_layers(schedule));
     CAPTURE(trial);
     Plan plan;
     try {
-      plan = best_plan(problem, budget, k, schedule, d);
+      plan = best_plan(problem, held(budget, schedule), k, schedule, d);
     } catch (const InvalidArgument&) {
       // Nothing fits: then no layout at all may fit.
-      for (std::size_t extent = 1; extent <= 30; ++extent) CHECK_FALSE(fits(problem, Layout{d, 1, extent}, budget, schedule));
+      for (std::size_t extent = 1; extent <= 30; ++extent) CHECK_FALSE(fits(problem, PyramidLayout{d, 1, extent}, held(budget, schedule)));
       continue;
     }
     ++planned;
-    CHECK(fits(problem, plan.layout, budget, schedule));
+    CHECK(fits(problem, plan.layout, held(budget, schedule)));
     for (std::size_t n = 1; n <= problem.steps; ++n) {
       for (std::size_t extent = 1; extent <= 30; ++extent) {
-        const Layout layout{d, n, extent};
-        if (!fits(problem, layout, budget, schedule)) continue;
+        const PyramidLayout layout{d, n, extent};
+        if (!fits(problem, layout, held(budget, schedule))) continue;
         CAPTURE(n);
         CAPTURE(extent);
         CHECK(plan.prediction.total_ns <= predict(problem, layout, k, schedule).total_ns * (1 + 1e-12));
@@ -351,9 +354,9 @@ TEST_CASE("the optimiser is exhaustive on random problems, constants and schedul
 TEST_CASE("long runs and large grids are planned quickly") {
   const auto k = DeviceConstants::paper(1, 0.1);
   const auto start = std::chrono::steady_clock::now();
-  const Plan plan = best_plan(Problem{{2050, 2050}, 100000000, 4}, 4 << 20, k, Schedule::overlapped, Decomposition::strip);
+  const Plan plan = best_plan(Problem{{2050, 2050}, 100000000, 4}, held(4 << 20, Schedule::overlapped), k, Schedule::overlapped, Decomposition::strip);
   CHECK(plan.prediction.passes >= 1);
-  CHECK(best_plan_auto(Problem{{32768, 32768}, 100000, 4}, 16ull << 30, k, Schedule::overlapped).layout.decomposition ==
+  CHECK(best_plan_auto(Problem{{32768, 32768}, 100000, 4}, held(16ull << 30, Schedule::overlapped), k, Schedule::overlapped).layout.decomposition ==
         Decomposition::incore);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
@@ -363,7 +366,7 @@ TEST_CASE("more expensive transfers favour taller pyramids; the plan beats trivi
   std::size_t previous_n = 0;
   double previous_speedup = 0;
   for (const double ratio : {1.0, 5.0, 10.0, 15.0}) {
-    const Plan plan = best_plan(problem, 512ull << 20, DeviceConstants::paper(ratio * 0.1, 0.1), Schedule::serial,
+    const Plan plan = best_plan(problem, held(512ull << 20, Schedule::serial), DeviceConstants::paper(ratio * 0.1, 0.1), Schedule::serial,
                                 Decomposition::strip);
     CHECK(plan.layout.height >= previous_n);
     CHECK(plan.speedup_over_trivial() > previous_speedup);
@@ -375,15 +378,15 @@ TEST_CASE("more expensive transfers favour taller pyramids; the plan beats trivi
 TEST_CASE("automatic choice: incore when the grid fits, else the better decomposition") {
   const auto k = DeviceConstants::paper(5, 1);
   const Problem small{{100, 100}, 50, 4};
-  CHECK(best_plan_auto(small, 1 << 20, k, Schedule::overlapped).layout.decomposition == Decomposition::incore);
+  CHECK(best_plan_auto(small, held(1 << 20, Schedule::overlapped), k, Schedule::overlapped).layout.decomposition == Decomposition::incore);
   const Problem big{{2000, 2000}, 50, 4};
-  const Plan plan = best_plan_auto(big, 1 << 20, k, Schedule::overlapped);
+  const Plan plan = best_plan_auto(big, held(1 << 20, Schedule::overlapped), k, Schedule::overlapped);
   CHECK(plan.layout.decomposition != Decomposition::incore);
-  const Plan strip = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::strip);
-  const Plan block = best_plan(big, 1 << 20, k, Schedule::overlapped, Decomposition::block);
+  const Plan strip = best_plan(big, held(1 << 20, Schedule::overlapped), k, Schedule::overlapped, Decomposition::strip);
+  const Plan block = best_plan(big, held(1 << 20, Schedule::overlapped), k, Schedule::overlapped, Decomposition::block);
   CHECK(plan.prediction.total_ns == std::min(strip.prediction.total_ns, block.prediction.total_ns));
   const Problem cube{{100, 100, 100}, 5, 4};
-  CHECK(best_plan_auto(cube, 1 << 20, k, Schedule::serial).layout.decomposition == Decomposition::strip);
+  CHECK(best_plan_auto(cube, held(1 << 20, Schedule::serial), k, Schedule::serial).layout.decomposition == Decomposition::strip);
 }
 
 TEST_CASE("the long-vector model (1) by hand, and its staircase") {
@@ -415,4 +418,20 @@ TEST_CASE("the Jacobi pyramid model (2) by hand, and its best halo") {
           jacobi_pyramid_ns(800, 4000, 200, other, 5, 0.01) / other * (1 + 1e-12));
   }
   CHECK(h > 1);
+}
+
+TEST_CASE("the serial schedule is the paper's model: its table's speedup for I = 32768, 128 MiB, strips, tau_c = tau_a") {
+  // Method notes, section 1 (Golovashkin & Kochurov 2012, the pyramid method): one time layer of
+  // task buffers fills the budget, transfers and kernels run one after another, every transfer
+  // costs tau_c a value. The paper's table gives the strip pyramid 2.74 times the trivial
+  // algorithm's speed on a 32768 x 32768 float grid with 128 MiB of device memory at tau_c/tau_a = 1.
+  const Problem problem{{32768, 32768}, 1000, 4};
+  const Plan plan = best_plan(problem, paper_budget(128ull << 20, Schedule::serial), DeviceConstants::paper(0.6, 0.6),
+                              Schedule::serial, Decomposition::strip);
+  CHECK(plan.buffer_extent == 1024);  // 128 MiB = 1024 rows of 32768 floats, one layer
+  CHECK(plan.speedup_over_trivial() == doctest::Approx(2.74).epsilon(0.02));
+  // The overlapped schedule counts what the solver allocates: two slots of two layers.
+  CHECK(paper_budget(1 << 20, Schedule::serial).layers == 1);
+  CHECK(paper_budget(1 << 20, Schedule::overlapped).layers == solver_buffer_layers(Schedule::overlapped));
+  CHECK(solver_buffer_layers(Schedule::serial) == 2);
 }

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "../support/util.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/npy.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/npy.hpp"
 
 using namespace ziggurat;
 using test::TempDir;

@@ -1,15 +1,23 @@
-// Device profiles: JSON round trips, refusal of corrupt or stale files, and the model constants
-// derived from them (no device needed: the profiles here are made by hand).
+// Device profiles and the profile store: validation, JSON round trips, refusal of corrupt or stale
+// files, autotuning records written by several processes at once, and the model constants derived
+// from profiles (no device needed: the profiles here are made by hand).
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <limits>
+
 #include "../support/util.hpp"
-#include "ziggurat/calibration.hpp"
-#include "ziggurat/device.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/version.hpp"
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/version.hpp"
+#include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 using namespace ziggurat;
 
@@ -44,6 +52,7 @@ DeviceProfile profile() {
   p.date = "2026-11-21T00:00:00Z";
   p.timer = "profiling events";
   p.calibration_s = 0.8;
+  p.phases = {{"pinned transfers", 0.1}, {"stencil rates", 0.3}};
   p.upload_pinned = fit(8e-6, 50e9);
   p.download_pinned = fit(9e-6, 40e9);
   p.upload_pageable = fit(10e-6, 12e9);
@@ -59,7 +68,7 @@ DeviceProfile profile() {
   p.launch_blocking_s = 10e-6;
   p.copy_kernel_bytes_per_s = 3e12;
   p.copy_driver_bytes_per_s = 4e12;
-  p.kernels = {{"heat2d_step", 2, 4, {8192, 8192}, 0.004}, {"heat2d_step", 2, 8, {4096, 4096}, 0.005}};
+  p.kernels = {{"heat2d_box", 2, 4, {8192, 8192}, 0.004}, {"heat2d_box", 2, 8, {4096, 4096}, 0.005}};
   p.numstreams = 270336;
   p.axpy_wave_s = 2e-6;
   p.axpy_call_s = 5e-6;
@@ -146,7 +155,7 @@ TEST_CASE("the cache holds profiles per device; corrupt or stale ones are not us
 
 TEST_CASE("model constants from a profile") {
   const DeviceProfile p = profile();
-  const model::DeviceConstants k = p.constants(2, 4);
+  const model::DeviceConstants k = model::heat_constants(p, 2, 4);
   CHECK(k.upload.latency_ns == doctest::Approx(8000));
   CHECK(k.upload.ns_per_value == doctest::Approx(4.0 / 50));
   CHECK(k.download.ns_per_value == doctest::Approx(4.0 / 40));
@@ -162,21 +171,128 @@ TEST_CASE("model constants from a profile") {
   CHECK(k.rect_engines.duplex);
   CHECK(k.rect_engines.upload_slowdown == doctest::Approx(1.5));
   CHECK(k.rect_engines.download_slowdown == doctest::Approx(1.25));
-  CHECK(p.constants(2, 8).tau_a_ns == 0.005);
-  CHECK(p.constants(2, 8).upload.ns_per_value == doctest::Approx(8.0 / 50));
-  CHECK_THROWS_WITH_AS(p.constants(3, 4), doctest::Contains("no measured compute rate for a 3D float stencil"),
+  CHECK(model::heat_constants(p, 2, 8).tau_a_ns == 0.005);
+  CHECK(model::heat_constants(p, 2, 8).upload.ns_per_value == doctest::Approx(8.0 / 50));
+  CHECK(model::heat_constants(p, 2, 4, std::nullopt, false).upload.ns_per_value == doctest::Approx(4.0 / 12));  // pageable
+  CHECK_THROWS_WITH_AS(model::heat_constants(p, 3, 4), doctest::Contains("no measured compute rate for a 3D float stencil"),
                        UnsupportedFeature);
-  CHECK(p.constants(3, 4, 0.02).tau_a_ns == 0.02);
+  CHECK_FALSE(p.tau_a_ns(3, 4).has_value());
+  CHECK(model::heat_constants(p, 3, 4, 0.02).tau_a_ns == 0.02);
   CHECK(p.copy_bytes_per_s() == 4e12);
 
   DeviceProfile without_clblast = p;
   without_clblast.numstreams = 0;  // CLBlast could not run: a valid profile, without these constants
   CHECK(profile_from_json(profile_to_json(without_clblast)).numstreams == 0);
-  CHECK_THROWS_WITH_AS(without_clblast.long_vector_constants(4, 1e6), doctest::Contains("no long-vector constants"),
+  CHECK_THROWS_WITH_AS(model::long_vector_constants(without_clblast, 4, 1e6), doctest::Contains("no long-vector constants"),
                        UnsupportedFeature);
-  const model::LongVectorConstants c = p.long_vector_constants(4, 1e6);
+  const model::LongVectorConstants c = model::long_vector_constants(p, 4, 1e6);
   CHECK(c.numstreams == 270336);
   CHECK(c.t_kernel_ns == doctest::Approx(5000));
   CHECK(c.t_saxpy_ns == doctest::Approx(2000));
   CHECK(c.transfer_ns == doctest::Approx((8e-6 + 4e6 / 50e9 + 9e-6 + 4e6 / 40e9) * 1e9));
+}
+
+TEST_CASE("validation is a function: it refuses, naming the field, what no measurement gives") {
+  CHECK_NOTHROW(validate(profile()));
+  const auto refused = [](const std::function<void(DeviceProfile&)>& edit, const std::string& expected) {
+    DeviceProfile p = profile();
+    edit(p);
+    CAPTURE(expected);
+    CHECK_THROWS_WITH_AS(validate(p), doctest::Contains(expected.c_str()), InvalidArgument);
+  };
+  refused([](DeviceProfile& p) { p.device.clear(); }, "'device' is empty");
+  refused([](DeviceProfile& p) { p.calibration_s = 0; }, "'calibration_s' = 0.0 is not a possible measurement");
+  refused([](DeviceProfile& p) { p.launch_blocking_s = std::numeric_limits<double>::quiet_NaN(); }, "'launch_blocking_s'");
+  refused([](DeviceProfile& p) { p.phases.push_back({"overlap", -1}); }, "phase 'overlap': 'seconds' = -1.0");
+  refused([](DeviceProfile& p) { p.download_rect.bytes_per_s = 0; }, ".download_rect: 'bytes_per_s' = 0.0");
+  refused([](DeviceProfile& p) { p.upload_pageable.samples.resize(1); }, ".upload_pageable: a transfer fit needs at least two samples");
+  refused([](DeviceProfile& p) { p.upload_pinned.samples[1].min_s = -1e-6; }, "sample: 'min_s'");
+  refused([](DeviceProfile& p) { p.rect_overlap.duplex_efficiency = 1.01; }, ".rect_overlap: 'duplex_efficiency' is above 1");
+  refused([](DeviceProfile& p) { p.overlap.compute_together_s = 0; }, ".overlap: 'compute_together_s' = 0.0");
+  refused([](DeviceProfile& p) { p.copy_driver_bytes_per_s = -1; }, "'copy_driver_bytes_per_s' = -1.0");
+  refused([](DeviceProfile& p) { p.kernels.clear(); }, "no kernel rate was measured");
+  refused([](DeviceProfile& p) { p.kernels[1].dims = 4; }, "'dims' = 4 is not a whole number from 1 to 3");
+  refused([](DeviceProfile& p) { p.kernels[0].value_bytes = 2; }, "'value_bytes' = 2 is neither 4 (float) nor 8 (double)");
+  refused([](DeviceProfile& p) { p.kernels[0].ns_per_node = 0; }, "'ns_per_node' = 0.0");
+  refused([](DeviceProfile& p) { p.axpy_wave_s = -2e-6; }, "'axpy_wave_s'");
+  // What a device without timers or CLBlast gives is a valid profile.
+  DeviceProfile host_clock = profile();
+  host_clock.copy_kernel_bytes_per_s = host_clock.copy_driver_bytes_per_s = 0;
+  host_clock.numstreams = 0;
+  host_clock.axpy_wave_s = host_clock.axpy_call_s = 0;
+  CHECK_NOTHROW(validate(host_clock));
+}
+
+TEST_CASE("autotuning records: one file each, kept per device, driver and library version") {
+  test::TempDir dir;
+  test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+  const TuningRecord record{"bsr f32 b4 k8 len3 even size8", {{"multirow/1/v8", 2e-4}, {"group", 3e-4}}};
+  CHECK_FALSE(load_tuning_record(device(), record.key).has_value());
+  CHECK(store_tuning_record(device(), record).empty());
+  const auto path = tuning_record_path(device(), record.key);
+  CHECK(path.parent_path().parent_path() == dir.path() / "tuning");
+  const auto back = load_tuning_record(device(), record.key);
+  REQUIRE(back.has_value());
+  CHECK(back->key == record.key);
+  CHECK(back->seconds == record.seconds);
+  CHECK_FALSE(load_cached_profile(device()).has_value());  // a record is not a profile
+
+  DeviceInfo updated = device();
+  updated.driver_version = "1.2.4";
+  CHECK_FALSE(load_tuning_record(updated, record.key).has_value());  // another folder
+  std::filesystem::create_directories(tuning_record_path(updated, record.key).parent_path());
+  std::filesystem::copy_file(path, tuning_record_path(updated, record.key));
+  CHECK_FALSE(load_tuning_record(updated, record.key).has_value());  // a file for the old driver: stale
+  test::write_bytes(path, test::read_bytes(path).substr(0, 40));     // damaged
+  CHECK_FALSE(load_tuning_record(device(), record.key).has_value());
+  CHECK(list_tuning_records(device()).empty());
+
+  CHECK_THROWS_WITH_AS(store_tuning_record(device(), {"empty", {}}), doctest::Contains("has no timings"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(store_tuning_record(device(), {"k", {{"row", -1.0}}}), doctest::Contains("which no measurement gives"),
+                       InvalidArgument);
+  test::EnvGuard off("ZIGGURAT_CACHE", "off");
+  CHECK(tuning_record_path(device(), record.key).empty());
+  CHECK(store_tuning_record(device(), record) == "caching is off");
+}
+
+TEST_CASE("processes that store autotuning records at the same time lose none of them") {
+  test::TempDir dir;
+  test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+  // Each process stores records of its own, all of them also the same shared key, all at once
+  // (a read-modify-write of one shared file would lose most of them).
+  constexpr int kProcesses = 8, kRecords = 25;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      int failures = 0;
+      for (int r = 0; r < kRecords; ++r) {
+        const double seconds = 1e-3 * (p + 1) + 1e-6 * r;
+        failures += !store_tuning_record(device(), {"process " + std::to_string(p) + " record " + std::to_string(r),
+                                                    {{"row", seconds}}}).empty();
+        failures += !store_tuning_record(device(), {"shared", {{"group", 1e-3 * (p + 1)}}}).empty();
+      }
+      ::_exit(failures == 0 ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (const pid_t child : children) {
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  }
+  for (int p = 0; p < kProcesses; ++p) {
+    for (int r = 0; r < kRecords; ++r) {
+      const auto record = load_tuning_record(device(), "process " + std::to_string(p) + " record " + std::to_string(r));
+      REQUIRE(record.has_value());
+      CHECK(record->seconds.front().second == 1e-3 * (p + 1) + 1e-6 * r);
+    }
+  }
+  const auto shared = load_tuning_record(device(), "shared");
+  REQUIRE(shared.has_value());  // whole: one of the writers' records, never a mix
+  bool a_writers = false;
+  for (int p = 0; p < kProcesses; ++p) a_writers = a_writers || shared->seconds.front().second == 1e-3 * (p + 1);
+  CHECK(a_writers);
+  CHECK(list_tuning_records(device()).size() == kProcesses * kRecords + 1);
 }

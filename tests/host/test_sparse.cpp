@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
-#include "ziggurat/error.hpp"
-#include "ziggurat/sparse.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/matrix/sparse.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;

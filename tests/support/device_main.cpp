@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "devices.hpp"
-#include "ziggurat/error.hpp"
+#include "ziggurat/base/error.hpp"
 
 int main(int argc, char** argv) {
   doctest::Context context;

@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ziggurat/context.hpp"
-#include "ziggurat/device.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/device.hpp"
 
 namespace ziggurat::test {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ziggurat/grid.hpp"
+#include "ziggurat/matrix/grid.hpp"
 
 namespace ziggurat::test {
 

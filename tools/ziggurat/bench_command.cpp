@@ -1,136 +1,46 @@
-// `ziggurat bench`: measurements that go into the committed benchmark tables.
-//   bench heat   the heat solver's modes beside their peers and the physical limits (bench_heat.cpp)
-//   bench spmm   sparse products beside ViennaCL, cuSPARSE and the traffic limit (bench_spmm.cpp)
-//   bench build  program build time with a cold and a warm binary cache
+// `ziggurat bench ...`: runs the benchmarks, `ziggurat-bench ...`, an optional component installed
+// beside the tool (libexec/ziggurat/), so that the tool itself links no benchmark peer.
 
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
+#include <string>
+#include <system_error>
+#include <vector>
 
-#include "bench.hpp"
 #include "commands.hpp"
-#include "format.hpp"
-#include "ziggurat/calibration.hpp"
-#include "ziggurat/context.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/heat.hpp"
-#include "ziggurat/memory.hpp"
-#include "ziggurat/program.hpp"
-#include "ziggurat/version.hpp"
+#include "program_main.hpp"
+#include "ziggurat/base/error.hpp"
 
 namespace ziggurat::cli {
 
 namespace {
 
-struct BenchOptions {
-  std::size_t repeat = 5;
-  std::string device;
-  bool json = false;
-};
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-nlohmann::json device_json(const DeviceInfo& device) {
-  return {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}};
-}
-
-// Build time of one program from source (cold: empty cache) and from the cache (warm), each in a
-// fresh Context so that only the disk cache can help, plus the first launch that follows.
-void bench_build(const BenchOptions& options) {
-  // Vendor caches would make "cold" builds warm: switch them off before the drivers load.
-  setenv("POCL_KERNEL_CACHE", "0", 1);
-  setenv("CUDA_CACHE_DISABLE", "1", 1);
-  const DeviceInfo device = select_device(options.device);
-  // Scratch cache folders, removed however the benchmark ends.
-  struct ScratchFolder {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("ziggurat-bench-build-" + std::to_string(std::random_device{}()));
-    ~ScratchFolder() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } scratch;
-  const auto& root = scratch.path;
-  struct Sample { std::vector<double> build, launch; };
-  Sample cold, warm;
-  const auto build_and_launch = [&](const std::filesystem::path& folder, Sample& sample) {
-    Context context(device, BinaryCache(folder));
-    const auto start = std::chrono::steady_clock::now();
-    const cl::Program& program = context.program("heat2d", BuildOptions().real_type<float>().str());
-    const auto built = std::chrono::steady_clock::now();
-    InDeviceHeat<float> solver(context, heat_mode_field<float>({64, 64}), 0.2);
-    const auto launch_start = std::chrono::steady_clock::now();
-    solver.advance(1);
-    const auto launched = std::chrono::steady_clock::now();
-    (void)program;
-    sample.build.push_back(std::chrono::duration<double>(built - start).count());
-    sample.launch.push_back(std::chrono::duration<double>(launched - launch_start).count());
-    return context.build_stats();
-  };
-  for (std::size_t r = 0; r < options.repeat; ++r) {
-    const auto folder = root / std::to_string(r);
-    const auto first = build_and_launch(folder, cold);
-    const auto second = build_and_launch(folder, warm);
-    if (first.from_disk != 0 || second.from_source != 0) {  // cold must compile, warm must only load
-      throw Error("the program cache did not behave as expected (cold run: " + std::to_string(first.from_disk) +
-                  " programs from the cache, warm run: " + std::to_string(second.from_source) + " compiled)");
-    }
+[[noreturn]] void run_benchmarks(const std::vector<std::string>& arguments) {
+  const std::filesystem::path bench = executable_folder() / ZIGGURAT_BENCH_FROM_TOOL;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(bench, error)) {
+    throw UnsupportedFeature("the benchmarks are an optional component, not installed here (no " + bench.string() +
+                             "): build ziggurat with -DZIGGURAT_BUILD_BENCH=ON (it needs ViennaCL) and install "
+                             "them with `cmake --install BUILD --component bench`");
   }
-
-  const double cold_ms = 1e3 * median(cold.build), warm_ms = 1e3 * median(warm.build);
-  if (options.json) {
-    nlohmann::json j = {{"benchmark", "program build"}, {"library_version", version}, {"date", now_text()},
-                        {"device", device_json(device)}, {"program", "heat2d (float)"}, {"repeat", options.repeat},
-                        {"cold_build_ms_median", cold_ms}, {"warm_build_ms_median", warm_ms},
-                        {"cold_first_step_ms_median", 1e3 * median(cold.launch)},
-                        {"warm_first_step_ms_median", 1e3 * median(warm.launch)}};
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  std::cout << "ziggurat " << version << " bench build, " << now_text() << "\n"
-            << "device: " << device.label() << ", driver " << device.driver_version << "\n"
-            << "program heat2d (float), median of " << options.repeat
-            << " runs, each in a fresh context; vendor kernel caches off\n\n";
-  Table table({"binary cache", "build ms", "first step ms"});
-  table.add({"cold (compiled from source)", number_text(cold_ms), number_text(1e3 * median(cold.launch))});
-  table.add({"warm (loaded from cache)", number_text(warm_ms), number_text(1e3 * median(warm.launch))});
-  table.print(std::cout);
-  std::cout << "warm build is " << number_text(cold_ms / warm_ms) << "x faster\n";
+  std::vector<char*> argv{const_cast<char*>(bench.c_str())};
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  ::execv(bench.c_str(), argv.data());
+  throw IoError("cannot run " + bench.string() + ": " + std::generic_category().message(errno));
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks, printed beside the device's physical limits");
-  bench->require_subcommand(1);
-
-  auto heat = std::make_shared<BenchHeatOptions>();
-  auto* heat_command = bench->add_subcommand("heat", "Heat solver modes (in-device, incore, trivial, pyramids) beside "
-                                                     "the naive kernel and the physical limits; height sweep");
-  add_bench_heat_options(heat_command, *heat);
-  heat_command->callback([heat] { run_bench_heat(*heat); });
-
-  auto spmm = std::make_shared<BenchSpmmOptions>();
-  auto* spmm_command = bench->add_subcommand("spmm", "Sparse products (block CSR strategies, CSR) beside ViennaCL, "
-                                                     "cuSPARSE and the memory-traffic limit");
-  add_bench_spmm_options(spmm_command, *spmm);
-  spmm_command->callback([spmm] { run_bench_spmm(*spmm); });
-
-  auto build = std::make_shared<BenchOptions>();
-  auto* build_command = bench->add_subcommand("build", "Program build time, cold and warm binary cache");
-  build_command->add_option("--repeat", build->repeat, "Runs of each")->capture_default_str()->check(whole_number(1));
-  build_command->add_option("--device", build->device, "Device selection (see `ziggurat devices`)");
-  build_command->add_flag("--json", build->json, "Print JSON");
-  build_command->callback([build] { bench_build(*build); });
+  auto* command = app.add_subcommand("bench", "Benchmarks beside their peers and the physical limits: heat, spmm, "
+                                              "build (runs ziggurat-bench; `ziggurat bench --help` lists them)");
+  command->prefix_command();
+  command->set_help_flag();  // --help goes to ziggurat-bench
+  command->callback([command] { run_benchmarks(command->remaining()); });
 }
 
 }  // namespace ziggurat::cli

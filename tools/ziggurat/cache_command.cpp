@@ -1,4 +1,5 @@
-// `ziggurat cache`: where the program-binary cache is, what it holds; --clear empties it.
+// `ziggurat cache`: where the caches are and what they hold (program binaries, device profiles,
+// autotuning records); --clear empties the program cache.
 
 #include <filesystem>
 #include <iostream>
@@ -6,12 +7,28 @@
 
 #include "commands.hpp"
 #include "format.hpp"
-#include "ziggurat/binary_cache.hpp"
-#include "ziggurat/error.hpp"
+#include "ziggurat/base/binary_cache.hpp"
+#include "ziggurat/base/error.hpp"
 
 namespace ziggurat::cli {
 
 namespace {
+
+// The .json files under `folder`: one record each.
+std::size_t count_json_files(const std::filesystem::path& folder) {
+  std::size_t count = 0;
+  std::error_code error;
+  for (auto it = std::filesystem::recursive_directory_iterator(folder, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    count += it->path().extension() == ".json";
+  }
+  return count;
+}
+
+std::string json_files(const std::filesystem::path& folder) {
+  const std::size_t count = count_json_files(folder);
+  return std::to_string(count) + (count == 1 ? " file" : " files");
+}
 
 void run_cache(bool clear) {
   const BinaryCache cache = BinaryCache::from_environment();
@@ -37,12 +54,16 @@ void run_cache(bool clear) {
   std::cout << "program cache " << cache.directory().string() << ": " << entries << " entries";
   if (leftovers > 0) std::cout << " and " << leftovers << " unfinished writes";
   std::cout << ", " << bytes_text(bytes) << (clear ? ", deleted" : "") << "\n";
+  const auto root = cache_root();
+  std::cout << "device profiles " << (*root / "profiles").string() << ": " << json_files(*root / "profiles") << "\n"
+            << "autotuning records " << (*root / "tuning").string() << ": " << json_files(*root / "tuning") << "\n";
 }
 
 }  // namespace
 
 void add_cache_command(CLI::App& app) {
-  auto* command = app.add_subcommand("cache", "Show (or --clear) the on-disk program-binary cache");
+  auto* command = app.add_subcommand("cache", "Show the on-disk caches (programs, device profiles, autotuning records); "
+                                              "--clear empties the program cache");
   auto clear = std::make_shared<bool>(false);
   command->add_flag("--clear", *clear, "Delete every cached program binary");
   command->callback([clear] { run_cache(*clear); });

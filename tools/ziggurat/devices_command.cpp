@@ -6,8 +6,8 @@
 
 #include "commands.hpp"
 #include "format.hpp"
-#include "ziggurat/context.hpp"
-#include "ziggurat/error.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
 
 namespace ziggurat::cli {
 

@@ -11,15 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "file_io.hpp"
 #include "format.hpp"
 #include "picture.hpp"
-#include "ziggurat/calibration.hpp"
-#include "ziggurat/context.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/heat.hpp"
-#include "ziggurat/heat_solver.hpp"
-#include "ziggurat/npy.hpp"
+#include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/io/npy.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
 
@@ -73,12 +74,11 @@ std::vector<std::size_t> grid_extents(const HeatOptions& options) {
 
 HeatPlanRequest plan_request(const HeatOptions& options) {
   HeatPlanRequest request;
-  const std::vector<std::pair<std::string, HeatMode>> modes = {{"auto", HeatMode::automatic}, {"incore", HeatMode::incore},
-                                                               {"trivial", HeatMode::trivial}, {"strip", HeatMode::strip},
-                                                               {"block", HeatMode::block}};
-  const auto mode = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.first == options.mode; });
-  if (mode == modes.end()) throw InvalidArgument("--mode is auto, incore, trivial, strip or block, not '" + options.mode + "'");
-  request.mode = mode->second;
+  try {
+    request.mode = parse_heat_mode(options.mode);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--mode is auto, incore, trivial, strip or block, not '" + options.mode + "'");
+  }
   if (!options.decomposition.empty()) {
     if (options.decomposition != "strip" && options.decomposition != "block") {
       throw InvalidArgument("--decomposition is strip or block, not '" + options.decomposition + "'");
@@ -87,7 +87,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
       throw InvalidArgument("--decomposition chooses the sub-domains of --mode trivial or auto; --mode " + options.mode +
                             " has its own");
     }
-    request.decomposition = options.decomposition == "strip" ? model::Decomposition::strip : model::Decomposition::block;
+    request.decomposition = options.decomposition == "strip" ? Decomposition::strip : Decomposition::block;
   }
   if (options.height > 0) {
     if (request.mode == HeatMode::incore || request.mode == HeatMode::trivial) {
@@ -97,8 +97,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
     request.height = options.height;
   }
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
-  request.schedule = options.serial ? model::Schedule::serial : model::Schedule::overlapped;
-  request.record_timeline = !options.timeline.empty();
+  request.schedule = options.serial ? Schedule::serial : Schedule::overlapped;
   return request;
 }
 
@@ -116,7 +115,7 @@ void write_timeline(const std::string& path, const std::vector<HeatTimelineEntry
                       {"dur", (e.end_s - e.start_s) * 1e6}});
   }
   const std::string text = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
-  detail::write_file_atomically(path, {{text.data(), text.size()}});
+  write_file_atomically(path, text);
 }
 
 // Distance of the field from the exact discrete solution decay^K times the slowest mode, without
@@ -151,15 +150,16 @@ void show_progress(const HeatProgress& p) {
             << std::flush;
 }
 
-std::string plan_text(const model::Plan& plan, const HeatRun& run, std::size_t dims) {
-  const model::Layout& layout = plan.layout;
-  if (layout.decomposition == model::Decomposition::incore) return "incore: the whole grid on the device";
-  const bool block = layout.decomposition == model::Decomposition::block;
+std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
+  const model::Plan& plan = planned.predicted;
+  const PyramidLayout& layout = plan.layout;
+  if (layout.decomposition == Decomposition::incore) return "incore: the whole grid on the device";
+  const bool block = layout.decomposition == Decomposition::block;
   const std::string unit = block ? "blocks" : dims == 3 ? "strips of planes" : dims == 1 ? "strips of nodes" : "strips of rows";
   return std::string(block ? "block" : "strip") + " pyramid, n = " + std::to_string(layout.height) + ", " + unit +
          " owning " + std::to_string(layout.task_extent) + (block ? " x " + std::to_string(layout.task_extent) : "") +
          " (buffers of " + std::to_string(plan.buffer_extent) + "), " + std::to_string(plan.prediction.tasks) +
-         " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + model::to_string(run.schedule);
+         " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule);
 }
 
 template <class T>
@@ -176,6 +176,7 @@ void run(const HeatOptions& options) {
                                                                      (sizeof(T) == 4 ? "float" : "double") +
                                                                      " (the initial field and two solver layers)");
   Context context(options.device);
+  require_device_precision(context.device(), options.precision);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
   ProfileOrigin origin;
   if (progress && options.profile.empty() && !load_cached_profile(context.device())) {
@@ -187,9 +188,13 @@ void run(const HeatOptions& options) {
   std::unique_ptr<HeatSolver<T>> solver;
   {
     const Grid<T> initial = options.init.empty() ? heat_mode_field<T>(extents) : load_grid<T>(options.init);
-    solver = std::make_unique<HeatSolver<T>>(context, initial, alpha, profile);
+    solver = std::make_unique<HeatSolver<T>>(context, initial, alpha);
   }
-  const HeatRun result = solver->advance(options.steps, request, progress ? HeatProgressCallback(show_progress) : nullptr);
+  HeatRunOptions run_options;
+  if (progress) run_options.progress = show_progress;
+  run_options.record_timeline = !options.timeline.empty();
+  const HeatOutcome outcome = advance_heat(*solver, options.steps, request, profile, run_options);
+  const HeatRun& result = outcome.run;
   if (progress) std::cerr << "\n";
   if (!options.out.empty()) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
@@ -197,7 +202,7 @@ void run(const HeatOptions& options) {
   if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
   if (!options.timeline.empty()) write_timeline(options.timeline, result.timeline);
 
-  const model::Plan& plan = result.plan;
+  const model::Plan& plan = outcome.planned.predicted;
   const double predicted_s = plan.prediction.total_ns * 1e-9;
   const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
   nlohmann::json summary = {
@@ -211,14 +216,14 @@ void run(const HeatOptions& options) {
       {"steps", options.steps},
       {"plan",
        {{"mode", options.mode},
-        {"decomposition", model::to_string(plan.layout.decomposition)},
+        {"decomposition", to_string(plan.layout.decomposition)},
         {"height", plan.layout.height},
         {"task_extent", plan.layout.task_extent},
         {"buffer_extent", plan.buffer_extent},
         {"tasks", plan.prediction.tasks},
         {"passes", plan.prediction.passes},
-        {"schedule", model::to_string(result.schedule)}}},
-      {"budget_bytes", result.budget_bytes},
+        {"schedule", to_string(outcome.planned.schedule)}}},
+      {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
       {"pinned_host_memory", result.pinned_host_memory},
       {"profile", !options.profile.empty() ? options.profile : origin.from_cache ? "cached" : "measured now"},
@@ -248,8 +253,8 @@ void run(const HeatOptions& options) {
             << ", A = " << alpha << ", " << options.steps << " steps, initial field: "
             << (options.init.empty() ? "slowest mode" : options.init) << "\n";
   if (options.steps == 0) return;
-  std::cout << "plan        " << plan_text(plan, result, extents.size()) << "\n"
-            << "memory      device budget " << bytes_text(result.budget_bytes) << ", buffers "
+  std::cout << "plan        " << plan_text(outcome.planned, extents.size()) << "\n"
+            << "memory      device budget " << bytes_text(outcome.planned.budget_bytes) << ", buffers "
             << bytes_text(result.device_bytes) << "; host memory " << (result.pinned_host_memory ? "pinned" : "pageable")
             << "\n"
             << "time        " << number_text(result.seconds) << " s measured, " << number_text(predicted_s)

@@ -11,10 +11,11 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "plot.hpp"
-#include "ziggurat/calibration.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/grid.hpp"
-#include "ziggurat/model.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/matrix/grid.hpp"
+#include "ziggurat/tuning/cost_model.hpp"
+#include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
 
@@ -74,7 +75,12 @@ void set_tau_c(DeviceConstants& k, double tau_c_ns) {
 DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   DeviceConstants k;
   if (in.profile) {
-    k = in.profile->constants(o.dims, value_bytes(o), o.tau_a > 0 ? std::optional<double>(o.tau_a) : std::nullopt);
+    if (o.tau_a <= 0 && !in.profile->tau_a_ns(o.dims, value_bytes(o))) {
+      throw InvalidArgument("the profile of " + in.profile->device + " has no measured compute rate for a " +
+                            std::to_string(o.dims) + "D " + (value_bytes(o) == 4 ? "float" : "double") +
+                            " stencil (ziggurat has no such kernel yet, or the device lacks fp64): give --tau-a");
+    }
+    k = heat_constants(*in.profile, o.dims, value_bytes(o), o.tau_a > 0 ? std::optional<double>(o.tau_a) : std::nullopt);
   } else if (o.tau_a <= 0 || (o.tau_c <= 0 && !o.sweep)) {
     throw InvalidArgument(std::string("the model needs ") + (o.sweep ? "tau_a: give --tau-a (ns per node computed)" :
                           "tau_c and tau_a: give --tau-c and --tau-a (ns per value moved, ns per node computed)") +
@@ -107,8 +113,10 @@ std::optional<std::size_t> height_of(const ModelOptions& o) {
   return o.height > 0 ? std::optional<std::size_t>(o.height) : std::nullopt;
 }
 
-Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budget, const DeviceConstants& k,
+// The budget as the paper counts it (paper_budget): one time layer fills it in the serial schedule.
+Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budget_bytes, const DeviceConstants& k,
               const std::string& decomposition) {
+  const Budget budget = paper_budget(budget_bytes, schedule_of(o));
   if (decomposition == "auto") return best_plan_auto(problem, budget, k, schedule_of(o), height_of(o));
   return best_plan(problem, budget, k, schedule_of(o), decomposition == "block" ? Decomposition::block : Decomposition::strip,
                    height_of(o));
@@ -146,7 +154,7 @@ nlohmann::json plan_json(const Plan& plan) {
 }
 
 std::string plan_shape(const Plan& plan) {
-  const Layout& l = plan.layout;
+  const PyramidLayout& l = plan.layout;
   switch (l.decomposition) {
     case Decomposition::incore: return "the whole grid in device memory";
     case Decomposition::block:
@@ -316,7 +324,7 @@ void run_long_vector(const ModelOptions& o, const Inputs& in) {
                           "or --device SEL");
   }
   const std::size_t interior = o.grid - 2;
-  const auto c = in.profile->long_vector_constants(value_bytes(o), static_cast<double>(o.grid) * static_cast<double>(o.grid));
+  const auto c = long_vector_constants(*in.profile, value_bytes(o), static_cast<double>(o.grid) * static_cast<double>(o.grid));
   const double total = long_vector_ns(interior, o.steps, c);
   const double per_node = total / (static_cast<double>(interior) * static_cast<double>(interior) * static_cast<double>(o.steps));
   if (o.json) {

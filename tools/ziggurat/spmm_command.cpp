@@ -9,9 +9,9 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "spmm_products.hpp"
-#include "ziggurat/error.hpp"
-#include "ziggurat/matrix_market.hpp"
-#include "ziggurat/npy.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/matrix_market.hpp"
+#include "ziggurat/io/npy.hpp"
 
 namespace ziggurat::cli {
 
@@ -98,7 +98,7 @@ PreparedProduct<T> prepare(const Context& context, const SpmmOptions& o, const s
 nlohmann::json choice_json(const sparse::BsrChoice& choice) {
   nlohmann::json seconds = nlohmann::json::object();
   for (const auto& [variant, s] : choice.seconds) seconds[variant] = s;
-  return {{"key", choice.key}, {"source", choice.measured_now ? "measured now" : "device profile"}, {"seconds", seconds}};
+  return {{"key", choice.key}, {"source", choice.measured_now ? "measured now" : "tuning record"}, {"seconds", seconds}};
 }
 
 template <class T>
@@ -109,6 +109,7 @@ void run(const SpmmOptions& o) {
   std::size_t k = 0;
   const std::vector<T> x = input_vectors<T>(o, a.cols, k);
   Context context(o.device);
+  require_device_precision(context.device(), o.precision);
   std::size_t block_size = 1;
   PreparedProduct<T> product = prepare(context, o, file, k, block_size);
   product.x->upload(x);
@@ -158,7 +159,7 @@ void run(const SpmmOptions& o) {
             << "matrix      " << o.matrix << ": " << a.rows << " x " << a.cols << ", " << a.nonzeros() << " nonzeros\n"
             << "product     " << product.format << (product.format == "bsr" ? " b = " + std::to_string(block_size) : "")
             << ", k = " << k << ", " << (sizeof(T) == 4 ? "float" : "double") << ", kernel " << product.kernel
-            << (product.choice.key.empty() ? "" : product.choice.measured_now ? " (auto, measured now)" : " (auto, from the device profile)")
+            << (product.choice.key.empty() ? "" : product.choice.measured_now ? " (auto, measured now)" : " (auto, from the tuning record)")
             << "\n"
             << "time        " << number_text(timing.median_s * 1e3) << " ms median of " << o.repeat << ", best "
             << number_text(timing.min_s * 1e3) << " ms\n"

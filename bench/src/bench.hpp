@@ -1,0 +1,44 @@
+#pragma once
+// The benchmarks of `ziggurat-bench` (main.cpp), each in its own file: heat (bench_heat.cpp), spmm
+// (bench_spmm.cpp) and build (bench_build.cpp).
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <string>
+
+namespace ziggurat::cli {
+
+struct BenchHeatOptions {
+  std::string size2d = "32768x32768";
+  std::string size3d = "512x512x4096";
+  std::size_t steps = 256;
+  std::size_t trivial_steps = 4;
+  std::string device_mem = "512MiB";
+  std::size_t sweep = 0;
+  std::size_t sweep_steps = 96;
+  std::string plot;
+  std::string precision = "f32";
+  std::string device;
+  bool json = false;
+};
+
+void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options);
+void run_bench_heat(const BenchHeatOptions& options);
+
+struct BenchSpmmOptions {
+  std::string grid;  // empty: by device type
+  std::string blocks = "3,4,5,8";
+  std::string matrices;
+  std::string vectors = "1,8";
+  std::string precision = "f32,f64";
+  std::size_t repeat = 20;
+  std::string python = "python3";
+  std::string device;
+  bool json = false;
+};
+void add_bench_spmm_options(CLI::App* command, BenchSpmmOptions& options);
+void run_bench_spmm(const BenchSpmmOptions& options);
+
+void add_bench_build_command(CLI::App& app);
+
+}  // namespace ziggurat::cli

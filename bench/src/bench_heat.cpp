@@ -1,0 +1,334 @@
+// `ziggurat-bench heat`: the heat solver's modes side by side with their peers (the naive kernel,
+// the trivial algorithm) and the physical limits (streaming copy bandwidth, the bus), on a 2D and
+// a 3D grid several times larger than the device-memory budget; and a sweep of the pyramid height
+// that sets the measured times beside the cost model's predictions (method notes, section 1).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "bench.hpp"
+#include "format.hpp"
+#include "plot.hpp"
+#include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/version.hpp"
+#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/tuning/calibration.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+struct Row {
+  std::string what, plan;
+  double seconds = 0, predicted_s = 0, ns_per_node = 0;
+  std::size_t steps = 0;
+};
+
+std::string layout_text(const model::Plan& plan) {
+  const PyramidLayout& l = plan.layout;
+  if (l.decomposition == Decomposition::incore) return "whole grid";
+  return "n=" + std::to_string(l.height) + ", " + (l.decomposition == Decomposition::block ? "b=" : "r=") +
+         std::to_string(l.task_extent) + ", " + std::to_string(plan.prediction.tasks) + " tasks x " +
+         std::to_string(plan.prediction.passes) + " passes";
+}
+
+// The in-device step rate of one kernel: the best of three rounds of `steps` steps (device timers).
+template <class T>
+std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial, StepKernel kernel, std::size_t steps) {
+  try {
+    InDeviceHeat<T>::check_fits(context.device(), initial.extents());
+  } catch (const OutOfDeviceMemory&) {
+    return std::nullopt;
+  }
+  InDeviceHeat<T> solver(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel);
+  solver.advance(2);
+  double best = 1e300;
+  for (int round = 0; round < 3; ++round) {
+    const StepTiming t = solver.advance(steps);
+    best = std::min(best, t.device_seconds >= 0 ? t.device_seconds : t.wall_seconds);
+  }
+  Row row;
+  row.what = kernel == StepKernel::aligned ? "in-device steps, aligned kernel" : "in-device steps, naive kernel";
+  row.plan = "kernel only";
+  row.seconds = best;
+  row.steps = steps;
+  row.ns_per_node = best * 1e9 / (model::Problem{initial.extents(), steps}.interior_nodes() * static_cast<double>(steps));
+  return row;
+}
+
+template <class T>
+Row solver_row(HeatSolver<T>& solver, const std::string& what, std::size_t steps, const HeatPlanRequest& request,
+               const DeviceProfile& profile) {
+  const HeatOutcome outcome = advance_heat(solver, steps, request, profile);
+  const model::Plan& plan = outcome.planned.predicted;
+  return {what, layout_text(plan), outcome.run.seconds, plan.prediction.total_ns * 1e-9, outcome.run.ns_per_node, steps};
+}
+
+struct SweepPoint {
+  std::size_t n = 0;
+  double measured_s = 0, predicted_s = 0, other_schedule_s = 0;
+};
+
+struct Sweep {
+  Decomposition decomposition;
+  Schedule schedule;
+  std::vector<SweepPoint> points;
+  // The paper's metrics: eps_max = max |t - tau| / t, eps = (1/N) sqrt(sum ((t - tau) / t)^2).
+  double eps_max() const {
+    double worst = 0;
+    for (const auto& p : points) worst = std::max(worst, std::abs(p.measured_s - p.predicted_s) / p.measured_s);
+    return worst;
+  }
+  double eps() const {
+    double sum = 0;
+    for (const auto& p : points) sum += std::pow((p.measured_s - p.predicted_s) / p.measured_s, 2);
+    return std::sqrt(sum) / static_cast<double>(points.size());
+  }
+};
+
+template <class T>
+Sweep sweep_heights(HeatSolver<T>& solver, Decomposition decomposition, Schedule schedule, std::size_t most,
+                    std::size_t steps, std::uint64_t budget, const DeviceProfile& profile) {
+  Sweep sweep{decomposition, schedule, {}};
+  HeatPlanRequest request;
+  request.mode = decomposition == Decomposition::block ? HeatMode::block : HeatMode::strip;
+  request.schedule = schedule;
+  request.device_memory = budget;
+  for (std::size_t n = 1; n <= std::min(most, steps); ++n) {
+    request.height = n;
+    HeatPlanRequest other = request;
+    other.schedule = schedule == Schedule::serial ? Schedule::overlapped : Schedule::serial;
+    const double other_s = plan_heat(solver, steps, other, profile).predicted.prediction.total_ns * 1e-9;
+    const HeatOutcome outcome = advance_heat(solver, steps, request, profile);
+    sweep.points.push_back({n, outcome.run.seconds, outcome.planned.predicted.prediction.total_ns * 1e-9, other_s});
+    if (::isatty(STDERR_FILENO)) {
+      std::cerr << "\rsweep " << to_string(decomposition) << " " << to_string(schedule) << " n=" << n
+                << "   " << std::flush;
+    }
+  }
+  if (::isatty(STDERR_FILENO)) std::cerr << "\r                                        \r";
+  return sweep;
+}
+
+template <class T>
+void bench(const BenchHeatOptions& options) {
+  Context context(options.device);
+  const DeviceInfo& device = context.device();
+  const DeviceProfile profile = load_or_calibrate(context);
+  const std::uint64_t budget = parse_bytes(options.device_mem);
+  // The better of a copy kernel and clEnqueueCopyBuffer: the fastest the device moves memory.
+  const auto [kernel_copy, driver_copy] =
+      device.profiling ? measure_copy_bandwidth(context, 256u << 20, 3) : std::pair{profile.copy_bytes_per_s(), 0.0};
+  const double copy = std::max(kernel_copy, driver_copy);
+  const double streaming_ns = 2.0 * sizeof(T) / copy * 1e9;  // read once, written once
+  const double bus_ns = sizeof(T) / std::min(profile.upload_pinned.bytes_per_s, profile.download_pinned.bytes_per_s) * 1e9;
+
+  nlohmann::json report = {{"benchmark", "heat"}, {"library_version", version}, {"date", now_text()},
+                           {"device", {{"name", device.name}, {"platform", device.platform_name},
+                                       {"driver", device.driver_version}}},
+                           {"precision", sizeof(T) == 4 ? "f32" : "f64"}, {"budget_bytes", budget},
+                           {"copy_bytes_per_s", copy}, {"copy_kernel_bytes_per_s", kernel_copy},
+                           {"copy_driver_bytes_per_s", driver_copy}, {"upload_bytes_per_s", profile.upload_pinned.bytes_per_s},
+                           {"download_bytes_per_s", profile.download_pinned.bytes_per_s}};
+  std::ostream& out = std::cout;
+  if (!options.json) {
+    out << "ziggurat " << version << " bench heat, " << now_text() << "\n"
+        << "device: " << device.label() << ", driver " << device.driver_version << "\n"
+        << (sizeof(T) == 4 ? "float" : "double") << "; device-memory budget " << bytes_text(budget)
+        << " for the out-of-core modes; overlapped schedule; wall time of whole runs (transfers included)\n"
+        << "limits: streaming copy " << number_text(copy * 1e-9) << " GB/s (copy kernel " << number_text(kernel_copy * 1e-9)
+        << ", clEnqueueCopyBuffer " << number_text(driver_copy * 1e-9) << ") = " << number_text(streaming_ns)
+        << " ns/node (8 B a node and step); bus " << number_text(profile.upload_pinned.bytes_per_s * 1e-9) << " up / "
+        << number_text(profile.download_pinned.bytes_per_s * 1e-9) << " down GB/s = " << number_text(bus_ns)
+        << " ns/node (a value each way per step: the trivial algorithm's limit)\n";
+  }
+
+  std::optional<HeatSolver<T>> sweep_solver;
+  for (const std::string& size : {options.size2d, options.size3d}) {
+    if (size.empty()) continue;
+    const auto extents = parse_extents(size, 2, 3);
+    const double grid_bytes = static_cast<double>(checked_node_count(extents) * sizeof(T));
+    std::vector<Row> rows;
+    HeatSolver<T> solver = [&] {
+      const Grid<T> initial = heat_mode_field<T>(extents);
+      for (const StepKernel kernel : {StepKernel::aligned, StepKernel::naive}) {
+        if (kernel == StepKernel::naive && extents.size() != 2) continue;
+        if (auto row = in_device_row(context, initial, kernel, options.steps)) rows.push_back(*row);
+      }
+      return HeatSolver<T>(context, initial, 0.9 * max_stable_alpha(extents.size()));
+    }();
+    HeatPlanRequest request;
+    request.mode = HeatMode::incore;
+    if (InDeviceHeat<T>::buffer_bytes(device, extents) <= device.max_alloc_bytes) {
+      rows.push_back(solver_row(solver, "incore (upload, K steps, download)", options.steps, request, profile));
+    }
+    request.device_memory = budget;
+    request.mode = HeatMode::trivial;
+    rows.push_back(solver_row(solver, "trivial, strips (1 step a pass)", options.trivial_steps, request, profile));
+    for (const HeatMode mode : {HeatMode::strip, HeatMode::block, HeatMode::automatic}) {
+      if (mode == HeatMode::block && extents.size() != 2) continue;
+      request.mode = mode;
+      const std::string what = mode == HeatMode::automatic ? "auto plan" : std::string(to_string(mode)) + " pyramid, model's n";
+      rows.push_back(solver_row(solver, what, options.steps, request, profile));
+    }
+    request.mode = HeatMode::strip;
+    request.schedule = Schedule::serial;
+    rows.push_back(solver_row(solver, "strip pyramid, serial schedule", options.steps, request, profile));
+
+    const double kernel_ns = rows.front().ns_per_node;
+    const double trivial_ns = std::find_if(rows.begin(), rows.end(), [](const Row& r) {
+                                return r.what.rfind("trivial", 0) == 0;
+                              })->ns_per_node;
+    nlohmann::json grid = {{"size", extents}, {"grid_bytes", grid_bytes}, {"budget_multiple", grid_bytes / static_cast<double>(budget)},
+                           {"streaming_limit_ns_per_node", streaming_ns}, {"bus_limit_ns_per_node", bus_ns},
+                           {"rows", nlohmann::json::array()}};
+    Table table({"what", "plan", "steps", "time s", "model s", "ns/node", "Gnodes/s", "vs in-device kernel",
+                 "vs streaming limit", "x trivial"});
+    for (const Row& r : rows) {
+      grid["rows"].push_back({{"what", r.what}, {"plan", r.plan}, {"steps", r.steps}, {"seconds", r.seconds},
+                              {"predicted_s", r.predicted_s}, {"ns_per_node", r.ns_per_node}});
+      table.add({r.what, r.plan, std::to_string(r.steps), number_text(r.seconds),
+                 r.predicted_s > 0 ? number_text(r.predicted_s) : "-", number_text(r.ns_per_node),
+                 number_text(1 / r.ns_per_node), number_text(kernel_ns / r.ns_per_node),
+                 number_text(streaming_ns / r.ns_per_node), number_text(trivial_ns / r.ns_per_node)});
+    }
+    table.add({"limit: streaming copy", "8 B/node", "", "", "", number_text(streaming_ns), number_text(1 / streaming_ns),
+               number_text(kernel_ns / streaming_ns), "1", number_text(trivial_ns / streaming_ns)});
+    table.add({"limit: bus, 1 step a transfer", "", "", "", "", number_text(bus_ns), number_text(1 / bus_ns),
+               number_text(kernel_ns / bus_ns), number_text(streaming_ns / bus_ns), number_text(trivial_ns / bus_ns)});
+    report["grids"].push_back(grid);
+    if (!options.json) {
+      out << "\ngrid " << extents_string(extents) << " (" << bytes_text(static_cast<std::uint64_t>(grid_bytes)) << ", "
+          << number_text(grid_bytes / static_cast<double>(budget)) << " x the budget)\n";
+      table.print(out);
+    }
+    if (extents.size() == 2 && options.sweep > 0) sweep_solver.emplace(std::move(solver));
+  }
+  if (!sweep_solver) {
+    if (options.json) std::cout << report.dump(2) << "\n";
+    return;
+  }
+
+  // The height sweep on the 2D grid, every decomposition and schedule.
+  HeatSolver<T>& solver = *sweep_solver;
+  std::vector<Sweep> sweeps;
+  for (const Schedule schedule : {Schedule::overlapped, Schedule::serial}) {
+    for (const Decomposition d : {Decomposition::strip, Decomposition::block}) {
+      sweeps.push_back(sweep_heights(solver, d, schedule, options.sweep, options.sweep_steps, budget, profile));
+    }
+  }
+  HeatPlanRequest automatic;
+  automatic.device_memory = budget;
+  const HeatOutcome auto_outcome = advance_heat(solver, options.sweep_steps, automatic, profile);
+  const HeatRun& auto_run = auto_outcome.run;
+  const model::Plan& auto_plan = auto_outcome.planned.predicted;
+  double best_measured = 1e300;
+  std::string best_what;
+  for (const Sweep& s : sweeps) {
+    for (const SweepPoint& p : s.points) {
+      if (p.measured_s < best_measured) {
+        best_measured = p.measured_s;
+        best_what = std::string(to_string(s.decomposition)) + " n=" + std::to_string(p.n) + " " +
+                    to_string(s.schedule);
+      }
+    }
+  }
+  nlohmann::json sweep_json = {{"steps", options.sweep_steps}, {"sweeps", nlohmann::json::array()},
+                               {"auto", {{"plan", layout_text(auto_plan)},
+                                         {"decomposition", to_string(auto_plan.layout.decomposition)},
+                                         {"seconds", auto_run.seconds}}},
+                               {"best_measured", {{"what", best_what}, {"seconds", best_measured}}},
+                               {"auto_over_best", auto_run.seconds / best_measured}};
+  std::vector<Series> series;
+  for (const Sweep& s : sweeps) {
+    const std::string name = std::string(to_string(s.decomposition)) + " " + to_string(s.schedule);
+    nlohmann::json points = nlohmann::json::array();
+    Series measured{name + " measured", {}, {}, false}, predicted{name + " model", {}, {}, true};
+    for (const SweepPoint& p : s.points) {
+      points.push_back({{"n", p.n}, {"measured_s", p.measured_s}, {"predicted_s", p.predicted_s},
+                        {"other_schedule_predicted_s", p.other_schedule_s}});
+      measured.x.push_back(static_cast<double>(p.n));
+      measured.y.push_back(p.measured_s);
+      predicted.x.push_back(static_cast<double>(p.n));
+      predicted.y.push_back(p.predicted_s);
+    }
+    series.push_back(measured);
+    series.push_back(predicted);
+    sweep_json["sweeps"].push_back({{"decomposition", to_string(s.decomposition)},
+                                    {"schedule", to_string(s.schedule)}, {"eps_max", s.eps_max()},
+                                    {"eps", s.eps()}, {"points", points}});
+  }
+  report["sweep"] = sweep_json;
+  const auto draw = [&] {
+    if (options.plot.empty()) return;
+    plot_lines(options.plot, "pyramid height sweep, " + extents_string(solver.extents()) + ", " + device.name, "height n",
+               "time of " + std::to_string(options.sweep_steps) + " steps, s", series);
+  };
+  if (options.json) {
+    std::cout << report.dump(2) << "\n";
+    draw();
+    return;
+  }
+  out << "\nheight sweep: grid " << extents_string(solver.extents()) << ", " << options.sweep_steps
+      << " steps, budget " << bytes_text(budget) << "; time in s, measured and predicted (model of the schedule run; the "
+      << "other schedule's prediction beside it)\n";
+  Table table({"n", "strip ovl", "model", "block ovl", "model", "strip serial", "model", "block serial", "model",
+               "strip: serial model", "strip: ovl model"});
+  for (std::size_t i = 0; i < sweeps.front().points.size(); ++i) {
+    std::vector<std::string> cells{std::to_string(sweeps.front().points[i].n)};
+    for (const Sweep& s : sweeps) {
+      cells.push_back(number_text(s.points[i].measured_s));
+      cells.push_back(number_text(s.points[i].predicted_s));
+    }
+    cells.push_back(number_text(sweeps[0].points[i].other_schedule_s));
+    cells.push_back(number_text(sweeps[2].points[i].other_schedule_s));
+    table.add(cells);
+  }
+  table.print(out);
+  out << "\nmodel error over n = 1.." << sweeps.front().points.size() << " (method notes: eps_max, eps):\n";
+  for (const Sweep& s : sweeps) {
+    out << "  " << to_string(s.decomposition) << ", " << to_string(s.schedule)
+        << ": eps_max = " << number_text(s.eps_max(), 2) << ", eps = " << number_text(s.eps(), 2) << "\n";
+  }
+  out << "auto plan (" << to_string(auto_plan.layout.decomposition) << ", " << layout_text(auto_plan)
+      << "): " << number_text(auto_run.seconds) << " s; best measured in the sweep (" << best_what
+      << "): " << number_text(best_measured) << " s; auto / best = " << number_text(auto_run.seconds / best_measured)
+      << "\n";
+  draw();  // last: everything measured is printed even where the plot cannot be drawn
+  if (!options.plot.empty()) out << "plot: " << options.plot << "\n";
+}
+
+}  // namespace
+
+void run_bench_heat(const BenchHeatOptions& options) {
+  with_precision(options.precision, [&](auto zero) { bench<decltype(zero)>(options); });
+}
+
+void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
+  command->add_option("--size2d", options.size2d, "2D grid WxH (empty: none)")->capture_default_str();
+  command->add_option("--size3d", options.size3d, "3D grid WxHxD (empty: none)")->capture_default_str();
+  command->add_option("--steps", options.steps, "Steps K of each run")->capture_default_str()->check(whole_number(1));
+  command->add_option("--trivial-steps", options.trivial_steps, "Steps of the (slow) trivial runs")
+      ->capture_default_str()->check(whole_number(1));
+  command->add_option("--device-mem", options.device_mem, "Device-memory budget of the out-of-core runs")
+      ->capture_default_str();
+  command->add_option("--sweep", options.sweep, "Sweep the pyramid height n = 1..N on the 2D grid (0: no sweep)")
+      ->capture_default_str();
+  command->add_option("--sweep-steps", options.sweep_steps, "Steps of each sweep run")->capture_default_str()
+      ->check(whole_number(1));
+  command->add_option("--plot", options.plot, "Draw the sweep, measured and predicted time against n (PNG)");
+  add_precision_option(command, options.precision);
+  command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");
+  command->add_flag("--json", options.json, "Print JSON");
+}
+
+}  // namespace ziggurat::cli

@@ -1,0 +1,35 @@
+// ziggurat-bench: the measurements that go into the committed benchmark tables (bench/results/),
+// each beside its peers and the device's physical limits. An optional component of its own: it
+// links the benchmark peers (ViennaCL), which the library and the `ziggurat` tool must not.
+// `ziggurat bench ...` runs it.
+//   heat   the heat solver's modes beside their peers and the physical limits (bench_heat.cpp)
+//   spmm   sparse products beside ViennaCL, cuSPARSE and the traffic limit (bench_spmm.cpp)
+//   build  program build time with a cold and a warm binary cache (bench_build.cpp)
+
+#include <memory>
+
+#include "bench.hpp"
+#include "program_main.hpp"
+#include "ziggurat/base/version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ziggurat::cli;
+  CLI::App app{"ziggurat-bench: ziggurat beside its peers and the device's physical limits", "ziggurat-bench"};
+  app.set_version_flag("--version", ziggurat::version);
+  app.require_subcommand(1);
+
+  auto heat = std::make_shared<BenchHeatOptions>();
+  auto* heat_command = app.add_subcommand("heat", "Heat solver modes (in-device, incore, trivial, pyramids) beside "
+                                                  "the naive kernel and the physical limits; height sweep");
+  add_bench_heat_options(heat_command, *heat);
+  heat_command->callback([heat] { run_bench_heat(*heat); });
+
+  auto spmm = std::make_shared<BenchSpmmOptions>();
+  auto* spmm_command = app.add_subcommand("spmm", "Sparse products (block CSR strategies, CSR) beside ViennaCL, "
+                                                  "cuSPARSE and the memory-traffic limit");
+  add_bench_spmm_options(spmm_command, *spmm);
+  spmm_command->callback([spmm] { run_bench_spmm(*spmm); });
+
+  add_bench_build_command(app);
+  return run_app(app, argc, argv);
+}

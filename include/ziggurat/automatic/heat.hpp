@@ -1,0 +1,33 @@
+#pragma once
+// The heat solver in one call: plan with the device's measured profile (tuning/heat_planner.hpp)
+// and run the plan (solver/heat_pyramid.hpp). The solver never measures and the planner never
+// runs; this layer, above both, does the two in order.
+
+#include <cstddef>
+
+#include "ziggurat/solver/heat_pyramid.hpp"
+#include "ziggurat/tuning/device_profile.hpp"
+#include "ziggurat/tuning/heat_planner.hpp"
+
+namespace ziggurat {
+
+/// What a planned run did: the plan with its prediction, and the run.
+struct HeatOutcome {
+  PlannedHeatRun planned;
+  HeatRun run;
+};
+
+/// Plans `steps` steps of `solver` as `request` asks with the constants of `profile`, then runs
+/// the plan (zero steps plan and run nothing). Errors: those of plan_heat(), then those of
+/// HeatSolver::advance().
+template <class T>
+HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const DeviceProfile& profile, const HeatRunOptions& options = {});
+
+/// The same with the device's cached profile, measured now (and cached) when there is none
+/// (load_or_calibrate()).
+template <class T>
+HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request = {},
+                         const HeatRunOptions& options = {});
+
+}  // namespace ziggurat

@@ -1,0 +1,56 @@
+#pragma once
+// Kernel sources and build options.
+//
+// The library's kernel files (lib/ops/*.cl, one per kernel family, and the prologue
+// lib/base/prologue.cl that goes in front of each) are embedded at build time, so nothing is read
+// from disk at run time. For kernel development, ZIGGURAT_KERNEL_DIR may name a folder whose
+// NAME.cl files (prologue.cl included) take the place of the embedded ones.
+
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace ziggurat {
+
+/// The source of the kernel family NAME: the prologue, then NAME.cl (embedded, or both from
+/// $ZIGGURAT_KERNEL_DIR). Throws InvalidArgument for an unknown name and IoError when the override
+/// folder lacks a readable NAME.cl or prologue.cl.
+std::string kernel_source(std::string_view name);
+
+/// The names of the embedded kernel families (the prologue is none), without ".cl".
+std::vector<std::string> embedded_kernel_names();
+
+/// OpenCL build options assembled from -D defines, in the order they are added (the order is
+/// part of the program-cache key, so the same calls always give the same string).
+class BuildOptions {
+ public:
+  template <class V>
+  BuildOptions& define(std::string_view name, const V& value) {
+    std::ostringstream text;
+    text << value;
+    return append("-D" + std::string(name) + "=" + text.str());
+  }
+
+  /// -DREAL=float|double, and -DREAL_IS_DOUBLE=1 for double (kernels enable cl_khr_fp64 then).
+  template <class T>
+  BuildOptions& real_type() {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+    define("REAL", std::is_same_v<T, float> ? "float" : "double");
+    return std::is_same_v<T, double> ? define("REAL_IS_DOUBLE", 1) : *this;
+  }
+
+  BuildOptions& append(std::string_view option) {
+    if (!text_.empty()) text_ += ' ';
+    text_ += option;
+    return *this;
+  }
+
+  const std::string& str() const noexcept { return text_; }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace ziggurat

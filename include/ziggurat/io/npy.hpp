@@ -1,0 +1,45 @@
+#pragma once
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0): little-endian float32 or float64 arrays
+// in C order. Grids map to arrays with their extents reversed: a W x H grid is an array of shape
+// (H, W), a W x H x D grid one of shape (D, H, W).
+
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include "ziggurat/matrix/grid.hpp"
+
+namespace ziggurat {
+
+enum class NpyType { f32, f64 };
+
+struct NpyHeader {
+  NpyType type = NpyType::f64;
+  std::vector<std::size_t> shape;  ///< NumPy order: slowest axis first
+  std::size_t data_offset = 0;     ///< bytes before the first value
+};
+
+/// Reads and validates a .npy header. Throws IoError naming the file and the problem for a bad
+/// magic string, an unsupported version, a malformed header, a dtype other than '<f4' or '<f8',
+/// Fortran order, or a file whose size does not match the shape.
+NpyHeader read_npy_header(const std::filesystem::path& path);
+
+/// The values of a .npy file converted to T; `shape` receives the array's shape.
+template <class T>
+std::vector<T> read_npy(const std::filesystem::path& path, std::vector<std::size_t>& shape);
+
+/// Writes `values` (C order, `shape` slowest axis first) as a .npy file of T, atomically: the
+/// file appears whole under its name or not at all.
+template <class T>
+void write_npy(const std::filesystem::path& path, const T* values,
+               const std::vector<std::size_t>& shape);
+
+/// A grid from a .npy array of 1 to 3 dimensions.
+template <class T>
+Grid<T> load_grid(const std::filesystem::path& path);
+
+/// A grid as a .npy array (atomic write).
+template <class T>
+void save_grid(const std::filesystem::path& path, const Grid<T>& grid);
+
+}  // namespace ziggurat

@@ -1,0 +1,57 @@
+#pragma once
+// The explicit heat scheme (method notes, section 1) in 1, 2 and 3 dimensions: its coefficients,
+// its CPU reference, and the slowest mode, an exact discrete solution. Its kernels step grids in
+// device memory (solver/heat.hpp) and pyramid tasks (solver/heat_pyramid.hpp).
+//
+// Three-, five- or seven-point stencil, Dirichlet boundary: the boundary nodes keep their initial
+// values and every interior node is updated as
+//
+//     U' = A * (((((U[x-1] + U[x+1]) + U[y-1]) + U[y+1]) + U[z-1]) + U[z+1]) + B * U
+//
+// (the terms of the axes the grid has), B = 1 - 2 dims A, in exactly this order of operations and
+// without fused multiply-add, in the CPU reference and in every kernel. A and B are rounded to
+// the element type once, on the host. The scheme is stable for 0 < A <= 1/(2 dims); then each new
+// value is a convex combination of old ones.
+
+#include <cstddef>
+#include <vector>
+
+#include "ziggurat/matrix/grid.hpp"
+
+namespace ziggurat {
+
+/// The largest stable A for a grid of `dims` dimensions: 1 / (2 dims).
+double max_stable_alpha(std::size_t dims);
+
+template <class T>
+struct HeatCoefficients {
+  T a;  ///< weight of each neighbour
+  T b;  ///< weight of the node itself, 1 - 2 dims A
+};
+
+/// A and B for `dims` dimensions. Throws InvalidArgument unless 0 < alpha <= max_stable_alpha.
+template <class T>
+HeatCoefficients<T> heat_coefficients(double alpha, std::size_t dims);
+
+/// Throws InvalidArgument unless the grid has 1 to 3 axes of at least 3 nodes each (one interior
+/// node between two boundary nodes); `who` names the caller in the message.
+void require_heat_grid(const std::vector<std::size_t>& extents, const char* who);
+
+/// CPU reference: advances a grid of 1 to 3 dimensions by `steps` steps in place.
+template <class T>
+void heat_steps_reference(Grid<T>& grid, double alpha, std::size_t steps);
+
+/// The slowest discrete mode, the product of sin(pi i / (E-1)) over the axes (E nodes on the axis),
+/// zero on the boundary. It is an eigenvector of the scheme: after K steps the exact discrete
+/// solution is decay^K times it.
+template <class T>
+Grid<T> heat_mode_field(const std::vector<std::size_t>& extents);
+
+/// The mode's factor per step: 1 - 2 dims A + 2A (sum over the axes of cos(pi / (E-1))).
+double heat_mode_decay(const std::vector<std::size_t>& extents, double alpha);
+
+/// Throws InvalidArgument naming the first node that is NaN or infinite.
+template <class T>
+void require_finite(const Grid<T>& grid, const char* what);
+
+}  // namespace ziggurat

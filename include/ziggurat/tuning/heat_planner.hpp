@@ -1,0 +1,70 @@
+#pragma once
+// Planning the pyramid solver's runs (solver/heat_pyramid.hpp): the cost model
+// (tuning/cost_model.hpp), fed with the device's measured profile, chooses the decomposition,
+// height n and task size that fit a device-memory budget. Nothing is measured here.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "ziggurat/solver/heat_pyramid.hpp"
+#include "ziggurat/tuning/cost_model.hpp"
+#include "ziggurat/tuning/device_profile.hpp"
+
+namespace ziggurat {
+
+enum class HeatMode {
+  automatic,  ///< the cost model's choice: incore when the grid fits, else the best pyramid
+  incore,     ///< the whole grid on the device: one upload, K steps, one download
+  trivial,    ///< sub-domains copied in, one step, copied back (the baseline the pyramid beats)
+  strip,      ///< pyramid passes over strips of rows (planes in 3D, nodes in 1D)
+  block,      ///< pyramid passes over 2D blocks, moved as rectangular regions
+};
+
+const char* to_string(HeatMode mode);
+/// "auto", "incore", "trivial", "strip" or "block"; InvalidArgument otherwise.
+HeatMode parse_heat_mode(std::string_view text);
+
+/// What to plan: everything left empty is chosen by the cost model.
+struct HeatPlanRequest {
+  HeatMode mode = HeatMode::automatic;
+  /// strip or block: the sub-domains of `trivial` (default strip), or the only decomposition
+  /// `automatic` may choose among the pyramids.
+  std::optional<Decomposition> decomposition;
+  std::optional<std::size_t> height;           ///< pyramid height n (strip, block, automatic)
+  std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
+  Schedule schedule = Schedule::overlapped;
+};
+
+/// What a run may use unless told otherwise: 90 % of the device's memory (the rest is left to the
+/// driver and other programs).
+std::uint64_t default_device_budget(const DeviceInfo& device);
+
+/// A planned run: what the solver runs, and what the model predicts for it.
+struct PlannedHeatRun {
+  model::Plan predicted;  ///< layout, buffer extent, predicted time, and the trivial algorithm's
+  Schedule schedule = Schedule::overlapped;
+  std::uint64_t budget_bytes = 0;  ///< the solver's buffers take at most this much device memory
+  HeatPlan plan() const { return {predicted.layout, schedule}; }
+};
+
+/// The model's view of `steps` steps of the solver's grid (rows padded as the solver pads them).
+template <class T>
+model::Problem heat_problem(const HeatSolver<T>& solver, std::size_t steps);
+
+/// The plan of `steps` steps of `solver` that `request` asks for, with the constants of `profile`
+/// (pinned or pageable transfers as the solver's host memory is). Throws InvalidArgument when the
+/// request cannot be met: a budget too small for n = 1 names the minimum; incore when the grid
+/// does not fit; a height outside 1..steps; blocks on a grid that is not 2D.
+template <class T>
+PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const DeviceProfile& profile);
+
+/// The smallest budget in which the solver can run `steps` steps of pyramid passes of `height`
+/// with `decomposition` under `schedule`: tasks of one owned row (strips) or node a side (blocks).
+template <class T>
+std::uint64_t minimum_heat_budget(const HeatSolver<T>& solver, std::size_t steps, Decomposition decomposition,
+                                  std::size_t height, Schedule schedule);
+
+}  // namespace ziggurat

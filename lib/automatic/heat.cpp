@@ -1,0 +1,31 @@
+#include "ziggurat/automatic/heat.hpp"
+
+#include "ziggurat/tuning/profile_store.hpp"
+
+namespace ziggurat {
+
+template <class T>
+HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const DeviceProfile& profile, const HeatRunOptions& options) {
+  HeatOutcome outcome;
+  if (steps == 0) return outcome;  // nothing to plan, nothing to run
+  outcome.planned = plan_heat(solver, steps, request, profile);
+  outcome.run = solver.advance(steps, outcome.planned.plan(), options);
+  return outcome;
+}
+
+template <class T>
+HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const HeatRunOptions& options) {
+  return advance_heat(solver, steps, request, load_or_calibrate(solver.context()), options);
+}
+
+#define ZIGGURAT_AUTOMATIC_HEAT(T)                                                                                    \
+  template HeatOutcome advance_heat(HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&,        \
+                                    const HeatRunOptions&);                                                          \
+  template HeatOutcome advance_heat(HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const HeatRunOptions&);
+ZIGGURAT_AUTOMATIC_HEAT(float)
+ZIGGURAT_AUTOMATIC_HEAT(double)
+#undef ZIGGURAT_AUTOMATIC_HEAT
+
+}  // namespace ziggurat

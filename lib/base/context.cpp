@@ -1,0 +1,174 @@
+#include "ziggurat/base/context.hpp"
+
+#include <map>
+#include <mutex>
+
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/program.hpp"
+
+namespace ziggurat {
+
+namespace {
+
+cl::CommandQueue make_queue(const cl::Context& context, const DeviceInfo& device) {
+  cl_int err = CL_SUCCESS;
+  const cl_command_queue_properties properties = device.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  cl::CommandQueue queue(context, device.device, properties, &err);
+  check(err, "clCreateCommandQueue", "creating a command queue on " + device.label());
+  return queue;
+}
+
+std::string build_log(const cl::Program& program, const cl::Device& device) {
+  cl_int err = CL_SUCCESS;
+  std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device, &err);
+  return err == CL_SUCCESS ? log : "(the build log could not be read: " + cl_error_name(err) + ")";
+}
+
+}  // namespace
+
+struct Context::Impl {
+  DeviceInfo device;
+  cl::Context context;
+  cl::CommandQueue compute, upload, download;
+  BinaryCache cache;
+  std::mutex mutex;
+  std::map<std::string, cl::Program> programs;  // by program_cache_key
+  ProgramBuildStats stats;
+  std::once_flag probed;  // the preferred work-group multiple is asked for once
+  std::size_t work_group_multiple = 0;
+
+  Impl(const DeviceInfo& info, BinaryCache binary_cache) : device(info), cache(std::move(binary_cache)) {
+    if (device.device() == nullptr) {
+      throw InvalidArgument("DeviceInfo for '" + device.name + "' has no OpenCL device handle; "
+                            "take devices from list_devices() or select_device()");
+    }
+    cl_int err = CL_SUCCESS;
+    context = cl::Context(device.device, nullptr, nullptr, nullptr, &err);
+    check(err, "clCreateContext", "creating a context on " + device.label());
+    compute = make_queue(context, device);
+    upload = make_queue(context, device);
+    download = make_queue(context, device);
+  }
+
+  // A program from a cached binary, or nothing if the driver refuses it.
+  cl::Program from_binary(const BinaryCache::Binary& binary, const std::string& options) {
+    cl_int err = CL_SUCCESS;
+    std::vector<cl_int> status;
+    cl::Program program(context, {device.device}, cl::Program::Binaries{binary}, &status, &err);
+    if (err != CL_SUCCESS || status.empty() || status[0] != CL_SUCCESS) return {};
+    if (program.build({device.device}, options.c_str()) != CL_SUCCESS) return {};
+    return program;
+  }
+
+  cl::Program from_source(std::string_view name, const std::string& source, const std::string& options) {
+    cl_int err = CL_SUCCESS;
+    cl::Program program(context, source, false, &err);
+    check(err, "clCreateProgramWithSource", "creating program '" + std::string(name) + "'");
+    err = program.build({device.device}, options.c_str());
+    if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS) {
+      throw BuildError(std::string(name), options, device.label(), build_log(program, device.device), source);
+    }
+    check(err, "clBuildProgram", "building program '" + std::string(name) + "'");
+    return program;
+  }
+
+  static BinaryCache::Binary binary_of(const cl::Program& program) {
+    cl_int err = CL_SUCCESS;
+    auto binaries = program.getInfo<CL_PROGRAM_BINARIES>(&err);
+    if (err != CL_SUCCESS || binaries.empty()) return {};  // the driver cannot export: no caching
+    return std::move(binaries.front());
+  }
+
+  const cl::Program& build(std::string_view name, const std::string& source, const std::string& options) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const std::string key = program_cache_key(device, source, options);
+    if (const auto found = programs.find(key); found != programs.end()) {
+      ++stats.from_memory;
+      return found->second;
+    }
+    cl::Program program;
+    if (const auto binary = cache.load(key)) {
+      program = from_binary(*binary, options);
+      if (program() != nullptr) {
+        ++stats.from_disk;
+      } else {
+        cache.remove(key);
+        ++stats.refused_binaries;
+      }
+    }
+    if (program() == nullptr) {
+      program = from_source(name, source, options);
+      ++stats.from_source;
+      cache.store(key, binary_of(program));
+    }
+    return programs.emplace(key, std::move(program)).first->second;
+  }
+};
+
+Context::Context(const DeviceInfo& device) : Context(device, BinaryCache::from_environment()) {}
+Context::Context(const DeviceInfo& device, BinaryCache cache)
+    : impl_(std::make_shared<Impl>(device, std::move(cache))) {}
+Context::Context(std::string_view spec) : Context(select_device(spec)) {}
+
+const DeviceInfo& Context::device() const { return impl_->device; }
+const cl::Context& Context::cl_context() const { return impl_->context; }
+cl::CommandQueue& Context::compute_queue() const { return impl_->compute; }
+cl::CommandQueue& Context::upload_queue() const { return impl_->upload; }
+cl::CommandQueue& Context::download_queue() const { return impl_->download; }
+ProgramBuildStats Context::build_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->stats;
+}
+
+BinaryCache Context::binary_cache() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->cache;
+}
+
+void Context::finish() const {
+  for (auto* queue : {&impl_->compute, &impl_->upload, &impl_->download}) {
+    check(queue->finish(), "clFinish", "waiting for the device");
+  }
+}
+
+const cl::Program& Context::program(std::string_view name, const std::string& options) const {
+  return impl_->build(name, kernel_source(name), options);
+}
+
+const cl::Program& Context::program_from_source(std::string_view name, const std::string& source,
+                                                const std::string& options) const {
+  return impl_->build(name, source, options);
+}
+
+cl::Kernel Context::kernel(const cl::Program& program, const char* kernel_name) const {
+  cl_int err = CL_SUCCESS;
+  cl::Kernel kernel(program, kernel_name, &err);
+  check(err, "clCreateKernel", std::string("creating kernel '") + kernel_name + "'");
+  return kernel;
+}
+
+std::size_t Context::preferred_work_group_multiple() const {
+  // call_once: thread-safe, and tried again if the probe throws.
+  std::call_once(impl_->probed, [this] {
+    // A kernel of its own: the base layer builds no kernel family of a higher layer.
+    const char* source = "__kernel void probe(__global float* x) { x[get_global_id(0)] = 0; }";
+    cl::Kernel probe = kernel(program_from_source("work-group probe", source), "probe");
+    cl_int err = CL_SUCCESS;
+    const auto multiple =
+        probe.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(impl_->device.device, &err);
+    check(err, "clGetKernelWorkGroupInfo", "asking for the preferred work-group multiple");
+    impl_->work_group_multiple = multiple > 0 ? multiple : 1;
+  });
+  return impl_->work_group_multiple;
+}
+
+double profiled_seconds(const cl::Event& first, const cl::Event& last) {
+  cl_int err = CL_SUCCESS;
+  const cl_ulong start = first.getProfilingInfo<CL_PROFILING_COMMAND_START>(&err);
+  check(err, "clGetEventProfilingInfo", "reading a start time (the queue needs profiling enabled)");
+  const cl_ulong end = last.getProfilingInfo<CL_PROFILING_COMMAND_END>(&err);
+  check(err, "clGetEventProfilingInfo", "reading an end time (the queue needs profiling enabled)");
+  return static_cast<double>(end - start) * 1e-9;
+}
+
+}  // namespace ziggurat

@@ -1,0 +1,29 @@
+#pragma once
+// What every kernel launcher does: set a kernel's arguments all at once, in the order the kernel
+// declares them (so each launcher names them in one place), and ask how large its work-groups
+// may be.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/opencl.hpp"
+
+namespace ziggurat::detail {
+
+/// Sets arguments 0, 1, 2, ... of `kernel` to `args`; `what` names the kernel in errors.
+template <class... Args>
+void set_args(cl::Kernel& kernel, std::string_view what, const Args&... args) {
+  cl_uint index = 0;
+  (check(kernel.setArg(index++, args), "clSetKernelArg", "setting the arguments of " + std::string(what)), ...);
+}
+
+/// The most work-items a work-group of `kernel` may have on `device`.
+std::size_t work_group_limit(const DeviceInfo& device, const cl::Kernel& kernel, std::string_view what);
+
+/// Throws UnsupportedFeature unless work-groups of `items` work-items can run `kernel` on `device`.
+void require_work_group(const DeviceInfo& device, const cl::Kernel& kernel, std::size_t items, std::string_view what);
+
+}  // namespace ziggurat::detail

@@ -1,0 +1,77 @@
+#include "ziggurat/base/memory.hpp"
+
+#include <unistd.h>
+
+#include <limits>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat {
+
+void check_host_memory(std::uint64_t bytes, const std::string& what) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: the allocation itself will tell
+  const std::uint64_t physical = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  if (bytes > physical) {
+    throw InvalidArgument(what + " needs " + std::to_string(bytes >> 20) + " MiB of host memory; this machine has " +
+                          std::to_string(physical >> 20) + " MiB: make the grid smaller");
+  }
+}
+
+namespace detail {
+
+namespace {
+
+std::string mebibytes(std::uint64_t bytes) {
+  return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
+}
+
+}  // namespace
+
+cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t element_size,
+                         cl_mem_flags flags, std::string_view purpose) {
+  const std::string what(purpose);
+  if (count == 0) throw InvalidArgument("cannot create an empty " + what + " (0 values)");
+  if (count > std::numeric_limits<std::size_t>::max() / element_size) {
+    throw InvalidArgument("the " + what + " of " + std::to_string(count) + " values overflows the address space");
+  }
+  const std::size_t bytes = count * element_size;
+  const DeviceInfo& device = context.device();
+  if (bytes > device.max_alloc_bytes) {
+    throw OutOfDeviceMemory("the " + what + " of " + mebibytes(bytes) + " does not fit on " +
+                            device.label() + ", whose largest allocation is " +
+                            mebibytes(device.max_alloc_bytes) +
+                            ": make the problem smaller or choose a device with more memory");
+  }
+  cl_int err = CL_SUCCESS;
+  cl::Buffer buffer(context.cl_context(), flags, bytes, nullptr, &err);
+  check(err, "clCreateBuffer", "allocating the " + what + " of " + mebibytes(bytes) + " on " + device.label());
+  return buffer;
+}
+
+void* map_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes) {
+  cl_int err = CL_SUCCESS;
+  void* pointer = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                                         nullptr, nullptr, &err);
+  check(err, "clEnqueueMapBuffer", "mapping pinned host memory");
+  return pointer;
+}
+
+void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* pointer) noexcept {
+  // Errors cannot be reported from a destructor; the buffer is released either way.
+  if (queue.enqueueUnmapMemObject(buffer, pointer) == CL_SUCCESS) queue.finish();
+}
+
+void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes) {
+  check(queue.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, source), "clEnqueueWriteBuffer",
+        "copying to the device");
+}
+
+void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes) {
+  check(queue.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, destination), "clEnqueueReadBuffer",
+        "copying from the device");
+}
+
+}  // namespace detail
+
+}  // namespace ziggurat

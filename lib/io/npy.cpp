@@ -1,0 +1,308 @@
+#include "ziggurat/io/npy.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <type_traits>
+
+#include "base/system_error.hpp"
+#include "ziggurat/base/files.hpp"
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat {
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicSize = 6;
+
+std::size_t item_size(NpyType type) { return type == NpyType::f32 ? 4 : 8; }
+
+[[noreturn]] void bad(const std::filesystem::path& path, const std::string& problem) {
+  throw IoError("'" + path.string() + "' is not a usable .npy file: " + problem);
+}
+
+// A parser for the Python dict literal of a .npy header, e.g.
+//   {'descr': '<f8', 'fortran_order': False, 'shape': (777, 1023), }
+// It accepts exactly what NumPy writes: string keys; string, boolean and integer-tuple values.
+class HeaderParser {
+ public:
+  HeaderParser(std::string text, const std::filesystem::path& path) : text_(std::move(text)), path_(path) {}
+
+  struct Fields {
+    std::string descr;
+    bool fortran_order = false;
+    std::vector<std::size_t> shape;
+  };
+
+  Fields parse() {
+    Fields fields;
+    std::map<std::string, bool> seen;
+    expect('{');
+    while (!peek('}')) {
+      const std::string key = string_literal();
+      expect(':');
+      if (seen[key]) fail("key '" + key + "' appears twice");
+      seen[key] = true;
+      if (key == "descr") {
+        fields.descr = string_literal();
+      } else if (key == "fortran_order") {
+        fields.fortran_order = boolean();
+      } else if (key == "shape") {
+        fields.shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      if (!peek('}')) expect(',');
+    }
+    expect('}');
+    skip_space();
+    if (at_ != text_.size()) fail("has text after its closing '}' at character " + std::to_string(at_));
+    for (const char* key : {"descr", "fortran_order", "shape"}) {
+      if (!seen[key]) fail(std::string("the header has no '") + key + "'");
+    }
+    return fields;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) { bad(path_, "header " + problem); }
+
+  void skip_space() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  bool peek(char c) {
+    skip_space();
+    return at_ < text_.size() && text_[at_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(std::string("expected '") + c + "' at character " + std::to_string(at_));
+    ++at_;
+  }
+  std::string string_literal() {
+    skip_space();
+    if (at_ >= text_.size() || (text_[at_] != '\'' && text_[at_] != '"')) {
+      fail("expected a quoted string at character " + std::to_string(at_));
+    }
+    const char quote = text_[at_++];
+    const auto end = text_.find(quote, at_);
+    if (end == std::string::npos) fail("has an unterminated string");
+    std::string value = text_.substr(at_, end - at_);
+    at_ = end + 1;
+    return value;
+  }
+  bool boolean() {
+    skip_space();
+    for (const auto& [word, value] : {std::pair{"True", true}, std::pair{"False", false}}) {
+      if (text_.compare(at_, std::strlen(word), word) == 0) {
+        at_ += std::strlen(word);
+        return value;
+      }
+    }
+    fail("expected True or False at character " + std::to_string(at_));
+  }
+  std::vector<std::size_t> tuple() {
+    std::vector<std::size_t> values;
+    expect('(');
+    while (!peek(')')) {
+      const std::size_t start = at_;
+      std::size_t value = 0;
+      while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) {
+        const std::size_t digit = static_cast<std::size_t>(text_[at_++] - '0');
+        if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) fail("has a shape too large");
+        value = value * 10 + digit;
+      }
+      if (at_ == start) fail("expected a non-negative integer in the shape at character " + std::to_string(at_));
+      if (at_ < text_.size() && text_[at_] == 'L') ++at_;  // written by Python 2
+      values.push_back(value);
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return values;
+  }
+
+  std::string text_;
+  const std::filesystem::path& path_;
+  std::size_t at_ = 0;
+};
+
+NpyType parse_descr(const std::string& descr, const std::filesystem::path& path) {
+  if (descr == "<f4") return NpyType::f32;
+  if (descr == "<f8") return NpyType::f64;
+  if (descr == ">f4" || descr == ">f8") {
+    bad(path, "its values are big-endian ('" + descr + "'); convert with numpy: a.astype('<" +
+                  descr.substr(1) + "')");
+  }
+  bad(path, "its dtype is '" + descr + "'; ziggurat reads float32 ('<f4') and float64 ('<f8') "
+            "arrays: convert with numpy, e.g. a.astype(numpy.float64)");
+}
+
+template <class T>
+constexpr NpyType npy_type_of() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+  return std::is_same_v<T, float> ? NpyType::f32 : NpyType::f64;
+}
+
+std::size_t element_count(const std::vector<std::size_t>& shape, const std::filesystem::path& path) {
+  std::size_t count = 1;
+  for (const std::size_t extent : shape) {
+    if (extent != 0 && count > std::numeric_limits<std::size_t>::max() / extent) bad(path, "its shape is too large");
+    count *= extent;
+  }
+  return count;
+}
+
+// The shape as Python writes a tuple: (), (5,), (777, 1023).
+std::string python_tuple(const std::vector<std::size_t>& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+template <class From, class To>
+void convert_stream(std::ifstream& in, To* out, std::size_t count, const std::filesystem::path& path) {
+  constexpr std::size_t kChunk = 1 << 16;
+  std::vector<From> buffer(std::min(count, kChunk));
+  for (std::size_t done = 0; done < count;) {
+    const std::size_t n = std::min(kChunk, count - done);
+    if (!in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(n * sizeof(From)))) {
+      bad(path, "it ended while its values were being read");
+    }
+    std::transform(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n), out + done,
+                   [](From value) { return static_cast<To>(value); });
+    done += n;
+  }
+}
+
+}  // namespace
+
+NpyHeader read_npy_header(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open '" + path.string() + "': " + detail::system_error_text(errno));
+  unsigned char prefix[12] = {};
+  in.read(reinterpret_cast<char*>(prefix), 10);
+  if (in.gcount() < 10 || std::memcmp(prefix, kMagic, kMagicSize) != 0) {
+    bad(path, "it does not start with the .npy magic string \\x93NUMPY");
+  }
+  const unsigned major = prefix[6];
+  std::size_t header_size = 0;
+  std::size_t prefix_size = 10;
+  if (major == 1) {
+    header_size = prefix[8] | (prefix[9] << 8);
+  } else if (major == 2 || major == 3) {
+    in.read(reinterpret_cast<char*>(prefix + 10), 2);
+    if (in.gcount() < 2) bad(path, "it ends inside its header");
+    header_size = prefix[8] | (prefix[9] << 8) | (prefix[10] << 16) | (static_cast<std::size_t>(prefix[11]) << 24);
+    prefix_size = 12;
+  } else {
+    bad(path, "format version " + std::to_string(major) + "." + std::to_string(prefix[7]) +
+                  " is not supported (1.0 to 3.0 are)");
+  }
+  std::string text(header_size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(header_size));
+  if (static_cast<std::size_t>(in.gcount()) != header_size) bad(path, "it ends inside its header");
+
+  const auto fields = HeaderParser(text, path).parse();
+  if (fields.fortran_order) {
+    bad(path, "it is in Fortran order; save numpy.ascontiguousarray(a) instead");
+  }
+  NpyHeader header;
+  header.type = parse_descr(fields.descr, path);
+  header.shape = fields.shape;
+  header.data_offset = prefix_size + header_size;
+
+  const std::size_t count = element_count(header.shape, path);
+  if (count > (std::numeric_limits<std::size_t>::max() - header.data_offset) / item_size(header.type)) {
+    bad(path, "its shape is too large");
+  }
+  const std::uintmax_t expected = header.data_offset + count * item_size(header.type);
+  std::error_code error;
+  const std::uintmax_t actual = std::filesystem::file_size(path, error);
+  if (error) throw IoError("cannot read the size of '" + path.string() + "': " + error.message());
+  if (actual < expected) {
+    bad(path, "it is truncated: shape " + python_tuple(header.shape) + " needs " + std::to_string(expected) +
+                  " bytes, the file has " + std::to_string(actual));
+  }
+  if (actual > expected) {
+    bad(path, "it has " + std::to_string(actual - expected) + " bytes after the data of shape " +
+                  python_tuple(header.shape));
+  }
+  return header;
+}
+
+namespace {
+
+template <class T>
+std::vector<T> read_values(const std::filesystem::path& path, const NpyHeader& header) {
+  const std::size_t count = element_count(header.shape, path);
+  std::vector<T> values(count);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(header.data_offset));
+  if (!in) throw IoError("cannot read '" + path.string() + "': " + detail::system_error_text(errno));
+  if (header.type == NpyType::f32) {
+    convert_stream<float>(in, values.data(), count, path);
+  } else {
+    convert_stream<double>(in, values.data(), count, path);
+  }
+  return values;
+}
+
+}  // namespace
+
+template <class T>
+std::vector<T> read_npy(const std::filesystem::path& path, std::vector<std::size_t>& shape) {
+  const NpyHeader header = read_npy_header(path);
+  auto values = read_values<T>(path, header);
+  shape = header.shape;
+  return values;
+}
+
+template <class T>
+void write_npy(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& shape) {
+  std::string header = std::string("{'descr': '") + (npy_type_of<T>() == NpyType::f32 ? "<f4" : "<f8") +
+                       "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
+  // Version 1.0 holds headers up to 65535 bytes; the whole prefix is padded to 64 bytes.
+  const bool version2 = header.size() + 11 + 64 > 65535;
+  const std::size_t prefix_size = version2 ? 12 : 10;
+  header.append(63 - (prefix_size + header.size()) % 64, ' ');
+  header += '\n';
+
+  std::vector<unsigned char> prefix(kMagic, kMagic + kMagicSize);
+  prefix.push_back(version2 ? 2 : 1);
+  prefix.push_back(0);
+  for (std::size_t i = 0; i < prefix_size - 8; ++i) prefix.push_back(static_cast<unsigned char>(header.size() >> (8 * i)));
+  const std::size_t count = element_count(shape, path);
+  write_file_atomically(path, {{prefix.data(), prefix.size()},
+                                       {header.data(), header.size()},
+                                       {values, count * sizeof(T)}});
+}
+
+template <class T>
+Grid<T> load_grid(const std::filesystem::path& path) {
+  const NpyHeader header = read_npy_header(path);
+  if (header.shape.empty() || header.shape.size() > 3) {
+    bad(path, "a grid needs a 1-, 2- or 3-dimensional array, this one has shape " + python_tuple(header.shape));
+  }
+  if (element_count(header.shape, path) == 0) bad(path, "its shape " + python_tuple(header.shape) + " holds no values");
+  return Grid<T>(std::vector<std::size_t>(header.shape.rbegin(), header.shape.rend()), read_values<T>(path, header));
+}
+
+template <class T>
+void save_grid(const std::filesystem::path& path, const Grid<T>& grid) {
+  const auto& extents = grid.extents();
+  write_npy(path, grid.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+}
+
+template std::vector<float> read_npy<float>(const std::filesystem::path&, std::vector<std::size_t>&);
+template std::vector<double> read_npy<double>(const std::filesystem::path&, std::vector<std::size_t>&);
+template void write_npy<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&);
+template void write_npy<double>(const std::filesystem::path&, const double*, const std::vector<std::size_t>&);
+template Grid<float> load_grid<float>(const std::filesystem::path&);
+template Grid<double> load_grid<double>(const std::filesystem::path&);
+template void save_grid<float>(const std::filesystem::path&, const Grid<float>&);
+template void save_grid<double>(const std::filesystem::path&, const Grid<double>&);
+
+}  // namespace ziggurat

@@ -1,0 +1,560 @@
+#include "ziggurat/matrix/sparse.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "base/integer_math.hpp"
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::sparse {
+
+namespace {
+
+// Products of floats are exact in double, and a double sum rounds far less than a float one.
+using Acc = double;
+
+constexpr std::size_t kMaxIndex = std::numeric_limits<Index>::max();
+constexpr std::size_t kMaxBlock = 16;
+
+std::string str(std::size_t n) { return std::to_string(n); }
+
+// The shortest text that reads back as the same value.
+template <class T>
+std::string str_value(T value) {
+  char text[64];
+  return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+[[noreturn]] void too_large(const std::string& what) {
+  throw InvalidArgument(what + ": more than 2^32 - 1, which 32-bit indices cannot address");
+}
+
+void check_count(std::size_t count, const std::string& what) {
+  if (count > kMaxIndex) too_large(what + " = " + str(count));
+}
+
+// a * b, refused when above 2^32 - 1 (checked before multiplying, so it cannot wrap).
+std::size_t checked_product(std::size_t a, std::size_t b, const std::string& what) {
+  if (b != 0 && a > kMaxIndex / b) too_large(what + " = " + str(a) + " x " + str(b));
+  return a * b;
+}
+
+void check_block_size(std::size_t b, const std::string& where) {
+  if (b < 1 || b > kMaxBlock) {
+    throw InvalidArgument(where + ": block size " + str(b) + " is outside 1.." + str(kMaxBlock));
+  }
+}
+
+void check_nonnegative(double value, const std::string& what) {
+  if (!(value >= 0)) throw InvalidArgument(what + " is " + str_value(value) + ", expected >= 0");
+}
+
+using detail::ceil_div;
+
+// The rows (columns) of block `block` that lie inside a size of `size`.
+std::size_t extent(std::size_t size, std::size_t b, std::size_t block) { return std::min(b, size - block * b); }
+
+// What the messages call the parts of CSR and of BSR, which share their pattern checks.
+struct Names {
+  const char* format;
+  const char* row;
+  const char* column;
+  const char* ptr;
+  const char* col;
+};
+constexpr Names kCsr{"CSR", "row", "column", "row_ptr", "col"};
+constexpr Names kBsr{"BSR", "block row", "block column", "block_row_ptr", "block_col"};
+
+void check_shape(const char* format, std::size_t rows, std::size_t cols) {
+  check_count(rows, std::string(format) + ": rows");
+  check_count(cols, std::string(format) + ": cols");
+}
+
+void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std::vector<Index>& ptr,
+                   const std::vector<Index>& col) {
+  const std::string at = std::string(n.format) + ": ";
+  if (ptr.size() != rows + 1) {
+    throw InvalidArgument(at + n.ptr + " has " + str(ptr.size()) + " entries, expected " + n.row + "s + 1 = " +
+                          str(rows + 1));
+  }
+  if (ptr[0] != 0) throw InvalidArgument(at + n.ptr + "[0] is " + str(ptr[0]) + ", expected 0");
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (ptr[i + 1] < ptr[i]) {
+      throw InvalidArgument(at + n.ptr + "[" + str(i + 1) + "] = " + str(ptr[i + 1]) + " is less than " + n.ptr +
+                            "[" + str(i) + "] = " + str(ptr[i]) + " (it must be non-decreasing)");
+    }
+  }
+  if (col.size() != ptr[rows]) {
+    throw InvalidArgument(at + n.col + " has " + str(col.size()) + " entries, expected " + n.ptr + "[" + n.row +
+                          "s] = " + str(ptr[rows]));
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p) {
+      const bool outside = col[p] >= cols, unordered = p > ptr[i] && col[p] <= col[p - 1];
+      if (!outside && !unordered) continue;
+      const std::string where = at + n.row + " " + str(i) + ": " + n.column + " " + str(col[p]);
+      if (outside) throw InvalidArgument(where + " is out of range (" + str(cols) + " " + n.column + "s)");
+      throw InvalidArgument(where + " not after " + n.column + " " + str(col[p - 1]) + " (" + n.column +
+                            "s must be strictly increasing)");
+    }
+  }
+}
+
+// Products may read the padding of partial blocks (a kernel loads whole blocks), so it must be zero.
+template <class T>
+void check_padding(const Bsr<T>& a) {
+  const std::size_t b = a.block_size;
+  if (a.rows % b == 0 && a.cols % b == 0) return;
+  for (std::size_t br = 0; br < a.block_rows; ++br) {
+    const std::size_t h = extent(a.rows, b, br);
+    for (std::size_t p = a.block_row_ptr[br]; p < a.block_row_ptr[br + 1]; ++p) {
+      const std::size_t w = extent(a.cols, b, a.block_col[p]);
+      for (std::size_t r = 0; r < b; ++r) {
+        for (std::size_t c = r < h ? w : 0; c < b; ++c) {  // rows past h: every column; others: past w
+          const T value = a.values[(p * b + r) * b + c];
+          if (value == T(0)) continue;
+          throw InvalidArgument("BSR: block row " + str(br) + ", block column " + str(a.block_col[p]) + ": value (" +
+                                str(r) + ", " + str(c) + ") of the block lies past the matrix's " + str(a.rows) +
+                                " x " + str(a.cols) + " and is " + str_value(value) + " (padding must be zero)");
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+Bsr<T> bsr_shell(std::size_t rows, std::size_t cols, std::size_t b, const std::string& where) {
+  Bsr<T> m;
+  m.rows = rows;
+  m.cols = cols;
+  m.block_size = b;
+  m.block_rows = ceil_div(rows, b);
+  m.block_cols = ceil_div(cols, b);
+  checked_product(m.block_rows, b, where + ": padded rows");
+  checked_product(m.block_cols, b, where + ": padded cols");
+  return m;
+}
+
+// Calls add(bc) once for each block column holding an entry in block row br. seen[bc] holds the
+// last block row (plus one) that met bc, so one array serves every block row without clearing.
+// The entries of the block row's b rows lie together in a.col, hence a single loop.
+template <class T, class Add>
+void scan_block_row(const Csr<T>& a, std::size_t b, std::size_t br, std::vector<Index>& seen, Add add) {
+  const auto mark = static_cast<Index>(br + 1);
+  const auto block = static_cast<Index>(b);
+  const std::size_t end = a.row_ptr[std::min(a.rows, (br + 1) * b)];
+  for (std::size_t p = a.row_ptr[br * b]; p < end; ++p) {
+    const Index bc = a.col[p] / block;
+    if (seen[bc] != mark) {
+      seen[bc] = mark;
+      add(bc);
+    }
+  }
+}
+
+// Refuses x unless it holds cols x k values, k >= 1 (written so that cols * k cannot wrap).
+void check_x(const char* format, std::size_t cols, std::size_t k, std::size_t given) {
+  const std::string at = std::string("multiply (") + format + "): ";
+  if (k == 0) throw InvalidArgument(at + "k is 0, expected at least 1 vector");
+  if (cols == 0 ? given == 0 : given % cols == 0 && given / cols == k) return;
+  throw InvalidArgument(at + "x has " + str(given) + " values, expected cols x k = " + str(cols) + " x " + str(k));
+}
+
+template <class T>
+void add_product(Acc* sum, T a, const T* x, std::size_t k) {
+  for (std::size_t j = 0; j < k; ++j) sum[j] += Acc(a) * Acc(x[j]);
+}
+
+template <class T>
+void store(const Acc* sum, T* y, std::size_t k) {
+  for (std::size_t j = 0; j < k; ++j) y[j] = static_cast<T>(sum[j]);
+}
+
+// The value of the next draw: (r >> 40) / 2^23 - 1, a multiple of 2^-23 in [-1, 1), exact in float.
+double draw(std::mt19937_64& engine) { return static_cast<double>(engine() >> 40) / 8388608.0 - 1.0; }
+
+}  // namespace
+
+template <class T>
+void validate(const Csr<T>& a) {
+  check_shape("CSR", a.rows, a.cols);
+  check_pattern(kCsr, a.rows, a.cols, a.row_ptr, a.col);
+  if (a.values.size() != a.col.size()) {
+    throw InvalidArgument("CSR: values has " + str(a.values.size()) + " entries, expected row_ptr[rows] = " +
+                          str(a.col.size()));
+  }
+}
+
+template <class T>
+void validate(const Bsr<T>& a) {
+  const std::size_t b = a.block_size;
+  check_block_size(b, "BSR");
+  check_shape("BSR", a.rows, a.cols);
+  if (a.block_rows != ceil_div(a.rows, b) || a.block_cols != ceil_div(a.cols, b)) {
+    throw InvalidArgument("BSR: block_rows x block_cols is " + str(a.block_rows) + " x " + str(a.block_cols) +
+                          ", expected ceil(rows / b) x ceil(cols / b) = " + str(ceil_div(a.rows, b)) + " x " +
+                          str(ceil_div(a.cols, b)));
+  }
+  checked_product(a.block_rows, b, "BSR: padded rows");
+  checked_product(a.block_cols, b, "BSR: padded cols");
+  check_pattern(kBsr, a.block_rows, a.block_cols, a.block_row_ptr, a.block_col);
+  const std::size_t expected = checked_product(a.blocks(), b * b, "BSR: stored values (blocks x b x b)");
+  if (a.values.size() != expected) {
+    throw InvalidArgument("BSR: values has " + str(a.values.size()) + " entries, expected blocks x b x b = " +
+                          str(a.blocks()) + " x " + str(b * b) + " = " + str(expected));
+  }
+  check_padding(a);
+}
+
+template <class T>
+void validate(const Dia<T>& a) {
+  check_shape("DIA", a.rows, a.cols);
+  if (a.symmetric && a.rows != a.cols) {
+    throw InvalidArgument("DIA: the symmetric form needs a square matrix, got " + str(a.rows) + " x " + str(a.cols));
+  }
+  const auto rows = static_cast<std::int64_t>(a.rows), cols = static_cast<std::int64_t>(a.cols);
+  for (std::size_t d = 0; d < a.offsets.size(); ++d) {
+    const std::int64_t o = a.offsets[d];
+    const std::string at = "DIA: offsets[" + str(d) + "] = " + std::to_string(o);
+    if (d > 0 && o <= a.offsets[d - 1]) {
+      throw InvalidArgument(at + " not after " + std::to_string(a.offsets[d - 1]) +
+                            " (offsets must be strictly increasing)");
+    }
+    if (o <= -rows || o >= cols) {
+      throw InvalidArgument(at + " misses the " + str(a.rows) + " x " + str(a.cols) + " matrix (offsets " +
+                            std::to_string(1 - rows) + ".." + std::to_string(cols - 1) + ")");
+    }
+    if (a.symmetric && o < 0) throw InvalidArgument(at + ": the symmetric form stores no negative offset");
+  }
+  const std::size_t expected = checked_product(a.offsets.size(), a.rows, "DIA: stored values (diagonals x rows)");
+  if (a.values.size() != expected) {
+    throw InvalidArgument("DIA: values has " + str(a.values.size()) + " entries, expected diagonals x rows = " +
+                          str(a.offsets.size()) + " x " + str(a.rows) + " = " + str(expected));
+  }
+  // Values whose column falls outside the matrix must be zero: kernels may read them unguarded.
+  for (std::size_t d = 0; d < a.offsets.size(); ++d) {
+    const std::int64_t o = a.offsets[d];
+    for (std::int64_t i = 0; i < rows; ++i) {
+      if (i + o >= 0 && i + o < cols) continue;
+      const T value = a.values[d * a.rows + static_cast<std::size_t>(i)];
+      if (value == T(0)) continue;
+      throw InvalidArgument("DIA: offset " + std::to_string(o) + ", row " + std::to_string(i) + ": column " +
+                            std::to_string(i + o) + " lies outside the matrix but its value is " +
+                            str_value(value) + " (it must be zero)");
+    }
+  }
+}
+
+template <class T>
+Bsr<T> to_bsr(const Csr<T>& a, std::size_t block_size) {
+  check_block_size(block_size, "to_bsr");
+  validate(a);
+  const std::size_t b = block_size;
+  Bsr<T> m = bsr_shell<T>(a.rows, a.cols, b, "to_bsr");
+  // Pass 1: the block columns of each block row (each holds an entry, so blocks <= nonzeros).
+  std::vector<Index> seen(m.block_cols, 0);
+  m.block_row_ptr.reserve(m.block_rows + 1);
+  for (std::size_t br = 0; br < m.block_rows; ++br) {
+    const std::size_t first = m.block_col.size();
+    scan_block_row(a, b, br, seen, [&](Index bc) { m.block_col.push_back(bc); });
+    // Entries of later rows may add block columns before earlier ones (already sorted for b = 1).
+    std::sort(m.block_col.begin() + static_cast<std::ptrdiff_t>(first), m.block_col.end());
+    m.block_row_ptr.push_back(static_cast<Index>(m.block_col.size()));
+  }
+  m.values.assign(checked_product(m.blocks(), b * b, "to_bsr: stored values (blocks x b x b)"), T(0));
+  // Pass 2: scatter the values; slot[bc] = the block of block column bc in the current block row.
+  std::vector<Index>& slot = seen;
+  for (std::size_t br = 0; br < m.block_rows; ++br) {
+    for (Index p = m.block_row_ptr[br]; p < m.block_row_ptr[br + 1]; ++p) slot[m.block_col[p]] = p;
+    for (std::size_t r = br * b; r < std::min(a.rows, (br + 1) * b); ++r) {
+      for (std::size_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
+        const std::size_t bc = a.col[q] / static_cast<Index>(b);  // 32-bit division: cheaper
+        m.values[(std::size_t{slot[bc]} * b + r - br * b) * b + a.col[q] - bc * b] = a.values[q];
+      }
+    }
+  }
+  return m;
+}
+
+template <class T>
+Csr<T> to_csr(const Bsr<T>& a) {
+  validate(a);
+  const std::size_t b = a.block_size;
+  std::size_t count = 0;
+  for (std::size_t br = 0; br < a.block_rows; ++br) {
+    std::size_t width = 0;
+    for (std::size_t p = a.block_row_ptr[br]; p < a.block_row_ptr[br + 1]; ++p) {
+      width += extent(a.cols, b, a.block_col[p]);
+    }
+    count += extent(a.rows, b, br) * width;
+  }
+  check_count(count, "to_csr: stored values");
+  Csr<T> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.row_ptr.reserve(a.rows + 1);
+  m.col.reserve(count);
+  m.values.reserve(count);
+  for (std::size_t br = 0; br < a.block_rows; ++br) {
+    const std::size_t h = extent(a.rows, b, br);
+    for (std::size_t r = 0; r < h; ++r) {
+      for (std::size_t p = a.block_row_ptr[br]; p < a.block_row_ptr[br + 1]; ++p) {
+        const std::size_t first = a.block_col[p] * b, w = extent(a.cols, b, a.block_col[p]);
+        for (std::size_t c = 0; c < w; ++c) m.col.push_back(static_cast<Index>(first + c));
+        const auto line = a.values.begin() + static_cast<std::ptrdiff_t>((p * b + r) * b);
+        m.values.insert(m.values.end(), line, line + static_cast<std::ptrdiff_t>(w));
+      }
+      m.row_ptr.push_back(static_cast<Index>(m.col.size()));
+    }
+  }
+  return m;
+}
+
+template <class T>
+std::vector<BlockFill> block_fills(const Csr<T>& a, std::size_t max_block) {
+  check_block_size(max_block, "block_fills: max_block");
+  validate(a);
+  std::vector<BlockFill> fills;
+  std::vector<Index> seen;
+  for (std::size_t b = 1; b <= max_block; ++b) {
+    seen.assign(ceil_div(a.cols, b), 0);
+    std::size_t blocks = 0;
+    const std::size_t block_rows = ceil_div(a.rows, b);
+    for (std::size_t br = 0; br < block_rows; ++br) scan_block_row(a, b, br, seen, [&](Index) { ++blocks; });
+    const auto stored = static_cast<double>(blocks * b * b);
+    fills.push_back({b, blocks, a.nonzeros() == 0 ? 1.0 : stored / static_cast<double>(a.nonzeros())});
+  }
+  return fills;
+}
+
+template <class T>
+std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block, double tolerance, double max_fill) {
+  check_nonnegative(tolerance, "propose_block_size: tolerance");
+  const auto fills = block_fills(a, max_block);
+  const auto candidates = fills.begin() + 1;  // b = 1 is the fallback, never a candidate
+  if (candidates == fills.end()) return 1;
+  const double least =
+      std::min_element(candidates, fills.end(), [](const auto& u, const auto& v) { return u.fill < v.fill; })->fill;
+  if (least > max_fill) return 1;
+  return std::find_if(fills.rbegin(), fills.rend(), [&](const auto& f) { return f.fill <= least + tolerance; })
+      ->block_size;
+}
+
+template <class T>
+std::string asymmetry(const Csr<T>& a) {
+  validate(a);
+  if (a.rows != a.cols) throw InvalidArgument("asymmetry: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    for (std::size_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const Index j = a.col[p];
+      if (j == i) continue;
+      const auto first = a.col.begin() + a.row_ptr[j], last = a.col.begin() + a.row_ptr[j + 1];
+      const auto q = std::lower_bound(first, last, static_cast<Index>(i));
+      const bool stored = q != last && *q == i;
+      const T mirror = stored ? a.values[static_cast<std::size_t>(q - a.col.begin())] : T(0);
+      if (mirror == a.values[p]) continue;
+      return "A(" + str(i) + ", " + str(j) + ") = " + str_value(a.values[p]) + " but A(" + str(j) + ", " + str(i) +
+             ") = " + str_value(mirror) + (stored ? "" : " (not stored)");
+    }
+  }
+  return {};
+}
+
+template <class T>
+Dia<T> to_dia(const Csr<T>& a, bool symmetric, double max_fill) {
+  check_nonnegative(max_fill, "to_dia: max_fill");
+  validate(a);
+  if (symmetric) {
+    if (a.rows != a.cols) {
+      throw InvalidArgument("to_dia: the symmetric form needs a square matrix, got " + str(a.rows) + " x " +
+                            str(a.cols));
+    }
+    const std::string asymmetric = asymmetry(a);
+    if (!asymmetric.empty()) throw InvalidArgument("to_dia: the matrix is not symmetric: " + asymmetric);
+  }
+  Dia<T> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.symmetric = symmetric;
+  if (a.rows == 0 || a.cols == 0) return m;
+  // slot[o + rows - 1]: the diagonal of offset o (the symmetric form maps o to |o|).
+  constexpr Index kNone = std::numeric_limits<Index>::max();
+  std::vector<Index> slot(a.rows + a.cols - 1, kNone);
+  const auto diagonal = [&](std::size_t i, std::size_t c) {
+    return symmetric && c < i ? a.rows - 1 + i - c : a.rows - 1 + c - i;
+  };
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    for (std::size_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) slot[diagonal(i, a.col[p])] = 0;
+  }
+  for (std::size_t s = 0; s < slot.size(); ++s) {
+    if (slot[s] == kNone) continue;
+    const auto o = static_cast<std::int64_t>(s) - static_cast<std::int64_t>(a.rows - 1);
+    if (o < std::numeric_limits<std::int32_t>::min() || o > std::numeric_limits<std::int32_t>::max()) {
+      throw InvalidArgument("to_dia: offset " + std::to_string(o) + " does not fit the 32-bit offsets");
+    }
+    slot[s] = static_cast<Index>(m.offsets.size());
+    m.offsets.push_back(static_cast<std::int32_t>(o));
+  }
+  const std::size_t diagonals = m.offsets.size();
+  if (static_cast<double>(diagonals) * static_cast<double>(a.rows) > max_fill * static_cast<double>(a.nonzeros())) {
+    throw InvalidArgument("to_dia: the band has " + str(diagonals) + " diagonals (offsets " +
+                          std::to_string(m.offsets.front()) + ".." + std::to_string(m.offsets.back()) + "): " +
+                          str(diagonals) + " x " + str(a.rows) + " stored values for " + str(a.nonzeros()) +
+                          " stored entries, more than max_fill = " + str_value(max_fill) +
+                          " times as many; use CSR or BSR");
+  }
+  m.values.assign(checked_product(diagonals, a.rows, "to_dia: stored values (diagonals x rows)"), T(0));
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    for (std::size_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      if (symmetric && a.col[p] < i) continue;  // the mirror of a stored upper value (checked above)
+      m.values[slot[diagonal(i, a.col[p])] * a.rows + i] = a.values[p];
+    }
+  }
+  return m;
+}
+
+template <class T>
+std::vector<T> multiply(const Csr<T>& a, const std::vector<T>& x, std::size_t k) {
+  validate(a);
+  check_x("CSR", a.cols, k, x.size());
+  std::vector<T> y(a.rows * k);
+  std::vector<Acc> sum(k);
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    std::fill(sum.begin(), sum.end(), Acc(0));
+    for (std::size_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      add_product(sum.data(), a.values[p], &x[a.col[p] * k], k);
+    }
+    store(sum.data(), &y[i * k], k);
+  }
+  return y;
+}
+
+template <class T>
+std::vector<T> multiply(const Bsr<T>& a, const std::vector<T>& x, std::size_t k) {
+  validate(a);
+  check_x("BSR", a.cols, k, x.size());
+  const std::size_t b = a.block_size;
+  std::vector<T> y(a.rows * k);
+  std::vector<Acc> sum(b * k);
+  for (std::size_t br = 0; br < a.block_rows; ++br) {
+    const std::size_t h = extent(a.rows, b, br);
+    std::fill(sum.begin(), sum.end(), Acc(0));
+    // Each row's terms in column order (blocks in order, then columns in a block), as in CSR.
+    for (std::size_t p = a.block_row_ptr[br]; p < a.block_row_ptr[br + 1]; ++p) {
+      const std::size_t first = a.block_col[p] * b, w = extent(a.cols, b, a.block_col[p]);
+      for (std::size_t r = 0; r < h; ++r) {
+        const T* line = &a.values[(p * b + r) * b];
+        for (std::size_t c = 0; c < w; ++c) add_product(&sum[r * k], line[c], &x[(first + c) * k], k);
+      }
+    }
+    for (std::size_t r = 0; r < h; ++r) store(&sum[r * k], &y[(br * b + r) * k], k);
+  }
+  return y;
+}
+
+template <class T>
+std::vector<T> multiply(const Dia<T>& a, const std::vector<T>& x, std::size_t k) {
+  validate(a);
+  check_x("DIA", a.cols, k, x.size());
+  std::vector<T> y(a.rows * k);
+  std::vector<Acc> sum(k);
+  const auto cols = static_cast<std::int64_t>(a.cols);
+  for (std::size_t i = 0; i < a.rows; ++i) {
+    std::fill(sum.begin(), sum.end(), Acc(0));
+    // Column order: first the mirrored terms A(i, i - o) = A(i - o, i), largest o first.
+    for (std::size_t d = a.symmetric ? a.offsets.size() : 0; d-- > 0;) {
+      const auto o = static_cast<std::size_t>(a.offsets[d]);
+      if (o > 0 && o <= i) add_product(sum.data(), a.values[d * a.rows + i - o], &x[(i - o) * k], k);
+    }
+    for (std::size_t d = 0; d < a.offsets.size(); ++d) {
+      const std::int64_t c = static_cast<std::int64_t>(i) + a.offsets[d];
+      if (c >= 0 && c < cols) add_product(sum.data(), a.values[d * a.rows + i], &x[static_cast<std::size_t>(c) * k], k);
+    }
+    store(sum.data(), &y[i * k], k);
+  }
+  return y;
+}
+
+template <class T>
+RowStats row_stats(const Bsr<T>& a) {
+  validate(a);
+  return row_stats(a.block_row_ptr);
+}
+
+RowStats row_stats(const std::vector<Index>& row_ptr) {
+  RowStats s;
+  s.rows = row_ptr.empty() ? 0 : row_ptr.size() - 1;
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const std::size_t length = row_ptr[r + 1] - row_ptr[r];
+    s.max = std::max(s.max, length);
+    s.empty += length == 0 ? 1 : 0;
+  }
+  s.mean = s.rows == 0 ? 0.0 : static_cast<double>(row_ptr.back()) / static_cast<double>(s.rows);
+  return s;
+}
+
+template <class T>
+Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size_t block_size, std::uint64_t seed) {
+  check_block_size(block_size, "seven_point_bsr");
+  const std::size_t b = block_size, bb = b * b;
+  const std::size_t n = checked_product(checked_product(nx, ny, "seven_point_bsr: block rows"), nz,
+                                        "seven_point_bsr: block rows");
+  const std::size_t rows = checked_product(n, b, "seven_point_bsr: rows");
+  Bsr<T> m = bsr_shell<T>(rows, rows, b, "seven_point_bsr");
+  // Every block row couples to itself and 2 neighbours per axis, less the missing ones on faces.
+  const std::size_t blocks = n == 0 ? 0 : 7 * n - 2 * (ny * nz + nx * nz + nx * ny);
+  m.block_row_ptr.reserve(n + 1);
+  m.block_col.reserve(blocks);
+  m.values.reserve(checked_product(blocks, bb, "seven_point_bsr: stored values (blocks x b x b)"));
+  std::mt19937_64 engine(seed);
+  std::size_t i = 0;
+  const auto add = [&](std::size_t j) {
+    m.block_col.push_back(static_cast<Index>(j));
+    for (std::size_t e = 0; e < bb; ++e) m.values.push_back(static_cast<T>(draw(engine)));
+    // The draws are exact in T, so this rounds once, as the sum in double would.
+    if (j == i) {
+      for (std::size_t r = 0; r < b; ++r) m.values[m.values.size() - bb + r * (b + 1)] += static_cast<T>(7 * b);
+    }
+  };
+  for (std::size_t z = 0; z < nz; ++z) {
+    for (std::size_t y = 0; y < ny; ++y) {
+      for (std::size_t x = 0; x < nx; ++x, ++i) {
+        if (z > 0) add(i - nx * ny);
+        if (y > 0) add(i - nx);
+        if (x > 0) add(i - 1);
+        add(i);
+        if (x + 1 < nx) add(i + 1);
+        if (y + 1 < ny) add(i + nx);
+        if (z + 1 < nz) add(i + nx * ny);
+        m.block_row_ptr.push_back(static_cast<Index>(m.block_col.size()));
+      }
+    }
+  }
+  return m;
+}
+
+#define ZIGGURAT_SPARSE_INSTANTIATE(T)                                                                   \
+  template void validate<T>(const Csr<T>&);                                                              \
+  template void validate<T>(const Bsr<T>&);                                                              \
+  template void validate<T>(const Dia<T>&);                                                              \
+  template Bsr<T> to_bsr<T>(const Csr<T>&, std::size_t);                                                 \
+  template Csr<T> to_csr<T>(const Bsr<T>&);                                                              \
+  template std::vector<BlockFill> block_fills<T>(const Csr<T>&, std::size_t);                            \
+  template std::size_t propose_block_size<T>(const Csr<T>&, std::size_t, double, double);                \
+  template Dia<T> to_dia<T>(const Csr<T>&, bool, double);                                                \
+  template std::string asymmetry<T>(const Csr<T>&);                                                       \
+  template std::vector<T> multiply<T>(const Csr<T>&, const std::vector<T>&, std::size_t);                \
+  template std::vector<T> multiply<T>(const Bsr<T>&, const std::vector<T>&, std::size_t);                \
+  template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \
+  template RowStats row_stats<T>(const Bsr<T>&);                                                         \
+  template Bsr<T> seven_point_bsr<T>(std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t);
+
+ZIGGURAT_SPARSE_INSTANTIATE(float)
+ZIGGURAT_SPARSE_INSTANTIATE(double)
+
+#undef ZIGGURAT_SPARSE_INSTANTIATE
+
+}  // namespace ziggurat::sparse

@@ -1,0 +1,134 @@
+#include "ziggurat/ops/heat_scheme.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// One step of the update of heat_scheme.hpp, written once for the CPU. The library is compiled
+// with -ffp-contract=off so that the compiler cannot fuse the multiply-adds either.
+template <class T>
+void reference_step(const Grid<T>& grid, T* v, HeatCoefficients<T> k) {
+  const T* u = grid.data();
+  const std::size_t dims = grid.dims(), sy = grid.width(), sz = grid.width() * grid.height();
+  // The interior of each axis; an axis the grid does not have is the single index 0.
+  const auto first = [&](std::size_t axis) { return axis < dims ? std::size_t{1} : std::size_t{0}; };
+  const auto last = [&](std::size_t axis) { return axis < dims ? grid.extent(axis) - 1 : std::size_t{1}; };
+  for (std::size_t z = first(2); z < last(2); ++z) {
+    for (std::size_t y = first(1); y < last(1); ++y) {
+      for (std::size_t x = 1; x + 1 < grid.width(); ++x) {
+        const std::size_t c = z * sz + y * sy + x;
+        T sum = u[c - 1] + u[c + 1];
+        if (dims >= 2) sum = (sum + u[c - sy]) + u[c + sy];
+        if (dims == 3) sum = (sum + u[c - sz]) + u[c + sz];
+        v[c] = k.a * sum + k.b * u[c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double max_stable_alpha(std::size_t dims) { return 1.0 / (2.0 * static_cast<double>(dims)); }
+
+template <class T>
+HeatCoefficients<T> heat_coefficients(double alpha, std::size_t dims) {
+  if (dims < 1 || dims > 3) throw InvalidArgument("the heat scheme has 1 to 3 dimensions, got " + std::to_string(dims));
+  const double limit = max_stable_alpha(dims);
+  if (!(alpha > 0.0 && alpha <= limit)) {
+    std::ostringstream text;
+    text << "A = " << alpha << " makes the " << dims << "D explicit scheme "
+         << (alpha > limit ? "unstable" : "meaningless") << ": it needs 0 < A <= 1/" << 2 * dims
+         << " (A = a^2 ht / h^2); " << (alpha > limit ? "reduce the time step" : "give a positive A");
+    throw InvalidArgument(text.str());
+  }
+  return {static_cast<T>(alpha), static_cast<T>(1.0 - 2.0 * static_cast<double>(dims) * alpha)};
+}
+
+void require_heat_grid(const std::vector<std::size_t>& extents, const char* who) {
+  if (extents.empty() || extents.size() > 3) {
+    throw InvalidArgument(std::string(who) + " needs a grid of 1 to 3 dimensions, got " +
+                          std::to_string(extents.size()) + " extents");
+  }
+  for (const std::size_t extent : extents) {
+    if (extent < 3) {
+      throw InvalidArgument(std::string(who) + " needs at least 3 nodes on every axis (one interior node "
+                            "between two boundary nodes), got " + extents_string(extents));
+    }
+  }
+  checked_node_count(extents);
+}
+
+template <class T>
+void heat_steps_reference(Grid<T>& grid, double alpha, std::size_t steps) {
+  require_heat_grid(grid.extents(), "heat_steps_reference");
+  const auto k = heat_coefficients<T>(alpha, grid.dims());
+  Grid<T> next = grid;  // boundary values are the same in both grids
+  for (std::size_t step = 0; step < steps; ++step) {
+    reference_step(grid, next.data(), k);
+    std::swap(grid, next);
+  }
+}
+
+template <class T>
+Grid<T> heat_mode_field(const std::vector<std::size_t>& extents) {
+  require_heat_grid(extents, "heat_mode_field");
+  Grid<T> grid(extents);
+  const auto mode = [&](std::size_t axis, std::size_t i) {
+    return axis < extents.size()
+               ? std::sin(kPi * static_cast<double>(i) / static_cast<double>(extents[axis] - 1))
+               : 1.0;
+  };
+  for (std::size_t z = 0; z < grid.depth(); ++z) {
+    const double sz = mode(2, z);
+    for (std::size_t y = 0; y < grid.height(); ++y) {
+      const double syz = sz * mode(1, y);
+      for (std::size_t x = 0; x < grid.width(); ++x) {
+        const bool boundary = x == 0 || x + 1 == grid.width() || (extents.size() > 1 && (y == 0 || y + 1 == grid.height())) ||
+                              (extents.size() > 2 && (z == 0 || z + 1 == grid.depth()));
+        grid(x, y, z) = boundary ? T(0) : static_cast<T>(syz * mode(0, x));
+      }
+    }
+  }
+  return grid;
+}
+
+double heat_mode_decay(const std::vector<std::size_t>& extents, double alpha) {
+  require_heat_grid(extents, "heat_mode_decay");
+  double cosines = 0;
+  for (const std::size_t extent : extents) cosines += std::cos(kPi / static_cast<double>(extent - 1));
+  return 1.0 - 2.0 * static_cast<double>(extents.size()) * alpha + 2.0 * alpha * cosines;
+}
+
+template <class T>
+void require_finite(const Grid<T>& grid, const char* what) {
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    if (!std::isfinite(grid.data()[i])) {
+      std::ostringstream text;
+      text << "the " << what << " has a non-finite value (" << grid.data()[i] << ") at node " << i % grid.width();
+      for (std::size_t axis = 1, stride = grid.width(); axis < grid.dims(); stride *= grid.extent(axis++)) {
+        text << ", " << i / stride % grid.extent(axis);
+      }
+      text << " (fastest axis first); every value must be a finite number";
+      throw InvalidArgument(text.str());
+    }
+  }
+}
+
+template HeatCoefficients<float> heat_coefficients<float>(double, std::size_t);
+template HeatCoefficients<double> heat_coefficients<double>(double, std::size_t);
+template void heat_steps_reference<float>(Grid<float>&, double, std::size_t);
+template void heat_steps_reference<double>(Grid<double>&, double, std::size_t);
+template Grid<float> heat_mode_field<float>(const std::vector<std::size_t>&);
+template Grid<double> heat_mode_field<double>(const std::vector<std::size_t>&);
+template void require_finite<float>(const Grid<float>&, const char*);
+template void require_finite<double>(const Grid<double>&, const char*);
+
+}  // namespace ziggurat

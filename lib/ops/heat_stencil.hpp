@@ -1,0 +1,75 @@
+#pragma once
+// The launchers of the heat step kernels (heat_stencil.cl): the aligned, column-walking kernels
+// over a box of a buffer, which the in-device solver and the pyramid passes share so that both
+// run exactly the same arithmetic, and the naive 2D step they are measured against. Each
+// launcher sets its kernel's arguments in one place.
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
+
+namespace ziggurat::detail {
+
+/// Nodes begin[a] <= i < end[a] on each axis a (fastest first); unused axes are {0, 1}.
+struct Box {
+  std::array<std::size_t, 3> begin{0, 0, 0};
+  std::array<std::size_t, 3> end{1, 1, 1};
+  std::size_t count(std::size_t axis) const { return end[axis] - begin[axis]; }
+  std::size_t nodes() const { return count(0) * count(1) * count(2); }
+};
+
+/// How a buffer lays out a grid region: rows `pitch` values apart, planes `plane` values apart.
+struct BufferShape {
+  std::size_t pitch = 1;
+  std::size_t plane = 1;
+  std::size_t offset(std::size_t x, std::size_t y, std::size_t z) const { return z * plane + y * pitch + x; }
+};
+
+/// The row alignment of the step kernels' buffers, in values of `value_bytes`: the device's
+/// base-address alignment, so that every row starts aligned.
+std::size_t row_alignment(const DeviceInfo& device, std::size_t value_bytes);
+
+/// Row pitch (values) of a grid whose fastest axis has `width` nodes: 1D grids are one row,
+/// longer rows are padded to the row alignment.
+std::size_t grid_pitch(const DeviceInfo& device, std::size_t value_bytes, std::size_t dims, std::size_t width);
+
+/// heat1d_box, heat2d_box or heat3d_box: one step of the nodes of a box.
+template <class T>
+class HeatBoxStep {
+ public:
+  HeatBoxStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients);
+
+  /// Enqueues one step of the nodes of `box` from `in` to `out` (both laid out as `shape`); the box
+  /// must lie inside the buffer with one node to spare on every side.
+  void enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const BufferShape& shape,
+               const Box& box, const std::vector<cl::Event>* wait, cl::Event* done);
+
+ private:
+  Context context_;
+  std::size_t dims_;
+  HeatCoefficients<T> coefficients_;
+  std::array<std::size_t, 2> group_{1, 1};
+  cl::Kernel kernel_;
+};
+
+/// heat2d_naive: one step of every interior node of a 2D grid, one work-item per node, every
+/// neighbour read from global memory (the baseline of the aligned kernels).
+template <class T>
+class NaiveHeatStep {
+ public:
+  /// A width x height grid whose rows are `pitch` values apart.
+  NaiveHeatStep(const Context& context, std::size_t width, std::size_t height, std::size_t pitch,
+                HeatCoefficients<T> coefficients);
+  void enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, cl::Event* done);
+
+ private:
+  std::size_t width_, height_, pitch_;
+  HeatCoefficients<T> coefficients_;
+  cl::Kernel kernel_;
+  cl::NDRange global_, local_;
+};
+
+}  // namespace ziggurat::detail

@@ -1,0 +1,56 @@
+#include "ops/stream.hpp"
+
+#include <algorithm>
+
+#include "base/integer_math.hpp"
+#include "base/kernel_launch.hpp"
+#include "ziggurat/base/program.hpp"
+
+namespace ziggurat::detail {
+
+namespace {
+
+template <class T>
+cl::Kernel stream_kernel(const Context& context, const char* name) {
+  return context.kernel(context.program("stream", BuildOptions().real_type<T>().str()), name);
+}
+
+}  // namespace
+
+template <class T>
+void enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value) {
+  cl::Kernel fill = stream_kernel<T>(context, "fill");
+  set_args(fill, "fill", buffer, value, static_cast<cl_ulong>(count));
+  check(queue.enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(round_up(count, 64)), cl::NDRange(64)),
+        "clEnqueueNDRangeKernel", "filling a buffer");
+}
+
+template <class T>
+CopyKernel<T>::CopyKernel(const Context& context, const cl::Buffer& in, const cl::Buffer& out, std::size_t count)
+    : kernel_(stream_kernel<T>(context, "copy")) {
+  set_args(kernel_, "copy", in, out, static_cast<cl_ulong>(count));
+  const std::size_t group = std::min<std::size_t>(256, work_group_limit(context.device(), kernel_, "copy"));
+  global_ = cl::NDRange(round_up(count, group));
+  local_ = cl::NDRange(group);
+}
+
+template <class T>
+void CopyKernel<T>::enqueue(cl::CommandQueue& queue, cl::Event* done) {
+  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global_, local_, nullptr, done), "clEnqueueNDRangeKernel",
+        "running the copy kernel");
+}
+
+// The empty kernel is built for float: the prologue wants an element type.
+EmptyKernel::EmptyKernel(const Context& context) : kernel_(stream_kernel<float>(context, "empty")) {}
+
+void EmptyKernel::enqueue(cl::CommandQueue& queue, cl::Event* done) {
+  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(1), cl::NDRange(1), nullptr, done),
+        "clEnqueueNDRangeKernel", "launching the empty kernel");
+}
+
+template void enqueue_fill<float>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, float);
+template void enqueue_fill<double>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, double);
+template class CopyKernel<float>;
+template class CopyKernel<double>;
+
+}  // namespace ziggurat::detail

@@ -1,0 +1,37 @@
+#pragma once
+// The launchers of the streaming kernels (stream.cl): fill a buffer, copy one, launch nothing.
+
+#include <cstddef>
+
+#include "ziggurat/base/context.hpp"
+
+namespace ziggurat::detail {
+
+/// Enqueues a kernel that sets the first `count` values of `buffer` to `value`. (A kernel, not
+/// clEnqueueFillBuffer: Oclgrind's uninitialised-value check sees what kernels write.)
+template <class T>
+void enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value);
+
+/// The `copy` kernel from one buffer of `count` values to another, in work-groups of up to 256.
+template <class T>
+class CopyKernel {
+ public:
+  CopyKernel(const Context& context, const cl::Buffer& in, const cl::Buffer& out, std::size_t count);
+  void enqueue(cl::CommandQueue& queue, cl::Event* done);
+
+ private:
+  cl::Kernel kernel_;
+  cl::NDRange global_, local_;
+};
+
+/// The `empty` kernel, one work-item: its time is the cost of a launch.
+class EmptyKernel {
+ public:
+  explicit EmptyKernel(const Context& context);
+  void enqueue(cl::CommandQueue& queue, cl::Event* done = nullptr);
+
+ private:
+  cl::Kernel kernel_;
+};
+
+}  // namespace ziggurat::detail

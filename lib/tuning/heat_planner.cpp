@@ -1,0 +1,112 @@
+#include "ziggurat/tuning/heat_planner.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/tuning/model_constants.hpp"
+
+namespace ziggurat {
+
+const char* to_string(HeatMode mode) {
+  switch (mode) {
+    case HeatMode::automatic: return "auto";
+    case HeatMode::incore: return "incore";
+    case HeatMode::trivial: return "trivial";
+    case HeatMode::strip: return "strip";
+    case HeatMode::block: return "block";
+  }
+  return "?";
+}
+
+HeatMode parse_heat_mode(std::string_view text) {
+  for (const HeatMode mode : {HeatMode::automatic, HeatMode::incore, HeatMode::trivial, HeatMode::strip, HeatMode::block}) {
+    if (text == to_string(mode)) return mode;
+  }
+  throw InvalidArgument("the heat mode is auto, incore, trivial, strip or block, not '" + std::string(text) + "'");
+}
+
+std::uint64_t default_device_budget(const DeviceInfo& device) { return device.global_mem_bytes / 10 * 9; }
+
+template <class T>
+model::Problem heat_problem(const HeatSolver<T>& solver, std::size_t steps) {
+  model::Problem problem;
+  problem.extents = solver.extents();
+  problem.steps = steps;
+  problem.value_bytes = sizeof(T);
+  problem.row_alignment = solver.row_alignment();
+  return problem;
+}
+
+template <class T>
+PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const DeviceProfile& profile) {
+  const DeviceInfo& device = solver.context().device();
+  const std::vector<std::size_t>& extents = solver.extents();
+  const model::Problem problem = heat_problem(solver, steps);
+  problem.validate();
+  const model::DeviceConstants k =
+      model::heat_constants(profile, extents.size(), sizeof(T), std::nullopt, solver.pinned_host_memory());
+  if (request.decomposition && *request.decomposition != Decomposition::strip &&
+      *request.decomposition != Decomposition::block) {
+    throw InvalidArgument("the decomposition is strip or block");
+  }
+  if (request.decomposition == Decomposition::block && extents.size() != 2) {
+    throw InvalidArgument("block decomposition is for 2D grids; a " + std::to_string(extents.size()) +
+                          "D grid is cut into strips");
+  }
+  PlannedHeatRun run;
+  run.schedule = request.schedule;
+  run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
+  // The buffers the solver keeps (solver_buffer_layers), none beyond the device's largest
+  // allocation; a grid whose buffer does not fit one allocation is not run in core.
+  const std::size_t layers = solver_buffer_layers(request.schedule);
+  const model::Budget budget{std::min<std::uint64_t>(run.budget_bytes, layers * device.max_alloc_bytes), layers};
+  const std::uint64_t incore_bytes = InDeviceHeat<T>::buffer_bytes(device, extents);
+  const model::Budget pyramid_budget{
+      incore_bytes > device.max_alloc_bytes ? std::min(budget.bytes, 2 * incore_bytes - 1) : budget.bytes, layers};
+  const Schedule schedule = request.schedule;
+  switch (request.mode) {
+    case HeatMode::incore:
+      if (incore_bytes > device.max_alloc_bytes) {
+        throw InvalidArgument("grid " + extents_string(extents) + " of " + type_name<T>() + " needs device buffers of " +
+                              std::to_string(incore_bytes >> 20) + " MiB, more than " + device.label() +
+                              " allocates at once: run it out of core (mode strip, block or auto)");
+      }
+      run.predicted = model::best_plan(problem, budget, k, schedule, Decomposition::incore);
+      break;
+    case HeatMode::trivial:
+      run.predicted = model::best_plan(problem, pyramid_budget, k, schedule, request.decomposition.value_or(Decomposition::strip), 1);
+      break;
+    case HeatMode::strip:
+      run.predicted = model::best_plan(problem, pyramid_budget, k, schedule, Decomposition::strip, request.height);
+      break;
+    case HeatMode::block:
+      run.predicted = model::best_plan(problem, pyramid_budget, k, schedule, Decomposition::block, request.height);
+      break;
+    case HeatMode::automatic:
+      run.predicted = request.decomposition
+                          ? model::best_plan(problem, pyramid_budget, k, schedule, *request.decomposition, request.height)
+                          : model::best_plan_auto(problem, pyramid_budget, k, schedule, request.height);
+      break;
+  }
+  return run;
+}
+
+template <class T>
+std::uint64_t minimum_heat_budget(const HeatSolver<T>& solver, std::size_t steps, Decomposition decomposition,
+                                  std::size_t height, Schedule schedule) {
+  return model::minimum_budget(heat_problem(solver, steps), decomposition, height, solver_buffer_layers(schedule));
+}
+
+#define ZIGGURAT_HEAT_PLANNER(T)                                                                                 \
+  template model::Problem heat_problem(const HeatSolver<T>&, std::size_t);                                      \
+  template PlannedHeatRun plan_heat(const HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&); \
+  template std::uint64_t minimum_heat_budget(const HeatSolver<T>&, std::size_t, Decomposition, std::size_t, Schedule);
+ZIGGURAT_HEAT_PLANNER(float)
+ZIGGURAT_HEAT_PLANNER(double)
+#undef ZIGGURAT_HEAT_PLANNER
+
+}  // namespace ziggurat

@@ -1,0 +1,53 @@
+#include "ziggurat/tuning/model_constants.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::model {
+
+TransferEngines transfer_engines(const OverlapMeasurement& o) {
+  const auto slowdown = [](double together, double alone) { return alone > 0 ? std::max(1.0, together / alone) : 1.0; };
+  return {o.transfers_overlap_compute(), o.duplex(), slowdown(o.upload_together_s, o.upload_s),
+          slowdown(o.download_together_s, o.download_s), slowdown(o.compute_together_s, o.compute_s)};
+}
+
+DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, std::size_t value_bytes,
+                               std::optional<double> tau_a_ns, bool pinned_host) {
+  if (!tau_a_ns) tau_a_ns = profile.tau_a_ns(dims, value_bytes);
+  if (!tau_a_ns) {
+    throw UnsupportedFeature("the profile of " + profile.device + " has no measured compute rate for a " +
+                             std::to_string(dims) + "D " + (value_bytes == 4 ? "float" : "double") +
+                             " stencil (ziggurat has no such kernel yet, or the device lacks fp64): give tau_a_ns");
+  }
+  const auto per_value = [&](const TransferFit& fit) {
+    return TransferCost{fit.latency_s * 1e9, static_cast<double>(value_bytes) / fit.bytes_per_s * 1e9};
+  };
+  DeviceConstants k;
+  k.upload = per_value(pinned_host ? profile.upload_pinned : profile.upload_pageable);
+  k.download = per_value(pinned_host ? profile.download_pinned : profile.download_pageable);
+  k.rect_upload = per_value(profile.upload_rect);
+  k.rect_download = per_value(profile.download_rect);
+  k.tau_a_ns = *tau_a_ns;
+  k.launch_ns = profile.launch_pipelined_s * 1e9;
+  k.engines = transfer_engines(profile.overlap);
+  k.rect_engines = transfer_engines(profile.rect_overlap);
+  return k;
+}
+
+LongVectorConstants long_vector_constants(const DeviceProfile& profile, std::size_t value_bytes, double values) {
+  if (profile.numstreams == 0) {
+    throw UnsupportedFeature("the profile of " + profile.device + " has no long-vector constants: CLBlast could not run there");
+  }
+  LongVectorConstants c;
+  c.t_kernel_ns = profile.axpy_call_s * 1e9;
+  c.t_add_ns = c.t_saxpy_ns = profile.axpy_wave_s * 1e9 * static_cast<double>(value_bytes) / 4;  // measured in float
+  c.t0_ns = profile.launch_pipelined_s * 1e9;  // restoring the boundary: one small kernel
+  c.numstreams = static_cast<double>(profile.numstreams);
+  const double bytes = values * static_cast<double>(value_bytes);
+  c.transfer_ns = (profile.upload_pinned.seconds(bytes) + profile.download_pinned.seconds(bytes)) * 1e9;
+  return c;
+}
+
+}  // namespace ziggurat::model

@@ -1,0 +1,191 @@
+#include "ziggurat/tuning/profile_store.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "base/hash.hpp"
+#include "tuning/json_fields.hpp"
+#include "ziggurat/base/binary_cache.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
+#include "ziggurat/base/version.hpp"
+#include "ziggurat/tuning/calibration.hpp"
+
+namespace ziggurat {
+
+namespace {
+
+using nlohmann::json;
+
+// Bumped whenever a tuning record's fields or their meaning change: older files are ignored.
+constexpr int kTuningFormat = 1;
+
+std::string hash_name(const std::string& text) {
+  char name[24];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(detail::fnv1a64(text.data(), text.size())));
+  return name;
+}
+
+std::string device_identity(const DeviceInfo& device) {
+  return device.platform_name + "\n" + device.name + "\n" + device.vendor + "\n" + device.driver_version;
+}
+
+// The identity a record must carry to be used: this library, this device and driver.
+struct Identity {
+  std::string library_version, platform, device, vendor, driver;
+};
+
+Identity identity_of(const DeviceInfo& d) { return {version, d.platform_name, d.name, d.vendor, d.driver_version}; }
+
+// Why a record measured as `have` cannot serve `want`, or "".
+std::string difference(const Identity& have, const Identity& want) {
+  for (const auto& [what, h, w] : {std::tuple{"the library version", &have.library_version, &want.library_version},
+                                   {"the platform", &have.platform, &want.platform},
+                                   {"the device", &have.device, &want.device},
+                                   {"the vendor", &have.vendor, &want.vendor},
+                                   {"the driver", &have.driver, &want.driver}}) {
+    if (*h != *w) return std::string(what) + " is '" + *w + "' now, the record was measured with '" + *h + "'";
+  }
+  return {};
+}
+
+// Writes `text` as `path` atomically, creating its folder; returns why it could not, or "".
+std::string store_file(const std::filesystem::path& path, const std::string& text) {
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  try {
+    write_file_atomically(path, text);
+  } catch (const IoError& failure) {
+    return failure.what();
+  }
+  return {};
+}
+
+json record_json(const DeviceInfo& device, const TuningRecord& record) {
+  json seconds = json::array();
+  for (const auto& [variant, s] : record.seconds) seconds.push_back({{"variant", variant}, {"seconds", s}});
+  const Identity id = identity_of(device);
+  return {{"format", kTuningFormat}, {"library_version", id.library_version}, {"platform", id.platform},
+          {"device", id.device},     {"vendor", id.vendor},                   {"driver", id.driver},
+          {"key", record.key},       {"seconds", seconds}};
+}
+
+void validate(const TuningRecord& record) {
+  if (record.seconds.empty()) throw InvalidArgument("tuning record '" + record.key + "' has no timings");
+  for (const auto& [variant, s] : record.seconds) {
+    if (!std::isfinite(s) || s <= 0) {
+      throw InvalidArgument("tuning record '" + record.key + "': " + variant + " took " + std::to_string(s) +
+                            " s, which no measurement gives");
+    }
+  }
+}
+
+// The record in `path` if it is complete and measured on `device` with this library.
+std::optional<TuningRecord> read_record(const std::filesystem::path& path, const DeviceInfo& device) {
+  try {
+    const auto bytes = read_file(path);
+    const json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("format") || j["format"] != kTuningFormat) return std::nullopt;
+    const detail::JsonFields r(j, "tuning record");
+    const Identity have{r.text("library_version"), r.text("platform"), r.text("device"), r.text("vendor"), r.text("driver")};
+    if (!difference(have, identity_of(device)).empty()) return std::nullopt;
+    TuningRecord record;
+    record.key = r.text("key");
+    for (const auto& entry : r.array("seconds")) {
+      const auto one = r.element(entry, "timing");
+      record.seconds.emplace_back(one.text("variant"), one.number("seconds"));
+    }
+    validate(record);
+    return record;
+  } catch (const Error&) {
+    return std::nullopt;  // unreadable or damaged: measured again, and replaced
+  }
+}
+
+}  // namespace
+
+std::filesystem::path profile_path(const DeviceInfo& device) {
+  const auto root = cache_root();
+  if (!root) return {};
+  return *root / "profiles" / (hash_name(device_identity(device)) + ".json");
+}
+
+std::optional<DeviceProfile> load_cached_profile(const DeviceInfo& device, std::string* why_not) {
+  const auto path = profile_path(device);
+  std::error_code error;
+  if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  std::string reason;
+  try {
+    const auto bytes = read_file(path);
+    DeviceProfile cached = profile_from_json(std::string(bytes.begin(), bytes.end()));
+    const std::string stale = difference({cached.library_version, cached.platform, cached.device, cached.vendor, cached.driver},
+                                         identity_of(device));
+    if (stale.empty()) return cached;
+    reason = "stale: " + stale;
+  } catch (const IoError& failure) {
+    reason = std::string("unusable: ") + failure.what();
+  }
+  if (why_not != nullptr) *why_not = reason;
+  return std::nullopt;
+}
+
+std::string store_profile(const DeviceInfo& device, const DeviceProfile& profile) {
+  const auto path = profile_path(device);
+  if (path.empty()) return "caching is off";
+  return store_file(path, profile_to_json(profile));
+}
+
+DeviceProfile load_or_calibrate(const Context& context, bool force, ProfileOrigin* origin) {
+  ProfileOrigin where;
+  where.path = profile_path(context.device());
+  if (!force) {
+    if (auto cached = load_cached_profile(context.device(), &where.remeasured_because)) {
+      where.from_cache = true;
+      if (origin != nullptr) *origin = where;
+      return *cached;
+    }
+  }
+  DeviceProfile measured = calibrate(context);
+  if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
+  if (origin != nullptr) *origin = where;
+  return measured;
+}
+
+std::filesystem::path tuning_record_path(const DeviceInfo& device, const std::string& key) {
+  const auto root = cache_root();
+  if (!root) return {};
+  return *root / "tuning" / hash_name(device_identity(device)) / (hash_name(key) + ".json");
+}
+
+std::optional<TuningRecord> load_tuning_record(const DeviceInfo& device, const std::string& key) {
+  const auto path = tuning_record_path(device, key);
+  std::error_code error;
+  if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  auto record = read_record(path, device);
+  if (record && record->key != key) return std::nullopt;  // another key with the same hash
+  return record;
+}
+
+std::string store_tuning_record(const DeviceInfo& device, const TuningRecord& record) {
+  validate(record);
+  const auto path = tuning_record_path(device, record.key);
+  if (path.empty()) return "caching is off";
+  return store_file(path, record_json(device, record).dump(2) + "\n");
+}
+
+std::vector<TuningRecord> list_tuning_records(const DeviceInfo& device) {
+  std::vector<TuningRecord> records;
+  const auto root = cache_root();
+  if (!root) return records;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(*root / "tuning" / hash_name(device_identity(device)), error)) {
+    if (entry.path().extension() != ".json") continue;  // e.g. a write that a crashed process left
+    if (auto record = read_record(entry.path(), device)) records.push_back(std::move(*record));
+  }
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return records;
+}
+
+}  // namespace ziggurat

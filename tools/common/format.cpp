@@ -1,0 +1,183 @@
+#include "format.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::cli {
+
+std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims) {
+  const std::string example = max_dims == 2 ? "1024x768" : "1024x768x64";
+  const auto fail = [&](const std::string& problem) -> std::vector<std::size_t> {
+    throw InvalidArgument("--size '" + text + "': " + problem + "; write extents fastest axis first, e.g. " + example);
+  };
+  std::vector<std::size_t> extents;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find('x', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    if (part.empty() || part.size() > 18 ||
+        !std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return fail("'" + part + "' is not a positive integer");
+    }
+    extents.push_back(std::stoull(part));
+    if (extents.back() == 0) return fail("an extent is zero");
+    start = end + 1;
+  }
+  if (extents.size() < min_dims || extents.size() > max_dims) {
+    return fail("expected " + std::to_string(min_dims) + (min_dims == max_dims ? "" : " to " + std::to_string(max_dims)) +
+                " extents, got " + std::to_string(extents.size()));
+  }
+  return extents;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) {
+    const auto first = part.find_first_not_of(" \t"), last = part.find_last_not_of(" \t");
+    parts.push_back(first == std::string::npos ? "" : part.substr(first, last - first + 1));
+  }
+  return parts;
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  static const std::pair<const char*, double> units[] = {
+      {"", 1},          {"B", 1},       {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  std::size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  const std::string unit = end > 0 ? text.substr(end) : "";
+  for (const auto& [name, factor] : units) {
+    if (end > 0 && unit == name && std::isfinite(value) && value > 0 && value * factor < 1.8e19) {
+      return static_cast<std::uint64_t>(value * factor);
+    }
+  }
+  throw InvalidArgument("'" + text + "' is not a memory size: write a positive number with an optional unit, e.g. "
+                        "512MiB, 1.5GiB, 2GB or 4096 (bytes)");
+}
+
+std::vector<double> parse_numbers(const std::string& text, const std::string& what) {
+  std::vector<double> numbers;
+  for (const auto& part : split(text, ',')) {
+    std::size_t end = 0;
+    double value = 0;
+    try {
+      value = std::stod(part, &end);
+    } catch (const std::exception&) {
+      end = 0;
+    }
+    if (end == 0 || end != part.size() || !(value > 0) || !std::isfinite(value)) {
+      throw InvalidArgument(what + " '" + text + "': '" + part + "' is not a positive number");
+    }
+    numbers.push_back(value);
+  }
+  return numbers;
+}
+
+CLI::Validator whole_number(std::size_t min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 18 &&
+                            std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+        if (digits && std::stoull(text) >= min) return {};
+        return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
+      },
+      "INT>=" + std::to_string(min));
+}
+
+void require_device_precision(const DeviceInfo& device, const std::string& precision) {
+  if (precision == "f64" && !device.fp64) {
+    throw UnsupportedFeature(device.label() + " has no double precision (cl_khr_fp64): use --precision f32, or a "
+                             "device with fp64 (--device fp64)");
+  }
+}
+
+void add_precision_option(CLI::App* command, std::string& precision, const std::string& help) {
+  command->add_option("--precision", precision, help)
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  std::ostringstream text;
+  text << (unit == 0 ? std::setprecision(0) : std::setprecision(value < 10 ? 2 : value < 100 ? 1 : 0))
+       << std::fixed << value << " " << units[unit];
+  return text.str();
+}
+
+std::string number_text(double value, int digits) {
+  std::ostringstream text;
+  const double magnitude = std::abs(value);
+  if (magnitude >= 1 && magnitude < 1e6) {
+    // Plain decimals for readable magnitudes: 1040, 78.7, 8.49.
+    int decimals = digits - 1;
+    for (double bound = 10; magnitude >= bound && decimals > 0; bound *= 10) --decimals;
+    text << std::fixed << std::setprecision(decimals) << value;
+  } else {
+    text << std::setprecision(digits) << value;
+  }
+  return text.str();
+}
+
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  return text;
+}
+
+void Table::print(std::ostream& out) const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+void check_output_path(const std::string& path, const char* option, const std::string& input, const char* input_option) {
+  if (path.empty()) return;
+  const std::filesystem::path out(path);
+  std::error_code error;
+  if (!input.empty() && std::filesystem::equivalent(out, input, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + " is the " + input_option + " file: ziggurat never overwrites its "
+                          "input; choose another output path");
+  }
+  if (std::filesystem::is_directory(out, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + " is a folder; give a file name");
+  }
+  const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder, error)) {
+    throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
+  }
+}
+
+}  // namespace ziggurat::cli

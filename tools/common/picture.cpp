@@ -1,0 +1,161 @@
+#include "picture.hpp"
+
+#include <png.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::cli {
+namespace {
+
+constexpr std::size_t kMessageSize = 256;
+
+void on_png_error(png_structp png, png_const_charp message) {
+  // errno tells why a write failed ("No space left on device"); encode_png clears it first.
+  auto* out = static_cast<char*>(png_get_error_ptr(png));
+  if (errno != 0) {
+    std::snprintf(out, kMessageSize, "%s: %s", message, std::strerror(errno));
+  } else {
+    std::snprintf(out, kMessageSize, "%s", message);
+  }
+  png_longjmp(png, 1);
+}
+
+void on_png_warning(png_structp, png_const_charp) {}
+
+// Encodes 8-bit RGB rows, top row first, into `file`. Returns false with libpng's message in `error`
+// (kMessageSize chars). Holds no C++ objects, so libpng's longjmp on error skips no destructors.
+bool encode_png(std::FILE* file, const unsigned char* rgb, png_uint_32 width, png_uint_32 height, char* error) {
+  errno = 0;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, error, on_png_error, on_png_warning);
+  if (png == nullptr) {
+    std::snprintf(error, kMessageSize, "libpng could not start (out of memory?)");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    png_destroy_write_struct(&png, nullptr);
+    std::snprintf(error, kMessageSize, "libpng could not start (out of memory?)");
+    return false;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
+  png_init_io(png, file);
+  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, rgb + std::size_t{y} * width * 3);
+  png_write_end(png, info);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
+// Viridis (matplotlib's table, every 17th of its 256 entries), interpolated linearly between anchors.
+constexpr unsigned char kViridis[16][3] = {
+    {68, 1, 84},    {72, 26, 108},  {71, 47, 125},  {65, 68, 135},  {57, 86, 140},   {49, 104, 142},
+    {42, 120, 142}, {35, 136, 142}, {31, 152, 139}, {34, 168, 132}, {53, 183, 121},  {84, 197, 104},
+    {122, 209, 81}, {165, 219, 54}, {210, 226, 27}, {253, 231, 37}};
+
+void viridis(double t, unsigned char* rgb) {
+  const double s = std::clamp(t, 0.0, 1.0) * 15;
+  const int k = std::min(static_cast<int>(s), 14);
+  const double f = s - k;
+  for (int c = 0; c < 3; ++c) {
+    rgb[c] = static_cast<unsigned char>(std::lround(kViridis[k][c] + f * (kViridis[k + 1][c] - kViridis[k][c])));
+  }
+}
+
+}  // namespace
+
+template <class T>
+void write_field_png(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& extents,
+                     std::size_t max_side) {
+  if (extents.size() != 2 && extents.size() != 3) {
+    throw InvalidArgument("a picture needs a 2D or 3D grid, not a " + std::to_string(extents.size()) + "D one");
+  }
+  const std::size_t width = extents[0], height = extents[1];
+  if (width == 0 || height == 0 || (extents.size() == 3 && extents[2] == 0)) {
+    throw InvalidArgument("cannot draw a picture of an empty grid");
+  }
+  if (max_side == 0) throw InvalidArgument("a picture needs at least 1 pixel a side (max_side is 0)");
+  const T* slice = values + (extents.size() == 3 ? extents[2] / 2 * width * height : 0);
+
+  // The longer side becomes max_side; the shorter one keeps the aspect ratio, rounded to nearest.
+  const std::size_t longer = std::max(width, height);
+  const auto reduced = [&](std::size_t side) {
+    return longer <= max_side ? side : std::max<std::size_t>(1, (side * max_side + longer / 2) / longer);
+  };
+  const std::size_t out_width = reduced(width), out_height = reduced(height);
+  if (out_width > PNG_UINT_31_MAX || out_height > PNG_UINT_31_MAX) {
+    throw InvalidArgument("a picture cannot be that large: lower max_side");
+  }
+
+  // Pixel (i, j) averages the cells [i W / out_width, (i + 1) W / out_width) x (the same for rows).
+  std::vector<double> shown(out_width * out_height);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::size_t j = 0; j < out_height; ++j) {
+    const std::size_t y0 = j * height / out_height, y1 = (j + 1) * height / out_height;
+    for (std::size_t i = 0; i < out_width; ++i) {
+      const std::size_t x0 = i * width / out_width, x1 = (i + 1) * width / out_width;
+      double sum = 0;
+      for (std::size_t y = y0; y < y1; ++y) {
+        for (std::size_t x = x0; x < x1; ++x) sum += static_cast<double>(slice[y * width + x]);
+      }
+      const double mean = sum / static_cast<double>((y1 - y0) * (x1 - x0));
+      shown[j * out_width + i] = mean;
+      if (std::isfinite(mean)) lo = std::min(lo, mean), hi = std::max(hi, mean);
+    }
+  }
+
+  std::vector<unsigned char> rgb(shown.size() * 3);
+  for (std::size_t j = 0; j < out_height; ++j) {
+    for (std::size_t i = 0; i < out_width; ++i) {
+      const double v = shown[j * out_width + i];
+      unsigned char* pixel = &rgb[((out_height - 1 - j) * out_width + i) * 3];  // PNG rows run top-down
+      if (!std::isfinite(v)) {
+        std::fill(pixel, pixel + 3, 128);  // NaN or infinity (a diverged run): grey, outside the map
+      } else {
+        viridis(hi > lo ? (v - lo) / (hi - lo) : 0.5, pixel);
+      }
+    }
+  }
+
+  const std::string temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + ".png";
+  const std::string what = "cannot write the picture '" + path.string() + "': ";
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) throw IoError(what + std::strerror(errno));
+  char error[kMessageSize] = "";
+  const bool encoded = encode_png(file, rgb.data(), static_cast<png_uint_32>(out_width),
+                                  static_cast<png_uint_32>(out_height), error);
+  const bool closed = std::fclose(file) == 0;  // may be the first to see a full disk
+  const int close_errno = errno;
+  std::error_code ignored;
+  if (!encoded || !closed) {
+    std::filesystem::remove(temporary, ignored);
+    throw IoError(what + (encoded ? std::strerror(close_errno) : error));
+  }
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (renamed) {
+    std::filesystem::remove(temporary, ignored);
+    throw IoError(what + renamed.message());
+  }
+}
+
+template void write_field_png<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&,
+                                     std::size_t);
+template void write_field_png<double>(const std::filesystem::path&, const double*, const std::vector<std::size_t>&,
+                                      std::size_t);
+
+}  // namespace ziggurat::cli
