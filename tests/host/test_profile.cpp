@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "../support/util.hpp"
+#include "tuning/timing.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
@@ -295,4 +296,18 @@ TEST_CASE("processes that store autotuning records at the same time lose none of
   for (int p = 0; p < kProcesses; ++p) a_writers = a_writers || shared->seconds.front().second == 1e-3 * (p + 1);
   CHECK(a_writers);
   CHECK(list_tuning_records(device()).size() == kProcesses * kRecords + 1);
+}
+
+TEST_CASE("every measurement drops its warm-up round, and only that one") {
+  // The overlap measurement once kept its warm-up samples; now every timing goes through this.
+  std::vector<std::size_t> called;
+  const auto kept = detail::kept_rounds(3, [&](std::size_t round) {
+    called.push_back(round);
+    return round == 0 ? 1000.0 : static_cast<double>(round);  // a slow first round, as on a device
+  });
+  CHECK(called == std::vector<std::size_t>{0, 1, 2, 3});
+  CHECK(kept == std::vector<double>{1, 2, 3});
+  CHECK(detail::median(kept) == 2);
+  CHECK(detail::median({4, 1, 3, 2}) == 2.5);
+  CHECK_THROWS_AS(detail::median({}), InvalidArgument);
 }
