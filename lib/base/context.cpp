@@ -1,7 +1,9 @@
 #include "ziggurat/base/context.hpp"
 
+#include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/program.hpp"
@@ -31,8 +33,10 @@ struct Context::Impl {
   cl::Context context;
   cl::CommandQueue compute, upload, download;
   BinaryCache cache;
-  std::mutex mutex;
-  std::map<std::string, cl::Program> programs;  // by program_cache_key
+  std::mutex mutex;  // guards programs, stats and cache; builds themselves run outside it
+  // By program_cache_key: a program built, or being built by the first thread that asked for it
+  // (the others wait for it), so that different programs compile at the same time.
+  std::map<std::string, std::shared_future<cl::Program>> programs;
   ProgramBuildStats stats;
   std::once_flag probed;  // the preferred work-group multiple is asked for once
   std::size_t work_group_multiple = 0;
@@ -80,28 +84,57 @@ struct Context::Impl {
   }
 
   const cl::Program& build(std::string_view name, const std::string& source, const std::string& options) {
-    std::lock_guard<std::mutex> lock(mutex);
     const std::string key = program_cache_key(device, source, options);
-    if (const auto found = programs.find(key); found != programs.end()) {
-      ++stats.from_memory;
-      return found->second;
-    }
-    cl::Program program;
-    if (const auto binary = cache.load(key)) {
-      program = from_binary(*binary, options);
-      if (program() != nullptr) {
-        ++stats.from_disk;
+    std::promise<cl::Program> promise;
+    std::shared_future<cl::Program> program;
+    bool first = false;  // this thread asked first, so it builds the program
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (const auto found = programs.find(key); found != programs.end()) {
+        ++stats.from_memory;
+        program = found->second;
       } else {
-        cache.remove(key);
-        ++stats.refused_binaries;
+        program = programs.emplace(key, promise.get_future().share()).first->second;
+        first = true;
       }
     }
-    if (program() == nullptr) {
-      program = from_source(name, source, options);
-      ++stats.from_source;
-      cache.store(key, binary_of(program));
+    if (first) {
+      try {
+        promise.set_value(load_or_compile(name, key, source, options));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        programs.erase(key);  // a later call tries again
+        promise.set_exception(std::current_exception());
+      }
     }
-    return programs.emplace(key, std::move(program)).first->second;
+    return program.get();  // the map keeps the program alive for the Context's lifetime
+  }
+
+  // The program from the binary cache if the driver takes it, else compiled from source (and
+  // then cached).
+  cl::Program load_or_compile(std::string_view name, const std::string& key, const std::string& source,
+                              const std::string& options) {
+    std::optional<BinaryCache::Binary> binary;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      binary = cache.load(key);
+    }
+    if (binary) {
+      cl::Program program = from_binary(*binary, options);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (program() != nullptr) {
+        ++stats.from_disk;
+        return program;
+      }
+      cache.remove(key);
+      ++stats.refused_binaries;
+    }
+    cl::Program program = from_source(name, source, options);
+    const BinaryCache::Binary compiled = binary_of(program);
+    std::lock_guard<std::mutex> lock(mutex);
+    ++stats.from_source;
+    cache.store(key, compiled);
+    return program;
   }
 };
 

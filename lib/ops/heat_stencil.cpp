@@ -31,7 +31,8 @@ struct BoxGroups {
         tile_y(power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size / tile_x, 8))) {}
 };
 
-// The one program of heat_stencil.cl for T on a device: every kernel in it, the naive one too.
+}  // namespace
+
 template <class T>
 const cl::Program& heat_stencil_program(const Context& context) {
   const BoxGroups groups(context.device());
@@ -42,8 +43,6 @@ const cl::Program& heat_stencil_program(const Context& context) {
                                              .define("TILE_Y", groups.tile_y)
                                              .str());
 }
-
-}  // namespace
 
 std::size_t row_alignment(const DeviceInfo& device, std::size_t value_bytes) {
   return std::max<std::size_t>(1, device.base_address_align_bytes / value_bytes);
@@ -118,6 +117,8 @@ void NaiveHeatStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, co
         "running heat2d_naive");
 }
 
+template const cl::Program& heat_stencil_program<float>(const Context&);
+template const cl::Program& heat_stencil_program<double>(const Context&);
 template class HeatBoxStep<float>;
 template class HeatBoxStep<double>;
 template class NaiveHeatStep<float>;

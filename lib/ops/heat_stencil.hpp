@@ -28,6 +28,11 @@ struct BufferShape {
   std::size_t offset(std::size_t x, std::size_t y, std::size_t z) const { return z * plane + y * pitch + x; }
 };
 
+/// The one program of heat_stencil.cl for T on the context's device, every kernel in it (built on
+/// first use; calling it early builds it ahead, e.g. on another thread).
+template <class T>
+const cl::Program& heat_stencil_program(const Context& context);
+
 /// The row alignment of the step kernels' buffers, in values of `value_bytes`: the device's
 /// base-address alignment, so that every row starts aligned.
 std::size_t row_alignment(const DeviceInfo& device, std::size_t value_bytes);

@@ -12,10 +12,15 @@ namespace {
 
 template <class T>
 cl::Kernel stream_kernel(const Context& context, const char* name) {
-  return context.kernel(context.program("stream", BuildOptions().real_type<T>().str()), name);
+  return context.kernel(stream_program<T>(context), name);
 }
 
 }  // namespace
+
+template <class T>
+const cl::Program& stream_program(const Context& context) {
+  return context.program("stream", BuildOptions().real_type<T>().str());
+}
 
 template <class T>
 void enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value) {
@@ -48,6 +53,8 @@ void EmptyKernel::enqueue(cl::CommandQueue& queue, cl::Event* done) {
         "clEnqueueNDRangeKernel", "launching the empty kernel");
 }
 
+template const cl::Program& stream_program<float>(const Context&);
+template const cl::Program& stream_program<double>(const Context&);
 template void enqueue_fill<float>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, float);
 template void enqueue_fill<double>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, double);
 template class CopyKernel<float>;

@@ -7,6 +7,10 @@
 
 namespace ziggurat::detail {
 
+/// The program of stream.cl for T (built on first use; calling it early builds it ahead).
+template <class T>
+const cl::Program& stream_program(const Context& context);
+
 /// Enqueues a kernel that sets the first `count` values of `buffer` to `value`. (A kernel, not
 /// clEnqueueFillBuffer: Oclgrind's uninitialised-value check sees what kernels write.)
 template <class T>

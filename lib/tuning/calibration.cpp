@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <functional>
+#include <future>
 #include <optional>
 
 #include "ops/heat_stencil.hpp"
@@ -310,6 +311,22 @@ OverlapMeasurement measure_overlap(const Context& context, const DeviceTimer& ti
 // (interpolated; there the elements cost as much as the call itself, the knee of floor + linear
 // growth), and a wave the growth per numstreams elements over the longest vectors. The cost of one
 // call comes from many one-element calls back to back (host clock).
+// CLBlast builds xAXPY for a context on its first call; one call on a queue of its own (the
+// context's queues are busy with the measurements) builds it ahead. CLBlast not running here is
+// not an error: measure_axpy finds out.
+void build_clblast_axpy(const Context& context) {
+  cl_int err = CL_SUCCESS;
+  cl::CommandQueue queue(context.cl_context(), context.device().device, 0, &err);
+  if (err != CL_SUCCESS) return;
+  try {
+    DeviceBuffer<float> x(context, 1, "axpy x"), y(context, 1, "axpy y");
+    cl_command_queue raw = queue();
+    clblast::Axpy<float>(1, 1.0f, x.get()(), 0, 1, y.get()(), 0, 1, &raw, nullptr);
+    queue.finish();
+  } catch (const Error&) {  // measure_axpy meets the same problem and says so
+  }
+}
+
 struct VectorConstants {
   std::size_t numstreams = 0;
   double wave_s = 0, call_s = 0;
@@ -433,6 +450,16 @@ DeviceProfile calibrate(const Context& context) {
     throw UnsupportedFeature(device.label() + " has too little memory to calibrate (its largest allocation is " +
                              std::to_string(device.max_alloc_bytes >> 20) + " MiB; 16 MiB are needed)");
   }
+  // The kernels compile on host threads while the transfers are measured: compiled cold, they
+  // take longer than every transfer measurement together. (Later uses wait for their builds.)
+  std::vector<std::future<void>> builds;
+  const auto build = [&](const cl::Program& (*program)(const Context&)) {
+    builds.push_back(std::async(std::launch::async, [&context, program] { program(context); }));
+  };
+  build(detail::stream_program<float>);
+  build(detail::heat_stencil_program<float>);
+  if (device.fp64) build(detail::heat_stencil_program<double>);
+  builds.push_back(std::async(std::launch::async, [&context] { build_clblast_axpy(context); }));
   std::optional<PinnedHostBuffer<unsigned char>> pinned;
   std::vector<unsigned char> pageable;
   phase("host memory", [&] {
@@ -467,6 +494,15 @@ DeviceProfile calibrate(const Context& context) {
     p.upload_rect = t.up;
     p.download_rect = t.down;
   });
+  phase("stencil rates", [&] {
+    const std::size_t grid_bytes = measurement_bytes(device, 128u << 20);
+    // 2D float first: the overlap measurement uses it. Double last: its program builds longest.
+    for (const std::size_t dims : {2, 1, 3}) p.kernels.push_back(measure_heat<float>(context, timer, dims, grid_bytes));
+    for (const std::size_t dims : {2, 1, 3}) {
+      if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
+    }
+  });
+  // Launches are timed by the host clock: after the stencil rates, when no build runs beside them.
   phase("launches", [&] { std::tie(p.launch_pipelined_s, p.launch_blocking_s) = measure_launches(context); });
   if (device.profiling) {
     phase("copy bandwidth", [&] {
@@ -474,13 +510,6 @@ DeviceProfile calibrate(const Context& context) {
           measure_copy_bandwidth(context, measurement_bytes(device, 256u << 20), 2);
     });
   }
-  phase("stencil rates", [&] {
-    const std::size_t grid_bytes = measurement_bytes(device, 128u << 20);
-    for (const std::size_t dims : {2, 1, 3}) {  // 2D float first: the overlap measurement uses it
-      p.kernels.push_back(measure_heat<float>(context, timer, dims, grid_bytes));
-      if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
-    }
-  });
   const double step_s_per_node = p.kernels.front().ns_per_node * 1e-9;
   phase("overlap", [&] {
     p.overlap = measure_overlap(context, timer, pinned->data(), bytes, false, p.upload_pinned, step_s_per_node);
@@ -496,6 +525,7 @@ DeviceProfile calibrate(const Context& context) {
       // CLBlast does not run here: the long-vector constants stay unmeasured (numstreams 0).
     }
   });
+  for (auto& built : builds) built.get();  // every build has been waited for; a failure would have shown
   p.calibration_s = seconds_since(start);
   // A measurement that came out impossible (a zero timer, a negative slope) is an error here, not
   // a profile that the model would trust.
