@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <numeric>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 
@@ -134,6 +135,48 @@ TEST_CASE("a Context is a handle: copies share programs, and probing is thread-s
     for (auto& thread : threads) thread.join();
     for (const auto multiple : multiples) CHECK(multiple == shared.preferred_work_group_multiple());
     CHECK(fresh.build_stats().from_source == 1);
+  });
+}
+
+TEST_CASE("threads build different programs at once, and each program once") {
+  for_each_device([](Context& shared) {
+    Context context(shared.device(), BinaryCache::disabled());
+    constexpr int kThreads = 8, kPrograms = 4;
+    cl_program handles[kThreads][kPrograms] = {};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&context, &handles, t] {
+        for (int p = 0; p < kPrograms; ++p) {
+          const int which = (p + t) % kPrograms;  // every thread in another order
+          handles[t][which] = context.program("stream", BuildOptions().real_type<float>().define("VARIANT", which).str())();
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; ++t) {
+      for (int p = 0; p < kPrograms; ++p) CHECK(handles[t][p] == handles[0][p]);
+    }
+    for (int p = 1; p < kPrograms; ++p) CHECK(handles[0][p] != handles[0][0]);
+    const ProgramBuildStats stats = context.build_stats();
+    CHECK(stats.from_source == kPrograms);
+    CHECK(stats.from_memory == kThreads * kPrograms - kPrograms);
+    // A program that fails to build fails for every thread that asked, and is tried again later.
+    std::vector<std::thread> failing;
+    int errors = 0;
+    std::mutex mutex;
+    for (int t = 0; t < 4; ++t) {
+      failing.emplace_back([&] {
+        try {
+          context.program_from_source("broken", "__kernel void broken( {", "");
+        } catch (const BuildError&) {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++errors;
+        }
+      });
+    }
+    for (auto& thread : failing) thread.join();
+    CHECK(errors == 4);
+    CHECK_THROWS_AS(context.program_from_source("broken", "__kernel void broken( {", ""), BuildError);
   });
 }
 
