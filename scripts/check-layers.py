@@ -8,7 +8,7 @@ include/ziggurat/<layer>/, sources and internal headers in lib/<layer>/. The rul
   * include/ziggurat/ holds only ziggurat.hpp and layer folders, lib/ only CMakeLists.txt and
     layer folders;
   * clients (tools/, bench/, python/) include public headers ziggurat/<layer>/... of any layer,
-    never a file of lib/;
+    never a file of lib/, and neither do public headers (installed users have no lib/);
   * no include cycle between modules; a module is a layer and a file stem, e.g. tuning/calibration
     is include/ziggurat/tuning/calibration.hpp plus lib/tuning/calibration.{cpp,hpp}.
 tests/ are exempt. An include "X" (or <ziggurat/...>) is the public header include/X if X starts
@@ -94,11 +94,11 @@ def check_file(root, rel, kind, edges):
                 yield where, f"includes the umbrella header {target}: include the headers it needs"
         elif dest.startswith("include/") and layer is None:
             yield where, f"includes {target}, which is not in a layer ({', '.join(LAYERS)})"
-        elif kind == "client":
-            if dest.startswith("lib/"):
-                yield where, (f"includes {target} ({dest}), a library internal: "
-                              "clients may include only public headers ziggurat/<layer>/...")
-        elif own and layer:
+        elif dest.startswith("lib/") and (kind == "client" or rel.startswith("include/")):
+            yield where, (f"includes {target} ({dest}), a library internal: "
+                          f"{'clients' if kind == 'client' else 'public headers'} may include only "
+                          "public headers ziggurat/<layer>/...")
+        elif kind == "lib" and own and layer:
             if LAYERS[layer] > LAYERS[own]:
                 yield where, (f"includes {target} ({layer}, rank {LAYERS[layer]}) from {own} "
                               f"(rank {LAYERS[own]}): a layer may use only the layers below it")
@@ -190,6 +190,10 @@ PLANTED = [  # (what, files added or replaced, expected message)
     ("a cycle between two tuning modules",
      {"lib/tuning/a.cpp": '#include "ziggurat/tuning/b.hpp"\n'},
      "cycle: tuning/a -> tuning/b -> tuning/a"),
+    ("a public header including a library internal",
+     {"include/ziggurat/ops/spmm.hpp": '#include "base/file_io.hpp"\n'},
+     "include/ziggurat/ops/spmm.hpp:1: includes base/file_io.hpp (lib/base/file_io.hpp), a library internal: "
+     "public headers"),
     ("a stray header in include/ziggurat/",
      {"include/ziggurat/stray.hpp": "#pragma once\n"},
      "include/ziggurat/stray.hpp:1: not in a layer folder of include/ziggurat/"),

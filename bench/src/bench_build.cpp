@@ -14,7 +14,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 
 namespace ziggurat::cli {
 

@@ -19,7 +19,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
@@ -115,13 +116,15 @@ std::vector<Row> bench_one(const Context& context, const BenchMatrix<T>& m, std:
   const ReferenceProduct<T> reference = reference_product(m.csr, x, k);
   std::vector<Row> rows;
   using sparse::BsrStrategy;
-  for (const sparse::BsrKernel kernel : {sparse::BsrKernel{BsrStrategy::row, 0}, sparse::BsrKernel{BsrStrategy::group, 0},
-                                         sparse::BsrKernel{BsrStrategy::multirow, 0},
-                                         sparse::BsrKernel{BsrStrategy::automatic, 0}}) {
+  // Each strategy by its rule, then autotuning's choice (no kernel given).
+  for (const std::optional<sparse::BsrKernel> kernel :
+       {std::optional<sparse::BsrKernel>{{BsrStrategy::row, 0}}, std::optional<sparse::BsrKernel>{{BsrStrategy::group, 0}},
+        std::optional<sparse::BsrKernel>{{BsrStrategy::multirow, 0}}, std::optional<sparse::BsrKernel>{}}) {
     rows.push_back(time_ziggurat(context, prepare_block_product<T>(context, m.bsr, k, kernel), x, reference, options.repeat));
   }
   const double bsr_bytes = rows.back().bytes;
-  rows.push_back(time_ziggurat(context, prepare_block_product<T>(context, m.csr, k, {}), x, reference, options.repeat));
+  rows.push_back(time_ziggurat(context, prepare_block_product<T>(context, m.csr, k, std::nullopt), x, reference,
+                               options.repeat));
   rows.push_back(peer_row(time_viennacl(context, m.csr, x, k, reference.y, options.repeat)));
   if (!options.python.empty()) rows.push_back(peer_row(time_cusparse(options.python, m.csr, x, k, reference.y, options.repeat)));
   Row limit;

@@ -21,7 +21,7 @@
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/ops/spmm.hpp"
 
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
 

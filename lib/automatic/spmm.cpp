@@ -6,11 +6,13 @@
 namespace ziggurat::sparse {
 
 template <class T>
-std::vector<T> multiply(const Context& context, const DeviceBsr<T>& a, const std::vector<T>& x, std::size_t k) {
+std::vector<T> multiply_autotuned(const Context& context, const DeviceBsr<T>& a, const std::vector<T>& x, std::size_t k) {
   return multiply(context, a, x, k, choose_bsr_kernel(context, a, k).kernel);
 }
 
-template std::vector<float> multiply(const Context&, const DeviceBsr<float>&, const std::vector<float>&, std::size_t);
-template std::vector<double> multiply(const Context&, const DeviceBsr<double>&, const std::vector<double>&, std::size_t);
+template std::vector<float> multiply_autotuned(const Context&, const DeviceBsr<float>&, const std::vector<float>&,
+                                               std::size_t);
+template std::vector<double> multiply_autotuned(const Context&, const DeviceBsr<double>&, const std::vector<double>&,
+                                                std::size_t);
 
 }  // namespace ziggurat::sparse

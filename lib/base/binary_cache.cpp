@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -89,10 +88,7 @@ BinaryCache BinaryCache::from_environment() {
 }
 
 std::filesystem::path BinaryCache::entry_path(const std::string& key) const {
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.bin",
-                static_cast<unsigned long long>(detail::fnv1a64(key.data(), key.size())));
-  return directory_ / name;
+  return directory_ / (detail::hash_name(key) + ".bin");
 }
 
 std::optional<BinaryCache::Binary> BinaryCache::load(const std::string& key) {

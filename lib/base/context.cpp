@@ -33,7 +33,8 @@ struct Context::Impl {
   cl::Context context;
   cl::CommandQueue compute, upload, download;
   BinaryCache cache;
-  std::mutex mutex;  // guards programs, stats and cache; builds themselves run outside it
+  std::mutex mutex;        // guards programs and stats; builds run outside it
+  std::mutex cache_mutex;  // guards the binary cache, so that its disk I/O holds up no lookup
   // By program_cache_key: a program built, or being built by the first thread that asked for it
   // (the others wait for it), so that different programs compile at the same time.
   std::map<std::string, std::shared_future<cl::Program>> programs;
@@ -116,25 +117,30 @@ struct Context::Impl {
                               const std::string& options) {
     std::optional<BinaryCache::Binary> binary;
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<std::mutex> lock(cache_mutex);
       binary = cache.load(key);
     }
     if (binary) {
       cl::Program program = from_binary(*binary, options);
-      std::lock_guard<std::mutex> lock(mutex);
       if (program() != nullptr) {
-        ++stats.from_disk;
+        count(stats.from_disk);
         return program;
       }
+      std::lock_guard<std::mutex> lock(cache_mutex);
       cache.remove(key);
-      ++stats.refused_binaries;
+      count(stats.refused_binaries);
     }
     cl::Program program = from_source(name, source, options);
+    count(stats.from_source);
     const BinaryCache::Binary compiled = binary_of(program);
-    std::lock_guard<std::mutex> lock(mutex);
-    ++stats.from_source;
+    std::lock_guard<std::mutex> lock(cache_mutex);
     cache.store(key, compiled);
     return program;
+  }
+
+  void count(std::size_t& counter) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++counter;
   }
 };
 
@@ -154,7 +160,7 @@ ProgramBuildStats Context::build_stats() const {
 }
 
 BinaryCache Context::binary_cache() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::lock_guard<std::mutex> lock(impl_->cache_mutex);
   return impl_->cache;
 }
 

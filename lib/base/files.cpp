@@ -41,6 +41,14 @@ void sync_directory(const std::filesystem::path& directory) {
   ::close(fd);
 }
 
+// Temporary names hold the host too: processes of several machines (MPI ranks) may write into
+// one shared folder, and process ids repeat across machines.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "host";
+  return name;
+}
+
 }  // namespace
 
 std::vector<unsigned char> read_file(const std::filesystem::path& path) {
@@ -53,8 +61,8 @@ std::vector<unsigned char> read_file(const std::filesystem::path& path) {
 
 void write_file_atomically(const std::filesystem::path& path, std::initializer_list<FileChunk> chunks) {
   static std::atomic<unsigned> counter{0};
-  const std::filesystem::path temporary =
-      path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const std::filesystem::path temporary = path.string() + ".tmp-" + host_name() + "-" + std::to_string(::getpid()) +
+                                          "-" + std::to_string(counter++);
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) fail("create", temporary, errno);
   bool closed = false;
@@ -79,11 +87,5 @@ void write_file_atomically(const std::filesystem::path& path, std::initializer_l
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   write_file_atomically(path, {{text.data(), text.size()}});
 }
-
-namespace detail {
-
-std::string system_error_text(int error) { return std::generic_category().message(error); }
-
-}  // namespace detail
 
 }  // namespace ziggurat

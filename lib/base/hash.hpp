@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace ziggurat::detail {
 
@@ -16,6 +18,13 @@ inline std::uint64_t fnv1a64(const void* data, std::size_t size,
     hash *= 0x100000001b3ull;
   }
   return hash;
+}
+
+/// The hash of `text` as 16 hex digits: a file name for a cache entry.
+inline std::string hash_name(const std::string& text) {
+  char name[17];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(fnv1a64(text.data(), text.size())));
+  return name;
 }
 
 }  // namespace ziggurat::detail

@@ -48,7 +48,7 @@ std::string kernel_source(std::string_view name) {
   if (embedded == nullptr) {
     std::string known;
     for (const auto& kernel_name : embedded_kernel_names()) known += " " + kernel_name;
-    throw InvalidArgument("no kernel file '" + std::string(name) + ".cl' is embedded; known:" + known);
+    throw InvalidArgument("'" + std::string(name) + "' is not an embedded kernel family; known:" + known);
   }
   return file_text(*find_embedded(kPrologue)) + "\n" + file_text(*embedded);
 }

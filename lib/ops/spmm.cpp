@@ -77,7 +77,6 @@ void check_operands(const DeviceVectors<T>& x, const DeviceVectors<T>& y, std::s
 
 const char* to_string(BsrStrategy strategy) {
   switch (strategy) {
-    case BsrStrategy::automatic: return "auto";
     case BsrStrategy::row: return "row";
     case BsrStrategy::group: return "group";
     case BsrStrategy::multirow: return "multirow";
@@ -86,10 +85,10 @@ const char* to_string(BsrStrategy strategy) {
 }
 
 BsrStrategy parse_bsr_strategy(std::string_view text) {
-  for (auto s : {BsrStrategy::automatic, BsrStrategy::row, BsrStrategy::group, BsrStrategy::multirow}) {
+  for (auto s : {BsrStrategy::row, BsrStrategy::group, BsrStrategy::multirow}) {
     if (text == to_string(s)) return s;
   }
-  throw InvalidArgument("unknown block CSR kernel '" + std::string(text) + "': use auto, row, group or multirow");
+  throw InvalidArgument("unknown block CSR kernel '" + std::string(text) + "': use row, group or multirow");
 }
 
 std::string BsrKernel::name() const {
@@ -128,9 +127,9 @@ std::size_t widest_vector(std::size_t k, std::size_t per_launch) {
   return width;
 }
 
-// One launch of a block CSR kernel: KC vectors from j0 on.
+// One launch of a block CSR kernel: KC vectors.
 struct BsrLaunchShape {
-  std::size_t kc, j0;
+  std::size_t kc;
   std::size_t group = 0;     // work-items per group (0: the driver's choice, strategy row)
   std::size_t lanes = 0;     // multirow
   std::size_t width = 0;     // multirow
@@ -139,11 +138,11 @@ struct BsrLaunchShape {
 };
 
 BsrLaunchShape shape_launch(const Context& context, const BsrKernel& kernel, std::size_t b, std::size_t kc,
-                            std::size_t j0, const RowStats& stats, std::size_t value_bytes) {
+                            const RowStats& stats, std::size_t value_bytes) {
   const std::size_t block_rows = stats.rows;
   const std::size_t target = group_target(context);
   const std::size_t outputs = b * kc;
-  BsrLaunchShape shape{kc, j0};
+  BsrLaunchShape shape{kc};
   const auto too_wide = [&](std::size_t items) {
     return UnsupportedFeature(kernel.name() + " needs " + std::to_string(items) + " work-items per block row; " +
                               context.device().label() + " is used with groups of " + std::to_string(target));
@@ -176,9 +175,6 @@ BsrLaunchShape shape_launch(const Context& context, const BsrKernel& kernel, std
       shape.groups = block_rows;
       break;
     }
-    case BsrStrategy::automatic:
-      throw InvalidArgument("a product runs a concrete block CSR kernel: resolve `automatic` with choose_bsr_kernel "
-                            "(tuning/bsr_autotune.hpp), or multiply through automatic/spmm.hpp");
   }
   return shape;
 }
@@ -215,7 +211,7 @@ BsrMultiplier<T>::BsrMultiplier(const Context& context, const DeviceBsr<T>& a, s
   const std::size_t per_launch = std::min({kMaxVectorsPerLaunch, k, std::max<std::size_t>(1, group_target(context) / b)});
   if (kernel_.strategy == BsrStrategy::multirow) resolve_multirow(k, per_launch, a.row_stats(), group_target(context));
   for (std::size_t j0 = 0; j0 < k; j0 += per_launch) {
-    const BsrLaunchShape shape = shape_launch(context, kernel_, b, std::min(per_launch, k - j0), j0, a.row_stats(), sizeof(T));
+    const BsrLaunchShape shape = shape_launch(context, kernel_, b, std::min(per_launch, k - j0), a.row_stats(), sizeof(T));
     BuildOptions options;
     options.real_type<T>().define("B", b).define("K", k).define("KC", shape.kc);
     if (shape.group != 0) options.define("GROUP", shape.group);

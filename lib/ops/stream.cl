@@ -1,6 +1,6 @@
-// Streaming kernels: the simplest possible work. `fill` zeroes buffers through a kernel (which
-// Oclgrind's uninitialised-value check sees, unlike clEnqueueFillBuffer); `copy` measures the
-// device's copy bandwidth, the streaming limit the stencil kernels are compared with; `empty`
+// Streaming kernels: the simplest possible work. `fill` sets a buffer to a value through a kernel
+// (which Oclgrind's uninitialised-value check sees, unlike clEnqueueFillBuffer); `copy` measures
+// the device's copy bandwidth, the streaming limit the stencil kernels are compared with; `empty`
 // does nothing, so its time is the cost of a launch. Host side: lib/ops/stream.cpp.
 
 __kernel void fill(__global REAL* out, const REAL value, const ulong n) {

@@ -157,9 +157,9 @@ class PassRunner {
   std::size_t tasks() const { return full_.size(); }
 
   // The passes whose every download has completed, after a failure once the device has finished
-  // what it could: downloads complete in the order issued (one in-order queue), so the completed
-  // ones are the retired ones and a prefix of those in flight. Later passes write the other host
-  // layer or have not started, so the layer of the last completed pass holds its result.
+  // what it could: each download waits for the one before it, so the completed ones are the
+  // retired ones and a prefix of those in flight. Later passes write the other host layer or have
+  // not started, so the layer of the last completed pass holds its result.
   std::size_t passes_completed() const {
     std::size_t completed = retired_;
     for (const auto& task : in_flight_) {
@@ -340,7 +340,10 @@ class PassRunner {
     cl::Event downloaded;
     std::array<std::size_t, 3> at{};
     for (std::size_t axis = 0; axis < 3; ++axis) at[axis] = task.received.begin[axis] - task.sent.begin[axis];
-    transfer(false, slot.layer[slot.result].get(), task.received, at, target, events({&done}), downloaded);
+    // After the previous download too: a download that fails then stops every later one, so the
+    // completed downloads stay a prefix of those issued (passes_completed) on every driver.
+    transfer(false, slot.layer[slot.result].get(), task.received, at, target, events({&done, &last_download_}),
+             downloaded);
     slot.downloaded = last_download_ = downloaded;
     current_downloads_.push_back(downloaded);
     if (record_) recorded_.push_back({0, 0, uploaded, first_kernel, done, downloaded});
@@ -365,7 +368,6 @@ class PassRunner {
   bool record_ = false;
   std::vector<Recorded> recorded_;
 };
-
 
 }  // namespace
 

@@ -447,19 +447,27 @@ DeviceProfile calibrate(const Context& context) {
   // Pageable transfers serve only where pinning fails; 16 MiB shows their bandwidth.
   const std::size_t pageable_bytes = std::min<std::size_t>(bytes, 16u << 20);
   if (bytes < (4u << 20)) {
-    throw UnsupportedFeature(device.label() + " has too little memory to calibrate (its largest allocation is " +
-                             std::to_string(device.max_alloc_bytes >> 20) + " MiB; 16 MiB are needed)");
+    throw UnsupportedFeature(device.label() + " has too little memory to calibrate: the measurements need buffers of "
+                             "4 MiB, at most a quarter of the largest allocation (" +
+                             std::to_string(device.max_alloc_bytes >> 20) + " MiB) and an eighth of the memory (" +
+                             std::to_string(device.global_mem_bytes >> 20) + " MiB)");
   }
-  // The kernels compile on host threads while the transfers are measured: compiled cold, they
-  // take longer than every transfer measurement together. (Later uses wait for their builds.)
+  // On a discrete device the kernels compile on host threads while the transfers and the first
+  // stencil rates are measured: compiled cold, they take longer than all of those together.
+  // (Uses of a program wait for its build.) A CPU device would compute on the cores that compile.
   std::vector<std::future<void>> builds;
-  const auto build = [&](const cl::Program& (*program)(const Context&)) {
-    builds.push_back(std::async(std::launch::async, [&context, program] { program(context); }));
+  const auto build = [&](std::function<void()> work) { builds.push_back(std::async(std::launch::async, std::move(work))); };
+  if (!device.host_unified_memory) {
+    build([&context] { detail::stream_program<float>(context); });
+    build([&context] { detail::heat_stencil_program<float>(context); });
+    if (device.fp64) build([&context] { detail::heat_stencil_program<double>(context); });
+    build([&context] { context.preferred_work_group_multiple(); });  // the naive step's launch shape
+    build([&context] { build_clblast_axpy(context); });
+  }
+  const auto builds_done = [&] {
+    for (auto& built : builds) built.get();
+    builds.clear();
   };
-  build(detail::stream_program<float>);
-  build(detail::heat_stencil_program<float>);
-  if (device.fp64) build(detail::heat_stencil_program<double>);
-  builds.push_back(std::async(std::launch::async, [&context] { build_clblast_axpy(context); }));
   std::optional<PinnedHostBuffer<unsigned char>> pinned;
   std::vector<unsigned char> pageable;
   phase("host memory", [&] {
@@ -502,7 +510,7 @@ DeviceProfile calibrate(const Context& context) {
       if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
     }
   });
-  // Launches are timed by the host clock: after the stencil rates, when no build runs beside them.
+  builds_done();  // launches and what follows are timed with no build running beside them
   phase("launches", [&] { std::tie(p.launch_pipelined_s, p.launch_blocking_s) = measure_launches(context); });
   if (device.profiling) {
     phase("copy bandwidth", [&] {
@@ -525,7 +533,6 @@ DeviceProfile calibrate(const Context& context) {
       // CLBlast does not run here: the long-vector constants stay unmeasured (numstreams 0).
     }
   });
-  for (auto& built : builds) built.get();  // every build has been waited for; a failure would have shown
   p.calibration_s = seconds_since(start);
   // A measurement that came out impossible (a zero timer, a negative slope) is an error here, not
   // a profile that the model would trust.

@@ -180,9 +180,6 @@ class ExtentCosts {
   std::vector<PassCosts> costs_;  // costs_[s]: a pass of s steps (costs_[0] unused)
 };
 
-
-
-
 const TransferEngines& engines_of(const DeviceConstants& k, Decomposition cut) {
   return cut == Decomposition::block ? k.rect_engines : k.engines;
 }
@@ -402,9 +399,9 @@ namespace {
 
 // Grid values one buffer layer may hold under the budget.
 double capacity_values(const Problem& problem, const Budget& budget) {
+  if (budget.layers == 0) throw InvalidArgument("a budget is shared by at least one buffer layer, not 0");
   return std::floor(static_cast<double>(budget.bytes) / static_cast<double>(problem.value_bytes * budget.layers));
 }
-
 
 Decomposition cut_of(const PyramidLayout& layout) {
   return layout.decomposition == Decomposition::block ? Decomposition::block : Decomposition::strip;

@@ -5,7 +5,7 @@
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
 
 namespace ziggurat {
@@ -52,10 +52,6 @@ PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const H
   if (request.decomposition && *request.decomposition != Decomposition::strip &&
       *request.decomposition != Decomposition::block) {
     throw InvalidArgument("the decomposition is strip or block");
-  }
-  if (request.decomposition == Decomposition::block && extents.size() != 2) {
-    throw InvalidArgument("block decomposition is for 2D grids; a " + std::to_string(extents.size()) +
-                          "D grid is cut into strips");
   }
   PlannedHeatRun run;
   run.schedule = request.schedule;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/hash.hpp"
@@ -22,14 +21,13 @@ using nlohmann::json;
 // Bumped whenever a tuning record's fields or their meaning change: older files are ignored.
 constexpr int kTuningFormat = 1;
 
-std::string hash_name(const std::string& text) {
-  char name[24];
-  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(detail::fnv1a64(text.data(), text.size())));
-  return name;
-}
+using detail::hash_name;
 
+// What names a device's files: the device, its driver and this library's version, so that two
+// versions sharing a cache do not replace each other's records.
 std::string device_identity(const DeviceInfo& device) {
-  return device.platform_name + "\n" + device.name + "\n" + device.vendor + "\n" + device.driver_version;
+  return device.platform_name + "\n" + device.name + "\n" + device.vendor + "\n" + device.driver_version + "\n" +
+         version;
 }
 
 // The identity a record must carry to be used: this library, this device and driver.

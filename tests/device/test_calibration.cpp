@@ -10,7 +10,7 @@
 #include "../support/util.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/program.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 

@@ -16,7 +16,7 @@
 #include "../support/devices.hpp"
 #include "../support/util.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 
 using namespace ziggurat;
 using test::for_each_device;

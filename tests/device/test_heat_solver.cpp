@@ -13,7 +13,7 @@
 #include "../support/util.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 
 using namespace ziggurat;

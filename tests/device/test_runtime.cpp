@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <numeric>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -160,6 +161,34 @@ TEST_CASE("threads build different programs at once, and each program once") {
     const ProgramBuildStats stats = context.build_stats();
     CHECK(stats.from_source == kPrograms);
     CHECK(stats.from_memory == kThreads * kPrograms - kPrograms);
+    // A long build holds up no other program: one that is built already comes back while it runs.
+    // (A constant of this run's own, so that no driver cache knows the program.)
+    const std::string stamp = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000003);
+    std::string slow;
+    for (int i = 0; i < 60; ++i) {
+      slow += "__kernel void k" + std::to_string(i) + "(__global float* x) { const size_t g = get_global_id(0); " +
+              "for (int j = 0; j < " + std::to_string(i + 2) + "; ++j) x[g] = x[g] * x[g] + (float)(j + " + stamp +
+              "); }\n";
+    }
+    using Clock = std::chrono::steady_clock;
+    Clock::duration slow_build{};
+    std::thread building([&] {
+      const auto start = Clock::now();
+      context.program_from_source("slow", slow, "");
+      slow_build = Clock::now() - start;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the slow build has begun
+    const auto asked = Clock::now();
+    const cl::Program& ready = context.program("stream", BuildOptions().real_type<float>().define("VARIANT", 0).str());
+    const Clock::duration lookup = Clock::now() - asked;
+    building.join();
+    CHECK(ready() == handles[0][0]);
+    const double slow_ms = std::chrono::duration<double, std::milli>(slow_build).count();
+    const double lookup_ms = std::chrono::duration<double, std::milli>(lookup).count();
+    CAPTURE(slow_ms);
+    CAPTURE(lookup_ms);
+    CHECK(slow_build > std::chrono::milliseconds(60));  // long enough to tell waiting from not
+    CHECK(lookup < slow_build / 3);
     // A program that fails to build fails for every thread that asked, and is tried again later.
     std::vector<std::thread> failing;
     int errors = 0;

@@ -245,7 +245,6 @@ TEST_CASE("the automatic choice is measured once on a cold cache, without calibr
     const DeviceBsr<float> device(context, a);
     const BsrChoice first = choose_bsr_kernel(context, device, 4);
     CHECK(first.measured_now);
-    CHECK(first.kernel.strategy != BsrStrategy::automatic);
     REQUIRE(first.seconds.size() >= 3);
     CHECK(first.seconds.front().first == first.kernel.name());
     for (std::size_t i = 1; i < first.seconds.size(); ++i) CHECK(first.seconds[i - 1].second <= first.seconds[i].second);
@@ -261,11 +260,13 @@ TEST_CASE("the automatic choice is measured once on a cold cache, without calibr
     CHECK(again.key == first.key);
     // The chosen kernel gives the right answer, through the one-call form too.
     const std::vector<float> x = random_vectors<float>(a.cols, 4, 62);
-    check_product(a, x, 4, multiply(context, device, x, 4), longest_row(a), "automatic");
+    check_product(a, x, 4, multiply_autotuned(context, device, x, 4), longest_row(a), "autotuned");
     check_product(a, x, 4, multiply(context, device, x, 4, again.kernel), longest_row(a), "chosen");
-    // A product runs a concrete kernel: `automatic` is a request for tuning.
-    CHECK_THROWS_WITH_AS(BsrMultiplier<float>(context, device, 4, {}), doctest::Contains("choose_bsr_kernel"),
-                         InvalidArgument);
+    // Without a kernel given, a product runs multirow by the rule, which needs no measurement.
+    const BsrMultiplier<float> by_rule(context, device, 4, {});
+    CHECK(by_rule.kernel().strategy == BsrStrategy::multirow);
+    CHECK(by_rule.kernel().lanes >= 1);
+    check_product(a, x, 4, multiply(context, device, x, 4, {}), longest_row(a), "multirow by the rule");
   });
 }
 

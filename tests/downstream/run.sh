@@ -30,12 +30,15 @@ step pkg-config c++ "$here/main.cpp" -o "$work/downstream-pkg-config" $flags -Wl
 # library or the tool, no path into the source tree, and the benchmarks only as their own
 # component.
 source_dir=$(cd "$here/../.." && pwd)
-for file in "$work"/prefix/bin/ziggurat "$work"/prefix/lib*/libziggurat.so*; do
-  [ -f "$file" ] || continue
+checked=0
+for file in "$work"/prefix/bin/ziggurat $(find "$work/prefix" -name 'libziggurat.so*' -type f); do
+  [ -f "$file" ] || { echo "FAILED: $file is not installed"; exit 1; }
+  checked=$((checked + 1))
   # ViennaCL's code, by its namespace in symbols and type names
   if grep -qa -e 'viennacl::' -e '8viennacl' "$file"; then echo "FAILED: $file contains ViennaCL's code"; exit 1; fi
   if grep -qa "$source_dir" "$file"; then echo "FAILED: $file points into the source tree $source_dir"; exit 1; fi
 done
+[ "$checked" -ge 2 ] || { echo "FAILED: no installed library found to check"; exit 1; }
 if [ -e "$work/prefix/libexec/ziggurat/ziggurat-bench" ]; then
   echo "FAILED: the default installation holds the benchmarks (an optional component)"
   exit 1

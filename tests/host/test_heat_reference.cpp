@@ -7,7 +7,7 @@
 
 #include "../support/util.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 
 using namespace ziggurat;
 

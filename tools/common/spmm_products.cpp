@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "ziggurat/base/error.hpp"
@@ -11,16 +12,17 @@
 namespace ziggurat::cli {
 
 template <class T, class Matrix>
-PreparedProduct<T> prepare_block_product(const Context& context, const Matrix& a, std::size_t k, sparse::BsrKernel kernel) {
+PreparedProduct<T> prepare_block_product(const Context& context, const Matrix& a, std::size_t k,
+                                         std::optional<sparse::BsrKernel> kernel) {
   auto device = std::make_shared<sparse::DeviceBsr<T>>(context, a);
   PreparedProduct<T> product;
   product.format = device->block_size() == 1 && std::is_same_v<Matrix, sparse::Csr<T>> ? "csr" : "bsr";
   product.block_size = device->block_size();
-  if (kernel.strategy == sparse::BsrStrategy::automatic) {
+  if (!kernel) {
     product.choice = sparse::choose_bsr_kernel(context, *device, k);
     kernel = product.choice.kernel;
   }
-  auto multiplier = std::make_shared<sparse::BsrMultiplier<T>>(context, *device, k, kernel);
+  auto multiplier = std::make_shared<sparse::BsrMultiplier<T>>(context, *device, k, *kernel);
   product.kernel = multiplier->kernel().name();
   product.bytes = sparse::product_bytes(*device, k);
   product.x = std::make_shared<sparse::DeviceVectors<T>>(sparse::input_vectors(context, *device, k));
@@ -109,9 +111,9 @@ std::vector<T> random_vectors(std::size_t rows, std::size_t k, std::uint64_t see
 
 #define ZIGGURAT_CLI_PRODUCTS(T)                                                                                   \
   template PreparedProduct<T> prepare_block_product<T, sparse::Bsr<T>>(const Context&, const sparse::Bsr<T>&,      \
-                                                                       std::size_t, sparse::BsrKernel);            \
+                                                                       std::size_t, std::optional<sparse::BsrKernel>);            \
   template PreparedProduct<T> prepare_block_product<T, sparse::Csr<T>>(const Context&, const sparse::Csr<T>&,      \
-                                                                       std::size_t, sparse::BsrKernel);            \
+                                                                       std::size_t, std::optional<sparse::BsrKernel>);            \
   template PreparedProduct<T> prepare_dia_product(const Context&, const sparse::Dia<T>&, std::size_t);             \
   template ReferenceProduct<T> reference_product(const sparse::Csr<T>&, const std::vector<T>&, std::size_t);       \
   template ProductCheck check_product(const ReferenceProduct<T>&, const std::vector<T>&);                          \

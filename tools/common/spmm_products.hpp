@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,10 @@ struct PreparedProduct {
   std::function<cl::Event(cl::Event* first)> enqueue;
 };
 
-/// Block CSR (a Bsr, or a Csr as b = 1) with `kernel`; automatic is resolved by autotuning.
+/// Block CSR (a Bsr, or a Csr as b = 1) with `kernel`, or without one the kernel autotuning picks.
 template <class T, class Matrix>
-PreparedProduct<T> prepare_block_product(const Context& context, const Matrix& a, std::size_t k, sparse::BsrKernel kernel);
+PreparedProduct<T> prepare_block_product(const Context& context, const Matrix& a, std::size_t k,
+                                         std::optional<sparse::BsrKernel> kernel);
 template <class T>
 PreparedProduct<T> prepare_dia_product(const Context& context, const sparse::Dia<T>& a, std::size_t k);
 

@@ -47,7 +47,7 @@ void run_cache(bool clear) {
     ++(is_entry ? entries : leftovers);
     const std::uintmax_t size = entry.file_size(error);
     if (!error) bytes += size;
-    if (clear && !std::filesystem::remove(entry.path(), error)) {
+    if (clear && !std::filesystem::remove(entry.path(), error) && error) {  // not there: another process was first
       throw IoError("cannot delete '" + entry.path().string() + "': " + error.message());
     }
   }

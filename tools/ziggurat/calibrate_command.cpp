@@ -27,7 +27,7 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
             << (origin.from_cache ? "loaded from " + origin.path.string() + ", measured " : "measured ") << p.date
             << " in " << number_text(p.calibration_s) << " s, timed with " << p.timer << "\n";
   if (!origin.remeasured_because.empty()) std::cout << "(the cached profile was " << origin.remeasured_because << ")\n";
-  std::cout << "time by phase (program builds included):";
+  std::cout << "time by phase:";
   for (const auto& phase : p.phases) std::cout << " " << phase.name << " " << number_text(phase.seconds * 1e3) << " ms;";
   std::cout << "\n";
   if (p.host_unified_memory) std::cout << "host and device share memory: transfers are copies within host memory\n";

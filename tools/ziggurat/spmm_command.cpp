@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -45,11 +46,21 @@ std::size_t parse_block_size(const std::string& text) {
   return b;
 }
 
+// --kernel: auto (nothing: autotuning chooses) or a strategy, with --lanes for multirow.
+std::optional<sparse::BsrKernel> kernel_option(const SpmmOptions& o) {
+  if (o.kernel == "auto") return std::nullopt;
+  try {
+    return sparse::BsrKernel{sparse::parse_bsr_strategy(o.kernel), o.lanes};
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("unknown block CSR kernel '" + o.kernel + "': --kernel is auto, row, group or multirow");
+  }
+}
+
 void check_options(const SpmmOptions& o) {
   if (o.format != "bsr" && o.format != "csr" && o.format != "dia") {
     throw InvalidArgument("--format is bsr, csr or dia, not '" + o.format + "'");
   }
-  sparse::parse_bsr_strategy(o.kernel);
+  kernel_option(o);
   if (o.format == "dia" && o.kernel != "auto") throw InvalidArgument("--kernel chooses among block CSR kernels; DIA has one");
   if (o.format == "bsr" && o.block != "auto") parse_block_size(o.block);
   if (o.format != "bsr" && o.block != "auto") {
@@ -89,7 +100,7 @@ PreparedProduct<T> prepare(const Context& context, const SpmmOptions& o, const s
     const bool symmetric = file.header.symmetry == sparse::MatrixMarketSymmetry::symmetric;
     return prepare_dia_product(context, sparse::to_dia(a, symmetric), k);
   }
-  const sparse::BsrKernel kernel{sparse::parse_bsr_strategy(o.kernel), o.lanes};
+  const std::optional<sparse::BsrKernel> kernel = kernel_option(o);
   if (o.format == "csr") return prepare_block_product<T>(context, a, k, kernel);
   block_size = o.block == "auto" ? sparse::propose_block_size(a) : parse_block_size(o.block);
   return prepare_block_product<T>(context, sparse::to_bsr(a, block_size), k, kernel);

@@ -14,6 +14,6 @@ namespace ziggurat::sparse {
 /// Y = A X on the device with the kernel choose_bsr_kernel() picks, blocking; X is a.cols() x k
 /// interleaved, Y a.rows() x k.
 template <class T>
-std::vector<T> multiply(const Context& context, const DeviceBsr<T>& a, const std::vector<T>& x, std::size_t k);
+std::vector<T> multiply_autotuned(const Context& context, const DeviceBsr<T>& a, const std::vector<T>& x, std::size_t k);
 
 }  // namespace ziggurat::sparse

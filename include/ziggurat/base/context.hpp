@@ -14,7 +14,7 @@ namespace ziggurat {
 
 /// How the programs of a Context were obtained, for diagnostics and tests.
 struct ProgramBuildStats {
-  std::size_t from_memory = 0;   ///< already built in this Context
+  std::size_t from_memory = 0;   ///< built, or being built by another thread, in this Context
   std::size_t from_disk = 0;     ///< loaded from the on-disk binary cache
   std::size_t from_source = 0;   ///< compiled from source (then stored in the cache)
   std::size_t refused_binaries = 0;  ///< cached binaries the driver refused (deleted, rebuilt)

@@ -1,7 +1,7 @@
 #pragma once
 // The explicit heat scheme (method notes, section 1) in 1, 2 and 3 dimensions: its coefficients,
 // its CPU reference, and the slowest mode, an exact discrete solution. Its kernels step grids in
-// device memory (solver/heat.hpp) and pyramid tasks (solver/heat_pyramid.hpp).
+// device memory (solver/in_device_heat.hpp) and pyramid tasks (solver/heat_pyramid.hpp).
 //
 // Three-, five- or seven-point stencil, Dirichlet boundary: the boundary nodes keep their initial
 // values and every interior node is updated as

@@ -8,8 +8,8 @@
 //   group     one work-group per block row, blocks staged in local memory, in rounds when the
 //             row has more blocks than the group holds (P13)
 //   multirow  several block rows per work-group, `lanes` work-items per (line, vector) (P14)
-// A product runs the strategy it is given. Which one is fastest on a device is measured by
-// tuning/bsr_autotune.hpp; automatic/spmm.hpp chooses and runs in one call.
+// A product runs the kernel it is given; the default, multirow by the rule below, is a sound choice
+// without any measurement.
 //
 // A Multiplier builds its kernels once and enqueues products on the context's compute queue; the
 // free multiply() functions are the blocking one-call form.
@@ -32,18 +32,17 @@ struct ProductLaunch {
 };
 }  // namespace detail
 
-enum class BsrStrategy { automatic, row, group, multirow };
+enum class BsrStrategy { row, group, multirow };
 const char* to_string(BsrStrategy strategy);
-/// "auto", "row", "group" or "multirow"; InvalidArgument otherwise.
+/// "row", "group" or "multirow"; InvalidArgument otherwise.
 BsrStrategy parse_bsr_strategy(std::string_view text);
 
 /// A kernel variant. lanes and vector_width matter for multirow only, where 0 means "by the rule":
 /// lanes the largest power of two not above the mean blocks per row, at most 32, and small enough
 /// that the work-items of a block row fit one work-group; vector_width the widest OpenCL vector (up
-/// to 16) that divides k, each work-item then owning that many vectors. `automatic` is a request
-/// for tuning (tuning/bsr_autotune.hpp), not a variant a product can run.
+/// to 16) that divides k, each work-item then owning that many vectors.
 struct BsrKernel {
-  BsrStrategy strategy = BsrStrategy::automatic;
+  BsrStrategy strategy = BsrStrategy::multirow;
   std::size_t lanes = 0;
   std::size_t vector_width = 0;
   std::string name() const;  ///< "row", "group", "multirow/4" (one vector per work-item), "multirow/1/v8"
@@ -58,9 +57,8 @@ BsrKernel parse_bsr_kernel(const std::string& name);
 template <class T>
 class BsrMultiplier {
  public:
-  /// `kernel` must name a strategy: automatic is InvalidArgument (resolve it with
-  /// choose_bsr_kernel first). Throws UnsupportedFeature when the device cannot run that variant
-  /// (work-group or local memory limits).
+  /// Throws UnsupportedFeature when the device cannot run `kernel` (work-group or local memory
+  /// limits), InvalidArgument for multirow lanes or a vector width that are not powers of two.
   BsrMultiplier(const Context& context, const DeviceBsr<T>& a, std::size_t k, BsrKernel kernel);
   /// Enqueues Y = A X on the compute queue; returns the last kernel's event (and the first's in
   /// `first`, for timing: the product takes one launch per 16 vectors). X and Y must be distinct

@@ -85,8 +85,9 @@ class HeatSolver {
   ~HeatSolver();
 
   /// Advances the grid by `steps` steps as `plan` says. Throws InvalidArgument for a plan that
-  /// cannot run on this grid (validate(PyramidLayout, ...)) and OutOfDeviceMemory when its
-  /// buffers do not fit the device; the field is untouched then. When a run fails part-way (an
+  /// cannot run on this grid (validate(PyramidLayout, ...)), OutOfDeviceMemory when a buffer is
+  /// larger than the device allocates at once, and the driver's OpenCLError when the buffers
+  /// together do not fit; the field is untouched then. When a run fails part-way (an
   /// OpenCL error, or an exception thrown by the progress callback), it stops: the field holds
   /// the state after the last pass that completed entirely, never a mix of two passes, and
   /// steps_done() counts the steps of those passes.

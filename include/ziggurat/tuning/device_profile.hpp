@@ -55,7 +55,7 @@ struct KernelRate {
   double ns_per_node = 0;
 };
 
-/// How long one part of a calibration took (program builds included).
+/// How long one part of a calibration took, waiting for the program builds it needs included.
 struct CalibrationPhase {
   std::string name;
   double seconds = 0;

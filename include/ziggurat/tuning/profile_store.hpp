@@ -9,7 +9,8 @@
 // ~/.cache/ziggurat):
 //   profiles/<device>.json        the device's DeviceProfile (tuning/device_profile.hpp)
 //   tuning/<device>/<key>.json    one TuningRecord per kind of problem
-// <device> is a hash of the platform, name, vendor and driver, <key> a hash of the record's key.
+// <device> is a hash of the platform, name, vendor, driver and library version, <key> a hash of
+// the record's key.
 // Each file holds its full identity, so a stale or colliding file is recognised and never used.
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "ziggurat/solver/heat.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 
 #include <algorithm>
 #include <chrono>
