@@ -510,7 +510,8 @@ DeviceProfile calibrate(const Context& context) {
       if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
     }
   });
-  builds_done();  // launches and what follows are timed with no build running beside them
+  // Launches and what follows are timed with no build running beside them.
+  if (!builds.empty()) phase("remaining builds", builds_done);
   phase("launches", [&] { std::tie(p.launch_pipelined_s, p.launch_blocking_s) = measure_launches(context); });
   if (device.profiling) {
     phase("copy bandwidth", [&] {
