@@ -202,12 +202,15 @@ std::size_t Context::preferred_work_group_multiple() const {
 }
 
 double profiled_seconds(const cl::Event& first, const cl::Event& last) {
-  cl_int err = CL_SUCCESS;
-  const cl_ulong start = first.getProfilingInfo<CL_PROFILING_COMMAND_START>(&err);
-  check(err, "clGetEventProfilingInfo", "reading a start time (the queue needs profiling enabled)");
-  const cl_ulong end = last.getProfilingInfo<CL_PROFILING_COMMAND_END>(&err);
-  check(err, "clGetEventProfilingInfo", "reading an end time (the queue needs profiling enabled)");
-  return static_cast<double>(end - start) * 1e-9;
+  const cl_ulong start = profiling_time(first, CL_PROFILING_COMMAND_START);
+  return static_cast<double>(profiling_time(last, CL_PROFILING_COMMAND_END) - start) * 1e-9;
+}
+
+cl_ulong profiling_time(const cl::Event& event, cl_profiling_info what) {
+  cl_ulong time = 0;
+  check(event.getProfilingInfo(what, &time), "clGetEventProfilingInfo",
+        "reading when a command ran (its queue needs profiling enabled)");
+  return time;
 }
 
 }  // namespace ziggurat

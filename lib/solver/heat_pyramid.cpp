@@ -199,20 +199,15 @@ class PassRunner {
   std::vector<HeatTimelineEntry> timeline() const {
     using Engine = HeatTimelineEntry::Engine;
     std::vector<HeatTimelineEntry> entries;
-    const auto at = [](const cl::Event& event, cl_profiling_info what) {
-      cl_ulong time = 0;
-      check(event.getProfilingInfo(what, &time), "clGetEventProfilingInfo", "reading a pyramid run's timeline");
-      return time;
-    };
     cl_ulong origin = std::numeric_limits<cl_ulong>::max();
-    for (const auto& r : recorded_) origin = std::min(origin, at(r.uploaded, CL_PROFILING_COMMAND_START));
+    for (const auto& r : recorded_) origin = std::min(origin, profiling_time(r.uploaded, CL_PROFILING_COMMAND_START));
     const auto seconds = [&](cl_ulong time) { return static_cast<double>(time - std::min(time, origin)) * 1e-9; };
     for (const auto& r : recorded_) {
       for (const auto& [engine, first, last] : {std::tuple{Engine::upload, &r.uploaded, &r.uploaded},
                                                 std::tuple{Engine::compute, &r.first_kernel, &r.last_kernel},
                                                 std::tuple{Engine::download, &r.downloaded, &r.downloaded}}) {
-        entries.push_back({engine, r.pass, r.task, seconds(at(*first, CL_PROFILING_COMMAND_START)),
-                           seconds(at(*last, CL_PROFILING_COMMAND_END))});
+        entries.push_back({engine, r.pass, r.task, seconds(profiling_time(*first, CL_PROFILING_COMMAND_START)),
+                           seconds(profiling_time(*last, CL_PROFILING_COMMAND_END))});
       }
     }
     return entries;

@@ -81,9 +81,8 @@ std::vector<std::size_t> transfer_sizes(std::size_t max_bytes) {
 
 std::size_t repeats_for(std::size_t bytes) { return bytes <= (1u << 20) ? 5 : 3; }
 
-struct Transfers {
-  TransferFit up, down;
-};
+// Upload and download fits of one kind of transfer.
+using Transfers = std::pair<TransferFit, TransferFit>;
 
 // Contiguous transfers between `host` and a device buffer, over the size sweep.
 Transfers measure_transfers(const Context& context, const DeviceTimer& timer, unsigned char* host, std::size_t max_bytes) {
@@ -488,19 +487,14 @@ DeviceProfile calibrate(const Context& context) {
   } finish_on_exit{context};
 
   phase("pinned transfers", [&] {
-    const Transfers t = measure_transfers(context, timer, pinned->data(), bytes);
-    p.upload_pinned = t.up;
-    p.download_pinned = t.down;
+    std::tie(p.upload_pinned, p.download_pinned) = measure_transfers(context, timer, pinned->data(), bytes);
   });
   phase("pageable transfers", [&] {
-    const Transfers t = measure_transfers(context, timer, pageable.data(), pageable_bytes);
-    p.upload_pageable = t.up;
-    p.download_pageable = t.down;
+    std::tie(p.upload_pageable, p.download_pageable) =
+        measure_transfers(context, timer, pageable.data(), pageable_bytes);
   });
   phase("rect transfers", [&] {
-    const Transfers t = measure_rect_transfers(context, timer, pinned->data(), bytes);
-    p.upload_rect = t.up;
-    p.download_rect = t.down;
+    std::tie(p.upload_rect, p.download_rect) = measure_rect_transfers(context, timer, pinned->data(), bytes);
   });
   phase("stencil rates", [&] {
     const std::size_t grid_bytes = measurement_bytes(device, 128u << 20);

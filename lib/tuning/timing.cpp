@@ -31,15 +31,10 @@ TimingSample DeviceTimer::measure(double size, std::size_t repeat, const std::fu
 }
 
 double DeviceTimer::span(const std::vector<cl::Event>& events) {
-  const auto when = [](const cl::Event& event, cl_profiling_info what) {
-    cl_ulong time = 0;
-    check(event.getProfilingInfo(what, &time), "clGetEventProfilingInfo", "timing device work");
-    return time;
-  };
   cl_ulong first = std::numeric_limits<cl_ulong>::max(), last = 0;
   for (const auto& event : events) {
-    first = std::min(first, when(event, CL_PROFILING_COMMAND_START));
-    last = std::max(last, when(event, CL_PROFILING_COMMAND_END));
+    first = std::min(first, profiling_time(event, CL_PROFILING_COMMAND_START));
+    last = std::max(last, profiling_time(event, CL_PROFILING_COMMAND_END));
   }
   return static_cast<double>(last - first) * 1e-9;
 }

@@ -69,4 +69,8 @@ class Context {
 /// events must come from queues with profiling enabled (DeviceInfo::profiling).
 double profiled_seconds(const cl::Event& first, const cl::Event& last);
 
+/// A profiling counter of a command, in ns (CL_PROFILING_COMMAND_START, _END, ...); its queue
+/// must have profiling enabled.
+cl_ulong profiling_time(const cl::Event& event, cl_profiling_info what);
+
 }  // namespace ziggurat
