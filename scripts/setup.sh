@@ -20,6 +20,8 @@ packages=(
   libplplot-dev plplot-driver-cairo
   # tests: NumPy cross-checks of the .npy reader and writer
   python3-numpy
+  # benchmark peer (ziggurat bench solve): SciPy's Krylov solvers on the CPU
+  python3-scipy
 )
 
 missing=()

@@ -13,16 +13,21 @@
 
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/grid.hpp"
+#include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/io/npy.hpp"
 
+#include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/ops/spmm.hpp"
+#include "ziggurat/ops/vector_ops.hpp"
 
 #include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/solver/heat_pyramid.hpp"
+#include "ziggurat/solver/krylov.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
 
 #include "ziggurat/tuning/bsr_autotune.hpp"

@@ -536,6 +536,30 @@ Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size
   return m;
 }
 
+template <class T>
+Bsr<T> symmetric_part(const Bsr<T>& a) {
+  validate(a);
+  if (a.rows != a.cols) throw InvalidArgument("symmetric_part needs a square matrix");
+  const std::size_t b = a.block_size, bb = b * b;
+  Bsr<T> out = a;
+  for (std::size_t i = 0; i < a.block_rows; ++i) {
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+      const Index j = a.block_col[p];
+      const auto first = a.block_col.begin() + a.block_row_ptr[j], last = a.block_col.begin() + a.block_row_ptr[j + 1];
+      const auto mirror = std::lower_bound(first, last, static_cast<Index>(i));
+      if (mirror == last || *mirror != i) {
+        throw InvalidArgument("symmetric_part: block (" + std::to_string(i) + ", " + std::to_string(j) +
+                              ") is stored but block (" + std::to_string(j) + ", " + std::to_string(i) + ") is not");
+      }
+      const T* m = a.values.data() + (mirror - a.block_col.begin()) * bb;
+      for (std::size_t r = 0; r < b; ++r)
+        for (std::size_t c = 0; c < b; ++c)
+          out.values[p * bb + r * b + c] = (a.values[p * bb + r * b + c] + m[c * b + r]) / T(2);
+    }
+  }
+  return out;
+}
+
 #define ZIGGURAT_SPARSE_INSTANTIATE(T)                                                                   \
   template void validate<T>(const Csr<T>&);                                                              \
   template void validate<T>(const Bsr<T>&);                                                              \
@@ -550,7 +574,8 @@ Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size
   template std::vector<T> multiply<T>(const Bsr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \
   template RowStats row_stats<T>(const Bsr<T>&);                                                         \
-  template Bsr<T> seven_point_bsr<T>(std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t);
+  template Bsr<T> seven_point_bsr<T>(std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t); \
+  template Bsr<T> symmetric_part<T>(const Bsr<T>&);
 
 ZIGGURAT_SPARSE_INSTANTIATE(float)
 ZIGGURAT_SPARSE_INSTANTIATE(double)

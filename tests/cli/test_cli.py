@@ -513,6 +513,57 @@ class Misc(unittest.TestCase):
         run(expect=106)
 
 
+
+class Solve(ScratchFolderTest):
+    """`ziggurat solve` against NumPy's dense solve of the same system."""
+
+    def test_solution_matches_numpy_and_outputs_are_written(self):
+        matrix = os.path.join(MATRICES, "fs_183_1.mtx")
+        a = read_mtx(matrix)
+        b = np.linspace(-1, 1, a.shape[0])
+        np.save(self.path("b.npy"), b)
+        for method in ("bicgstab", "gmres"):
+            out, hist = self.path(f"x-{method}.npy"), self.path(f"h-{method}.csv")
+            summary = json.loads(run("solve", "--matrix", matrix, "--rhs", self.path("b.npy"), "--method", method,
+                                     "--restart", 60, "--precond", "ilu0", "--block", 3, "--tol", 1e-10,
+                                     "--out", out, "--history", hist, "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            x = np.load(out)
+            self.assertEqual(x.shape, (a.shape[0],))
+            self.assertLess(np.linalg.norm(a @ x - b) / np.linalg.norm(b), 1e-9)
+            with open(hist) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(lines[0], "iteration,relative_residual_0")
+            self.assertEqual(len(lines), summary["iterations"] + 2)
+
+    def test_generated_system_every_ordering_and_k_vectors(self):
+        for ordering in ("natural", "levels", "colours"):
+            summary = json.loads(run("solve", "--generate", "8x6x5", "--block", 4, "--exact", "random",
+                                     "--ordering", ordering, "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            self.assertLess(summary["error"], 1e-6)
+        summary = json.loads(run("solve", "--generate", "6x6x6", "--block", 3, "--symmetric", "--method", "cg",
+                                 "--precond", "block-jacobi", "--exact", "random", "--vectors", 4, "--json")[0])
+        self.assertTrue(summary["converged"], summary["reason"])
+        self.assertEqual(summary["k"], 4)
+
+    def test_outcomes_and_bad_input(self):
+        # Not converged: the report is printed and the exit status is 2.
+        out, _ = run("solve", "--generate", "6x6x6", "--block", 2, "--precond", "none", "--max-iter", 1, expect=2)
+        self.assertIn("not converged in 1 iterations", out)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--method", "lsqr", expect=1)
+        self.assertIn("unknown method 'lsqr'", err)
+        _, err = run("solve", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--rhs", self.path("none.npy"), expect=1)
+        np.save(self.path("short.npy"), np.ones(3))
+        _, err = run("solve", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--rhs", self.path("short.npy"), expect=1)
+        self.assertIn("must have shape (67)", err)
+        np.save(self.path("nan.npy"), np.full(67, np.nan))
+        _, err = run("solve", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--rhs", self.path("nan.npy"),
+                     "--precond", "none", expect=1)
+        self.assertIn("NaN at row 0", err)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--precond", "jacobi", "--ordering", "colours", expect=1)
+        self.assertIn("is for the ilu0 preconditioner", err)
+
 if __name__ == "__main__":
     ZIGGURAT = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

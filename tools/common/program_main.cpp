@@ -12,6 +12,8 @@ int run_app(CLI::App& app, int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
+  } catch (const ExitStatus& exit) {
+    return exit.status;
   } catch (const ziggurat::Error& error) {
     std::cerr << app.get_name() << ": error: " << error.what() << "\n";
     return 1;

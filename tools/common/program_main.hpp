@@ -7,8 +7,15 @@
 
 namespace ziggurat::cli {
 
+/// Thrown by a command that has printed its result but must exit with `status` (e.g. 2: a solve
+/// that did not converge), after the stack has unwound.
+struct ExitStatus {
+  int status;
+};
+
 /// Parses and runs `app`; returns the exit status: 0, 1 for a ziggurat::Error or the host running
-/// out of memory (the message on stderr), 3 for an internal error, CLI11's status for bad usage.
+/// out of memory (the message on stderr), 3 for an internal error, an ExitStatus's status, CLI11's
+/// status for bad usage.
 int run_app(CLI::App& app, int argc, char** argv);
 
 /// The folder of the running executable (from /proc/self/exe).

@@ -7,9 +7,11 @@
 //   ├─ UnsupportedFeature      the device lacks something required (e.g. fp64)
 //   ├─ IoError                 a file could not be read or written, or is malformed
 //   ├─ BuildError              an OpenCL program failed to compile (carries the build log)
+//   ├─ ZeroPivot               a factorisation met a zero, tiny or NaN pivot (carries the block row)
 //   └─ OpenCLError             an OpenCL call failed (carries the call and the error code)
 //      └─ OutOfDeviceMemory    the device could not allocate memory
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -54,6 +56,15 @@ class BuildError : public Error {
 
  private:
   std::string program_, options_, log_, source_;
+};
+
+class ZeroPivot : public Error {
+ public:
+  ZeroPivot(std::size_t block_row, const std::string& message) : Error(message), block_row_(block_row) {}
+  std::size_t block_row() const noexcept { return block_row_; }
+
+ private:
+  std::size_t block_row_;
 };
 
 class OpenCLError : public Error {

@@ -1,0 +1,140 @@
+#pragma once
+// Preconditioned Krylov solvers on a device for A X = B with A in block CSR (CSR is b = 1) and k
+// right-hand sides stored interleaved (method notes, section 3).
+//
+// Methods:
+//   cg        conjugate gradients, A symmetric positive definite; preconditioned CG (M applied to
+//             the residual; the residual r = b - A x is the unpreconditioned one)
+//   bicgstab  BiCGStab, right-preconditioned (A M^-1 u = b, x = M^-1 u): the residual it updates
+//             is the true residual's recurrence, unscaled by M
+//   gmres     restarted GMRES(m), right-preconditioned, classical Gram-Schmidt with one
+//             re-orthogonalisation (CGS2: two passes, each one multi-dot and one combination);
+//             one right-hand side at a time
+// Preconditioners: none, jacobi (1 / diagonal entries), block-jacobi (inverted diagonal blocks),
+// ilu0 (block ILU(0), factorised on the device; ordering natural, levels or colours).
+//
+// With k > 1, cg and bicgstab run k independent solves that share every product and every kernel
+// launch (each vector has its own coefficients; a converged vector is frozen).
+//
+// Stopping: every vector stops when its recurrence residual ||r|| / ||b|| falls below the
+// tolerance; the true residual ||b - A x|| / ||b|| is then computed, and where it is still above
+// the tolerance the iteration goes on from it (the residual is replaced) until it is below or the
+// method stagnates. Non-convergence is a result with a reason (SolveReport), not an exception;
+// exceptions are for bad input (InvalidArgument: shapes, NaN or infinite input, options),
+// factorisation failures at setup (ZeroPivot) and device errors.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/matrix/ordering.hpp"
+#include "ziggurat/matrix/sparse.hpp"
+#include "ziggurat/ops/spmm.hpp"
+
+namespace ziggurat::sparse {
+
+enum class KrylovMethod { cg, bicgstab, gmres };
+const char* to_string(KrylovMethod method);
+/// "cg", "bicgstab" or "gmres"; InvalidArgument otherwise.
+KrylovMethod parse_krylov_method(std::string_view text);
+
+enum class PreconditionerKind { none, jacobi, block_jacobi, ilu0 };
+const char* to_string(PreconditionerKind kind);
+/// "none", "jacobi", "block-jacobi" or "ilu0"; InvalidArgument otherwise.
+PreconditionerKind parse_preconditioner(std::string_view text);
+
+/// Where a solve stands, after each iteration.
+struct SolveProgress {
+  std::size_t iteration = 0;
+  double relative_residual = 0;  ///< the recurrence's, the largest over the vectors not yet converged
+};
+
+struct SolverOptions {
+  KrylovMethod method = KrylovMethod::bicgstab;
+  PreconditionerKind preconditioner = PreconditionerKind::ilu0;
+  Ordering ordering = Ordering::natural;  ///< ilu0 only; the whole system is renumbered
+  std::size_t restart = 30;               ///< GMRES(m): m, 1..200
+  double tolerance = 1e-8;                ///< on ||b - A x|| / ||b||, > 0
+  std::size_t max_iterations = 1000;      ///< CG/BiCGStab iterations, GMRES inner iterations
+  double shift = 0;                       ///< ILU(0)/block Jacobi diagonal shift (ilu_factors.hpp)
+  bool fuse = true;                       ///< fused vector operations (ops/vector_ops.hpp)
+  std::optional<BsrKernel> product_kernel;  ///< the product's kernel; default by the rule
+  std::function<void(const SolveProgress&)> progress;  ///< called after each iteration
+};
+
+/// How a solve ended, per vector; the report's status is the worst over the vectors.
+enum class SolveStatus {
+  converged,       ///< true relative residual below the tolerance
+  max_iterations,  ///< the iteration limit came first
+  breakdown,       ///< a division by zero in the method (BiCGStab rho or omega, CG p.Ap)
+  stagnation,      ///< the recurrence converged but the true residual stays above the tolerance
+  not_finite,      ///< a NaN or an infinity appeared (overflow: the matrix or preconditioner is unstable)
+};
+const char* to_string(SolveStatus status);
+
+struct VectorReport {
+  SolveStatus status = SolveStatus::max_iterations;
+  std::string reason;                 ///< a sentence: what happened, what to do
+  std::size_t iterations = 0;
+  double relative_residual = 0;       ///< true: ||b - A x|| / ||b|| at the end (0 when b = 0)
+  double recurrence_residual = 0;     ///< the method's own estimate at the end
+  std::vector<double> history;        ///< recurrence relative residual: initial, then per iteration
+};
+
+/// Device seconds per part (profiling events, the span of each operation's commands), and wall
+/// seconds of the setup and of the whole solve.
+struct SolveTimes {
+  double setup = 0;           ///< wall: ordering, uploads, preconditioner (KrylovSolver's constructor)
+  double factorization = 0;   ///< device: the preconditioner's setup kernels
+  double products = 0;
+  double preconditioner = 0;
+  double vector_ops = 0;
+  double solve = 0;           ///< wall: solve(), uploads and downloads included
+  bool device_timed = false;  ///< false when the device has no profiling: device parts are 0
+};
+
+struct SolveReport {
+  bool converged = false;  ///< every vector converged
+  SolveStatus status = SolveStatus::max_iterations;
+  std::string reason;
+  std::size_t iterations = 0;        ///< the most over the vectors
+  double relative_residual = 0;      ///< the largest true relative residual
+  std::vector<VectorReport> vectors;
+  SolveTimes times;
+  std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
+  std::size_t colours = 0;                         ///< colours of the colours ordering
+  std::string product_kernel;
+};
+
+/// A system set up on a device: matrix (renumbered for the ordering), preconditioner, workspace.
+template <class T>
+class KrylovSolver {
+ public:
+  /// Throws InvalidArgument for a non-square matrix, NaN or infinite values, bad options (GMRES with
+  /// k > 1, restart outside 1..200, tolerance <= 0, k outside 1..16), ZeroPivot when ILU(0) or
+  /// block Jacobi meets a singular pivot, UnsupportedFeature for double without fp64.
+  KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options);
+  ~KrylovSolver();
+  KrylovSolver(KrylovSolver&&) noexcept;
+  KrylovSolver& operator=(KrylovSolver&&) noexcept;
+
+  /// Solves for b (a.rows x k interleaved), starting from x (a.cols x k; empty: zeros), and leaves
+  /// the solution in x.
+  SolveReport solve(const std::vector<T>& b, std::vector<T>& x);
+  const SolverOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One-call form: set up and solve.
+template <class T>
+SolveReport solve(const Context& context, const Bsr<T>& a, const std::vector<T>& b, std::vector<T>& x, std::size_t k,
+                  const SolverOptions& options);
+
+}  // namespace ziggurat::sparse

@@ -1,0 +1,219 @@
+#include "ziggurat/matrix/ordering.hpp"
+
+#include <algorithm>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::sparse {
+
+namespace {
+
+template <class T>
+void require_square_blocks(const Bsr<T>& a, const char* what) {
+  if (a.block_rows != a.block_cols) {
+    throw InvalidArgument(std::string(what) + " needs a square block structure; the matrix has " +
+                          std::to_string(a.block_rows) + " x " + std::to_string(a.block_cols) + " blocks");
+  }
+}
+
+// Rows grouped by `level` (counting sort: stable, so rows stay increasing inside a level).
+LevelSets group_by_level(const std::vector<Index>& level) {
+  LevelSets sets;
+  const Index levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
+  sets.level_ptr.assign(levels + 1, 0);
+  for (Index l : level) ++sets.level_ptr[l + 1];
+  for (Index l = 0; l < levels; ++l) sets.level_ptr[l + 1] += sets.level_ptr[l];
+  sets.rows.resize(level.size());
+  std::vector<Index> next(sets.level_ptr.begin(), sets.level_ptr.end() - 1);
+  for (std::size_t i = 0; i < level.size(); ++i) sets.rows[next[level[i]]++] = static_cast<Index>(i);
+  return sets;
+}
+
+void check_permutation(const Permutation& p, std::size_t n, const char* what) {
+  if (p.old_of_new.size() != n) {
+    throw InvalidArgument(std::string(what) + ": the permutation has " + std::to_string(p.old_of_new.size()) +
+                          " entries for " + std::to_string(n) + " block rows");
+  }
+}
+
+}  // namespace
+
+std::size_t LevelSets::widest() const noexcept {
+  std::size_t widest = 0;
+  for (std::size_t l = 0; l < levels(); ++l) widest = std::max<std::size_t>(widest, level_ptr[l + 1] - level_ptr[l]);
+  return widest;
+}
+
+template <class T>
+LevelSets lower_levels(const Bsr<T>& a) {
+  require_square_blocks(a, "lower_levels");
+  std::vector<Index> level(a.block_rows, 0);
+  for (std::size_t i = 0; i < a.block_rows; ++i) {
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1] && a.block_col[p] < i; ++p) {
+      level[i] = std::max(level[i], level[a.block_col[p]] + 1);
+    }
+  }
+  return group_by_level(level);
+}
+
+template <class T>
+LevelSets upper_levels(const Bsr<T>& a) {
+  require_square_blocks(a, "upper_levels");
+  std::vector<Index> level(a.block_rows, 0);
+  for (std::size_t i = a.block_rows; i-- > 0;) {
+    for (Index p = a.block_row_ptr[i + 1]; p > a.block_row_ptr[i] && a.block_col[p - 1] > i; --p) {
+      level[i] = std::max(level[i], level[a.block_col[p - 1]] + 1);
+    }
+  }
+  return group_by_level(level);
+}
+
+const char* to_string(Ordering ordering) {
+  switch (ordering) {
+    case Ordering::natural: return "natural";
+    case Ordering::levels: return "levels";
+    case Ordering::colours: return "colours";
+  }
+  return "?";
+}
+
+Ordering parse_ordering(std::string_view text) {
+  if (text == "natural") return Ordering::natural;
+  if (text == "levels") return Ordering::levels;
+  if (text == "colours" || text == "colors") return Ordering::colours;
+  throw InvalidArgument("unknown ordering '" + std::string(text) + "': use natural, levels or colours");
+}
+
+template <class T>
+std::vector<Index> greedy_colours(const Bsr<T>& a) {
+  require_square_blocks(a, "greedy_colours");
+  const std::size_t n = a.block_rows;
+  // The transpose's pattern, so that a row sees the rows that store it as well as those it stores.
+  std::vector<Index> t_ptr(n + 1, 0), t_row(a.blocks());
+  for (Index c : a.block_col) ++t_ptr[c + 1];
+  for (std::size_t i = 0; i < n; ++i) t_ptr[i + 1] += t_ptr[i];
+  std::vector<Index> next(t_ptr.begin(), t_ptr.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) t_row[next[a.block_col[p]]++] = static_cast<Index>(i);
+  }
+  constexpr Index uncoloured = ~Index{0};
+  std::vector<Index> colour(n, uncoloured);
+  std::vector<std::size_t> seen_by;  // seen_by[c] == i + 1: colour c is taken by a neighbour of row i
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto mark = [&](Index j) {
+      if (j == i || colour[j] == uncoloured) return;
+      if (seen_by.size() <= colour[j]) seen_by.resize(colour[j] + 1, 0);
+      seen_by[colour[j]] = i + 1;
+    };
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) mark(a.block_col[p]);
+    for (Index p = t_ptr[i]; p < t_ptr[i + 1]; ++p) mark(t_row[p]);
+    Index c = 0;
+    while (c < seen_by.size() && seen_by[c] == i + 1) ++c;
+    colour[i] = c;
+  }
+  return colour;
+}
+
+template <class T>
+Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups) {
+  if (groups != nullptr) *groups = 0;
+  if (ordering == Ordering::natural) return {};
+  const LevelSets sets = ordering == Ordering::levels ? lower_levels(a) : group_by_level(greedy_colours(a));
+  if (groups != nullptr) *groups = sets.levels();
+  Permutation p{sets.rows};
+  // A padded last block row stays last (permute's condition); the order is still valid for the
+  // factorisation, whose levels are computed on the permuted matrix.
+  if (a.rows != a.block_rows * a.block_size && !p.old_of_new.empty()) {
+    const auto last = std::find(p.old_of_new.begin(), p.old_of_new.end(), static_cast<Index>(a.block_rows - 1));
+    std::rotate(last, last + 1, p.old_of_new.end());
+  }
+  return p;
+}
+
+template <class T>
+Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
+  require_square_blocks(a, "permute");
+  if (p.identity()) return a;
+  check_permutation(p, a.block_rows, "permute");
+  const std::size_t n = a.block_rows, bb = a.block_size * a.block_size;
+  std::vector<Index> new_of_old(n);
+  for (std::size_t r = 0; r < n; ++r) new_of_old[p.old_of_new[r]] = static_cast<Index>(r);
+  Bsr<T> out;
+  out.rows = a.rows;
+  out.cols = a.cols;
+  out.block_size = a.block_size;
+  out.block_rows = a.block_rows;
+  out.block_cols = a.block_cols;
+  out.block_row_ptr.assign(1, 0);
+  out.block_row_ptr.reserve(n + 1);
+  out.block_col.reserve(a.blocks());
+  out.values.reserve(a.values.size());
+  std::vector<std::pair<Index, Index>> row;  // (new column, old position)
+  for (std::size_t r = 0; r < n; ++r) {
+    const Index old = p.old_of_new[r];
+    row.clear();
+    for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q) row.emplace_back(new_of_old[a.block_col[q]], q);
+    std::sort(row.begin(), row.end());
+    for (const auto& [column, q] : row) {
+      out.block_col.push_back(column);
+      out.values.insert(out.values.end(), a.values.begin() + q * bb, a.values.begin() + (q + 1) * bb);
+    }
+    out.block_row_ptr.push_back(static_cast<Index>(out.block_col.size()));
+  }
+  // Padding stays in the last block row and column only when the permutation keeps them last:
+  // a padded block moved inside would put its zero rows in the middle of the matrix.
+  if (a.rows != a.block_rows * a.block_size && p.old_of_new.back() != n - 1) {
+    throw InvalidArgument("permute: the matrix's last block is padded (" + std::to_string(a.rows) +
+                          " rows in blocks of " + std::to_string(a.block_size) +
+                          "), so the permutation must keep the last block row last");
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> permute_rows(const std::vector<T>& x, const Permutation& p, std::size_t b, std::size_t k) {
+  if (p.identity()) return x;
+  const std::size_t width = b * k;
+  if (x.size() != p.old_of_new.size() * width) {
+    throw InvalidArgument("permute_rows: " + std::to_string(x.size()) + " values for " +
+                          std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
+                          std::to_string(k) + " vectors");
+  }
+  std::vector<T> out(x.size());
+  for (std::size_t r = 0; r < p.old_of_new.size(); ++r) {
+    std::copy_n(x.begin() + p.old_of_new[r] * width, width, out.begin() + r * width);
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std::size_t b, std::size_t k) {
+  if (p.identity()) return x;
+  const std::size_t width = b * k;
+  if (x.size() != p.old_of_new.size() * width) {
+    throw InvalidArgument("unpermute_rows: " + std::to_string(x.size()) + " values for " +
+                          std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
+                          std::to_string(k) + " vectors");
+  }
+  std::vector<T> out(x.size());
+  for (std::size_t r = 0; r < p.old_of_new.size(); ++r) {
+    std::copy_n(x.begin() + r * width, width, out.begin() + p.old_of_new[r] * width);
+  }
+  return out;
+}
+
+#define ZIGGURAT_ORDERING_INSTANTIATE(T)                                                                      \
+  template LevelSets lower_levels<T>(const Bsr<T>&);                                                          \
+  template LevelSets upper_levels<T>(const Bsr<T>&);                                                          \
+  template std::vector<Index> greedy_colours<T>(const Bsr<T>&);                                               \
+  template Permutation make_ordering<T>(const Bsr<T>&, Ordering, std::size_t*);                                \
+  template Bsr<T> permute<T>(const Bsr<T>&, const Permutation&);                                              \
+  template std::vector<T> permute_rows<T>(const std::vector<T>&, const Permutation&, std::size_t, std::size_t); \
+  template std::vector<T> unpermute_rows<T>(const std::vector<T>&, const Permutation&, std::size_t, std::size_t);
+
+ZIGGURAT_ORDERING_INSTANTIATE(float)
+ZIGGURAT_ORDERING_INSTANTIATE(double)
+
+#undef ZIGGURAT_ORDERING_INSTANTIATE
+
+}  // namespace ziggurat::sparse

@@ -1,0 +1,206 @@
+// Block ILU(0) on the device: the factorisation level by level, the triangular solves level by
+// level, and block Jacobi (inverted diagonal blocks). The factor layout and the order of every sum
+// are those of the sequential reference, lib/matrix/ilu_factors.cpp; the host side is
+// lib/ops/block_ilu.cpp.
+//
+// Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
+// solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
+// first + count); rows of one level never depend on each other, and no kernel has a barrier.
+// `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
+// once it is set, later levels do nothing.
+
+#define BB (B * B)
+#define NO_FAILURE 0xffffffffu
+
+// Gauss-Jordan with partial pivoting on the B x B block d (private), the inverse left in inv.
+// Returns 0 when a pivot's magnitude is not above B * eps * max |d| (zero, tiny or NaN).
+int invert_block(REAL* d, REAL* inv) {
+  REAL largest = 0;
+  for (uint e = 0; e < BB; ++e) largest = fmax(largest, fabs(d[e]));
+#ifdef REAL_IS_DOUBLE
+  const REAL tiny = (REAL)B * DBL_EPSILON * largest;
+#else
+  const REAL tiny = (REAL)B * FLT_EPSILON * largest;
+#endif
+  for (uint r = 0; r < B; ++r)
+    for (uint c = 0; c < B; ++c) inv[r * B + c] = r == c ? (REAL)1 : (REAL)0;
+  for (uint c = 0; c < B; ++c) {
+    uint best = c;
+    for (uint r = c + 1; r < B; ++r)
+      if (fabs(d[r * B + c]) > fabs(d[best * B + c])) best = r;
+    const REAL p = d[best * B + c];
+    if (!(fabs(p) > tiny)) return 0;
+    for (uint e = 0; e < B; ++e) {
+      const REAL t = d[c * B + e];
+      d[c * B + e] = d[best * B + e];
+      d[best * B + e] = t;
+      const REAL u = inv[c * B + e];
+      inv[c * B + e] = inv[best * B + e];
+      inv[best * B + e] = u;
+    }
+    const REAL scale = (REAL)1 / p;
+    for (uint e = 0; e < B; ++e) {
+      d[c * B + e] *= scale;
+      inv[c * B + e] *= scale;
+    }
+    for (uint r = 0; r < B; ++r) {
+      if (r == c) continue;
+      const REAL f = d[r * B + c];
+      for (uint e = 0; e < B; ++e) {
+        d[r * B + e] -= f * d[c * B + e];
+        inv[r * B + e] -= f * inv[c * B + e];
+      }
+    }
+  }
+  return 1;
+}
+
+// Elimination of one level: work-item (row of the level, line l) updates line l of every block of
+// its row (the lines of a block row are independent until the diagonal block is inverted).
+__kernel void ilu_eliminate(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                            __global const uint* restrict diag, __global REAL* restrict values,
+                            __global const uint* restrict level_rows, const uint first, const uint count,
+                            __global const uint* restrict status) {
+  const uint t = (uint)get_global_id(0);
+  const uint slot = t / B, l = t - slot * B;
+  if (slot >= count || *status != NO_FAILURE) return;
+  const uint i = level_rows[first + slot];
+  const uint end = row_ptr[i + 1];
+  REAL a[B];
+  for (uint p = row_ptr[i]; p < diag[i]; ++p) {
+    const uint k = col[p];
+    __global REAL* line = values + (size_t)p * BB + l * B;
+    for (uint c = 0; c < B; ++c) a[c] = line[c];
+    __global const REAL* dk = values + (size_t)diag[k] * BB;
+    for (uint c = 0; c < B; ++c) {
+      REAL s = 0;
+      for (uint e = 0; e < B; ++e) s += a[e] * dk[e * B + c];
+      line[c] = s;
+    }
+    uint r = p + 1;
+    const uint kend = row_ptr[k + 1];
+    for (uint q = diag[k] + 1; q < kend; ++q) {
+      const uint j = col[q];
+      while (r < end && col[r] < j) ++r;
+      if (r == end) break;
+      if (col[r] != j) continue;
+      __global REAL* target = values + (size_t)r * BB + l * B;
+      __global const REAL* u = values + (size_t)q * BB;
+      for (uint c = 0; c < B; ++c) {
+        REAL s = target[c];
+        for (uint e = 0; e < B; ++e) s -= a[e] * u[e * B + c];
+        target[c] = s;
+      }
+    }
+  }
+}
+
+// The diagonal blocks of one level inverted, and each row's upper blocks scaled by the inverse:
+// one work-item per block row.
+__kernel void ilu_invert(__global const uint* restrict row_ptr, __global const uint* restrict diag,
+                         __global REAL* restrict values, __global const uint* restrict level_rows,
+                         const uint first, const uint count, __global uint* restrict status) {
+  const uint slot = (uint)get_global_id(0);
+  if (slot >= count || *status != NO_FAILURE) return;
+  const uint i = level_rows[first + slot];
+  REAL d[BB], inv[BB], column[B];
+  __global REAL* block = values + (size_t)diag[i] * BB;
+  for (uint e = 0; e < BB; ++e) d[e] = block[e];
+  if (!invert_block(d, inv)) {
+    atomic_min(status, i);
+    return;
+  }
+  for (uint e = 0; e < BB; ++e) block[e] = inv[e];
+  const uint end = row_ptr[i + 1];
+  for (uint q = diag[i] + 1; q < end; ++q) {
+    __global REAL* u = values + (size_t)q * BB;
+    for (uint c = 0; c < B; ++c) {
+      for (uint e = 0; e < B; ++e) column[e] = u[e * B + c];
+      for (uint r = 0; r < B; ++r) {
+        REAL s = 0;
+        for (uint e = 0; e < B; ++e) s += inv[r * B + e] * column[e];
+        u[r * B + c] = s;
+      }
+    }
+  }
+}
+
+// Block Jacobi's setup: the diagonal blocks of A (at positions diag) inverted into dinv, one
+// work-item per block row; a failure records the least failing row.
+__kernel void invert_diagonal(__global const uint* restrict diag, __global const REAL* restrict values,
+                              __global REAL* restrict dinv, const uint block_rows, __global uint* restrict status) {
+  const uint i = (uint)get_global_id(0);
+  if (i >= block_rows) return;
+  REAL d[BB], inv[BB];
+  __global const REAL* block = values + (size_t)diag[i] * BB;
+  for (uint e = 0; e < BB; ++e) d[e] = block[e];
+  if (!invert_block(d, inv)) {
+    atomic_min(status, i);
+    return;
+  }
+  for (uint e = 0; e < BB; ++e) dinv[(size_t)i * BB + e] = inv[e];
+}
+
+#ifdef K
+// Vector element: scalar row e of block row i ... (row-major over K interleaved vectors).
+#define AT(v, row, j) v[(size_t)(row) * K + (j)]
+
+// Forward substitution y = L^-1 r on one level: work-item (row of the level, line l, vector j).
+__kernel void lower_solve(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                          __global const uint* restrict diag, __global const REAL* restrict values,
+                          __global const uint* restrict level_rows, const uint first, const uint count,
+                          __global const REAL* restrict r, const ulong r_offset, __global REAL* restrict y) {
+  const uint t = (uint)get_global_id(0);
+  const uint slot = t / (B * K), in_row = t - slot * (B * K);
+  if (slot >= count) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  const uint i = level_rows[first + slot];
+  r += r_offset;
+  REAL acc = AT(r, i * B + l, j);
+  for (uint p = row_ptr[i]; p < diag[i]; ++p) {
+    __global const REAL* line = values + (size_t)p * BB + l * B;
+    const uint c0 = col[p] * B;
+    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
+  }
+  AT(y, i * B + l, j) = acc;
+}
+
+// Backward substitution z = U^-1 y on one level, with the inverted diagonal blocks and the scaled
+// upper blocks: z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j.
+__kernel void upper_solve(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                          __global const uint* restrict diag, __global const REAL* restrict values,
+                          __global const uint* restrict level_rows, const uint first, const uint count,
+                          __global const REAL* restrict y, __global REAL* restrict z, const ulong z_offset) {
+  const uint t = (uint)get_global_id(0);
+  const uint slot = t / (B * K), in_row = t - slot * (B * K);
+  if (slot >= count) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  const uint i = level_rows[first + slot];
+  z += z_offset;
+  __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
+  REAL acc = 0;
+  for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
+  const uint end = row_ptr[i + 1];
+  for (uint q = diag[i] + 1; q < end; ++q) {
+    __global const REAL* line = values + (size_t)q * BB + l * B;
+    const uint c0 = col[q] * B;
+    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
+  }
+  AT(z, i * B + l, j) = acc;
+}
+
+// Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).
+__kernel void block_jacobi(__global const REAL* restrict dinv, const uint block_rows, __global const REAL* restrict r,
+                           const ulong r_offset, __global REAL* restrict z, const ulong z_offset) {
+  const uint t = (uint)get_global_id(0);
+  const uint i = t / (B * K), in_row = t - i * (B * K);
+  if (i >= block_rows) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  r += r_offset;
+  z += z_offset;
+  __global const REAL* dline = dinv + (size_t)i * BB + l * B;
+  REAL acc = 0;
+  for (uint c = 0; c < B; ++c) acc += dline[c] * AT(r, i * B + c, j);
+  AT(z, i * B + l, j) = acc;
+}
+#endif

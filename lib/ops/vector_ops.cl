@@ -1,0 +1,202 @@
+// Vector operations of the Krylov solvers on k vectors stored interleaved (n x K row-major,
+// element (r, j) at r * K + j), with one coefficient per vector read from `coef` (slot s of
+// vector j at coef[s * K + j]). Host side: lib/ops/vector_ops.cpp.
+//
+// Reductions run in a fixed order, so that a solve gives the same bits every time on a device:
+// GROUPS work-groups of GROUP work-items (fixed for a device and a length), work-item t of group g
+// sums rows g * GROUP + t, + GROUPS * GROUP, ... in order, the group adds its items in a fixed
+// tree, and `finish` adds the groups' partial sums in group order. A reducing kernel writes set s
+// of its dot products (K values) to partial[(s * GROUPS + g) * K + j].
+//
+// Build options: -DREAL (the prologue), -DK, -DGROUP (a power of two), -DGROUPS.
+
+#define COEF(slot, j) coef[(slot) * K + (j)]
+
+// The column of element e (no remainder operator: see spmm.cl's bsr_multirow).
+inline uint column_of(size_t e) { return (uint)(e - (e / K) * K); }
+
+// Adds the GROUP values of scratch (one per work-item, written by the caller) in a fixed tree and
+// stores the sum at *out from work-item 0. Every work-item of the group must call it.
+void group_sum(__local REAL* scratch, __global REAL* out) {
+  const uint t = (uint)get_local_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint width = GROUP / 2; width > 0; width /= 2) {
+    if (t < width) scratch[t] += scratch[t + width];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) *out = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+// Stores the K sums of acc of this group as set `set` of the partial sums.
+void store_partials(const REAL* acc, __local REAL* scratch, __global REAL* partial, uint set) {
+  const uint t = (uint)get_local_id(0), g = (uint)get_group_id(0);
+  for (uint j = 0; j < K; ++j) {
+    scratch[t] = acc[j];
+    group_sum(scratch, partial + ((size_t)set * GROUPS + g) * K + j);
+  }
+}
+
+#define FOR_MY_ROWS(r) for (size_t r = get_global_id(0); r < rows; r += (size_t)GROUPS * GROUP)
+
+// ---- elementwise ----
+
+// y = a x + b y.
+__kernel void axpby(const ulong n, __global const REAL* restrict coef, const uint sa, const uint sb,
+                    __global const REAL* x, const ulong x_offset, __global REAL* y, const ulong y_offset) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  const uint j = column_of(e);
+  y[y_offset + e] = COEF(sa, j) * x[x_offset + e] + COEF(sb, j) * y[y_offset + e];
+}
+
+// y = a x.
+__kernel void scale(const ulong n, __global const REAL* restrict coef, const uint sa, __global const REAL* x,
+                    const ulong x_offset, __global REAL* y, const ulong y_offset) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  y[y_offset + e] = COEF(sa, column_of(e)) * x[x_offset + e];
+}
+
+// y = d .* x, d holding one value per row (scalar Jacobi).
+__kernel void multiply_rows(const ulong n, __global const REAL* restrict d, __global const REAL* x,
+                            const ulong x_offset, __global REAL* y, const ulong y_offset) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  y[y_offset + e] = d[e / K] * x[x_offset + e];
+}
+
+// w += sign * sum_s h_s V_s over `count` vectors sets V_s = basis + s * stride (h from results).
+__kernel void combine(const ulong n, __global const REAL* basis, const ulong stride, const uint count,
+                      __global const REAL* restrict h, const uint h_offset, const REAL sign, __global REAL* w,
+                      const ulong w_offset) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  const uint j = column_of(e);
+  REAL acc = w[w_offset + e];
+  for (uint s = 0; s < count; ++s) acc += sign * h[h_offset + s * K + j] * basis[s * stride + e];
+  w[w_offset + e] = acc;
+}
+
+// p = r + beta (p - omega v)   (BiCGStab's new direction)
+__kernel void bicg_direction(const ulong n, __global const REAL* restrict coef, const uint s_beta, const uint s_omega,
+                             __global REAL* restrict p, __global const REAL* restrict r,
+                             __global const REAL* restrict v) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  const uint j = column_of(e);
+  p[e] = r[e] + COEF(s_beta, j) * (p[e] - COEF(s_omega, j) * v[e]);
+}
+
+// ---- reductions ----
+
+// Set s (the second NDRange dimension) of the dot products x_s . y, x_s = x + x_offset + s * stride.
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void dot_partials(const ulong rows, __global const REAL* x, const ulong x_offset, const ulong stride,
+                  __global const REAL* y, const ulong y_offset, __global REAL* partial) {
+  __local REAL scratch[GROUP];
+  const uint s = (uint)get_global_id(1);
+  x += x_offset + s * stride;
+  y += y_offset;
+  REAL acc[K];
+  for (uint j = 0; j < K; ++j) acc[j] = 0;
+  FOR_MY_ROWS(r) {
+    for (uint j = 0; j < K; ++j) acc[j] += x[r * K + j] * y[r * K + j];
+  }
+  store_partials(acc, scratch, partial, s);
+}
+
+// Two dot products in one pass: a . b (set 0) and c . d (set 1).
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void dot_pair_partials(const ulong rows, __global const REAL* a, __global const REAL* b, __global const REAL* c,
+                       __global const REAL* d, __global REAL* partial) {
+  __local REAL scratch[GROUP];
+  REAL ab[K], cd[K];
+  for (uint j = 0; j < K; ++j) ab[j] = cd[j] = 0;
+  FOR_MY_ROWS(r) {
+    for (uint j = 0; j < K; ++j) {
+      ab[j] += a[r * K + j] * b[r * K + j];
+      cd[j] += c[r * K + j] * d[r * K + j];
+    }
+  }
+  store_partials(ab, scratch, partial, 0);
+  store_partials(cd, scratch, partial, 1);
+}
+
+// results[result_offset + o] = the sum over the groups, in group order, of output o = s * K + j.
+__kernel void finish(__global const REAL* restrict partial, const uint outputs, __global REAL* restrict results,
+                     const uint result_offset) {
+  const uint o = (uint)get_global_id(0);
+  if (o >= outputs) return;
+  const uint s = o / K, j = o - s * K;
+  REAL sum = 0;
+  for (uint g = 0; g < GROUPS; ++g) sum += partial[((size_t)s * GROUPS + g) * K + j];
+  results[result_offset + o] = sum;
+}
+
+// ---- fused solver steps (each replaces several elementwise kernels and a dot) ----
+
+// CG: x += alpha p; r -= alpha q; partial sums of r . r.
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void cg_update(const ulong rows, __global const REAL* restrict coef, const uint s_alpha, __global REAL* restrict x,
+               __global const REAL* restrict p, __global REAL* restrict r, __global const REAL* restrict q,
+               __global REAL* partial) {
+  __local REAL scratch[GROUP];
+  REAL rr[K];
+  for (uint j = 0; j < K; ++j) rr[j] = 0;
+  FOR_MY_ROWS(row) {
+    for (uint j = 0; j < K; ++j) {
+      const size_t e = row * K + j;
+      const REAL alpha = COEF(s_alpha, j);
+      x[e] = alpha * p[e] + x[e];
+      const REAL re = -alpha * q[e] + r[e];
+      r[e] = re;
+      rr[j] += re * re;
+    }
+  }
+  store_partials(rr, scratch, partial, 0);
+}
+
+// BiCGStab: s = r - alpha v; partial sums of s . s.
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void bicg_half(const ulong rows, __global const REAL* restrict coef, const uint s_alpha,
+               __global const REAL* restrict r, __global const REAL* restrict v, __global REAL* restrict s,
+               __global REAL* partial) {
+  __local REAL scratch[GROUP];
+  REAL ss[K];
+  for (uint j = 0; j < K; ++j) ss[j] = 0;
+  FOR_MY_ROWS(row) {
+    for (uint j = 0; j < K; ++j) {
+      const size_t e = row * K + j;
+      const REAL se = -COEF(s_alpha, j) * v[e] + r[e];
+      s[e] = se;
+      ss[j] += se * se;
+    }
+  }
+  store_partials(ss, scratch, partial, 0);
+}
+
+// BiCGStab: x += alpha phat + omega shat; r = s - omega t; partial sums of r . r (set 0) and
+// r0 . r (set 1).
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void bicg_update(const ulong rows, __global const REAL* restrict coef, const uint s_alpha, const uint s_omega,
+                 __global REAL* restrict x, __global const REAL* restrict phat, __global const REAL* restrict shat,
+                 __global const REAL* restrict s, __global const REAL* restrict t, __global REAL* restrict r,
+                 __global const REAL* restrict r0, __global REAL* partial) {
+  __local REAL scratch[GROUP];
+  REAL rr[K], r0r[K];
+  for (uint j = 0; j < K; ++j) rr[j] = r0r[j] = 0;
+  FOR_MY_ROWS(row) {
+    for (uint j = 0; j < K; ++j) {
+      const size_t e = row * K + j;
+      const REAL alpha = COEF(s_alpha, j), omega = COEF(s_omega, j);
+      x[e] = omega * shat[e] + (alpha * phat[e] + x[e]);
+      const REAL re = -omega * t[e] + s[e];
+      r[e] = re;
+      rr[j] += re * re;
+      r0r[j] += r0[e] * re;
+    }
+  }
+  store_partials(rr, scratch, partial, 0);
+  store_partials(r0r, scratch, partial, 1);
+}

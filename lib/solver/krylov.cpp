@@ -1,0 +1,758 @@
+#include "ziggurat/solver/krylov.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/vector_ops.hpp"
+
+namespace ziggurat::sparse {
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+const char* to_string(KrylovMethod method) {
+  switch (method) {
+    case KrylovMethod::cg: return "cg";
+    case KrylovMethod::bicgstab: return "bicgstab";
+    case KrylovMethod::gmres: return "gmres";
+  }
+  return "?";
+}
+
+KrylovMethod parse_krylov_method(std::string_view text) {
+  for (auto m : {KrylovMethod::cg, KrylovMethod::bicgstab, KrylovMethod::gmres}) {
+    if (text == to_string(m)) return m;
+  }
+  throw InvalidArgument("unknown method '" + std::string(text) + "': use cg, bicgstab or gmres");
+}
+
+const char* to_string(PreconditionerKind kind) {
+  switch (kind) {
+    case PreconditionerKind::none: return "none";
+    case PreconditionerKind::jacobi: return "jacobi";
+    case PreconditionerKind::block_jacobi: return "block-jacobi";
+    case PreconditionerKind::ilu0: return "ilu0";
+  }
+  return "?";
+}
+
+PreconditionerKind parse_preconditioner(std::string_view text) {
+  for (auto p : {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::block_jacobi,
+                 PreconditionerKind::ilu0}) {
+    if (text == to_string(p)) return p;
+  }
+  throw InvalidArgument("unknown preconditioner '" + std::string(text) + "': use none, jacobi, block-jacobi or ilu0");
+}
+
+const char* to_string(SolveStatus status) {
+  switch (status) {
+    case SolveStatus::converged: return "converged";
+    case SolveStatus::max_iterations: return "max_iterations";
+    case SolveStatus::breakdown: return "breakdown";
+    case SolveStatus::stagnation: return "stagnation";
+    case SolveStatus::not_finite: return "not_finite";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string number(double value) {
+  std::ostringstream text;
+  text.precision(3);
+  text << value;
+  return text.str();
+}
+
+void check_options(const SolverOptions& o, std::size_t k) {
+  if (k < 1 || k > 16) throw InvalidArgument("a solve takes 1 to 16 right-hand sides, not " + std::to_string(k));
+  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) {
+    throw InvalidArgument("the tolerance must be a positive number, not " + std::to_string(o.tolerance));
+  }
+  if (o.method == KrylovMethod::gmres && (o.restart < 1 || o.restart > 200)) {
+    throw InvalidArgument("the GMRES restart length is 1 to 200, not " + std::to_string(o.restart));
+  }
+  if (o.method == KrylovMethod::gmres && k > 1) {
+    throw InvalidArgument("gmres solves one right-hand side at a time; use cg or bicgstab for " + std::to_string(k) +
+                          " at once, or call solve once per right-hand side");
+  }
+  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0) {
+    throw InvalidArgument(std::string("the ordering ") + to_string(o.ordering) +
+                          " is for the ilu0 preconditioner; use natural with " + to_string(o.preconditioner));
+  }
+}
+
+template <class T>
+void check_finite(const std::vector<T>& values, const char* what, std::size_t width) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      throw InvalidArgument(std::string(what) + " holds " + (std::isnan(values[i]) ? "NaN" : "an infinity") +
+                            " at row " + std::to_string(i / width) + (width > 1 ? ", vector " + std::to_string(i % width) : "") +
+                            ": a solve needs finite input");
+    }
+  }
+}
+
+template <class T>
+void check_matrix(const Bsr<T>& a) {
+  validate(a);
+  if (a.rows != a.cols) {
+    throw InvalidArgument("a solve needs a square matrix; this one is " + std::to_string(a.rows) + " x " +
+                          std::to_string(a.cols));
+  }
+  if (a.rows == 0) throw InvalidArgument("the matrix is empty");
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    if (!std::isfinite(a.values[i])) {
+      const std::size_t bb = a.block_size * a.block_size, block = i / bb;
+      const std::size_t row_in = (i % bb) / a.block_size, col_in = i % a.block_size;
+      const std::size_t br = std::upper_bound(a.block_row_ptr.begin(), a.block_row_ptr.end(), block) - a.block_row_ptr.begin() - 1;
+      throw InvalidArgument("the matrix holds " + std::string(std::isnan(a.values[i]) ? "NaN" : "an infinity") + " at (" +
+                            std::to_string(br * a.block_size + row_in) + ", " +
+                            std::to_string(a.block_col[block] * a.block_size + col_in) + "): a solve needs finite values");
+    }
+  }
+}
+
+// One value per row: 1 / A(r, r) (scalar Jacobi), the padding 1.
+template <class T>
+std::vector<T> inverse_diagonal(const IluInput<T>& input) {
+  const Bsr<T>& a = input.matrix;
+  const std::size_t b = a.block_size;
+  std::vector<T> d(a.block_rows * b);
+  for (std::size_t i = 0; i < a.block_rows; ++i) {
+    for (std::size_t r = 0; r < b; ++r) {
+      const T value = a.values[input.diagonal[i] * b * b + r * b + r];
+      if (value == T(0)) {
+        throw ZeroPivot(i, "Jacobi: the diagonal entry A(" + std::to_string(i * b + r) + ", " + std::to_string(i * b + r) +
+                               ") is zero; use a diagonal shift (--shift S), block-jacobi, ilu0 or none");
+      }
+      d[i * b + r] = T(1) / value;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The solver
+
+template <class T>
+struct KrylovSolver<T>::Impl {
+  // Result slots of the vector operations.
+  enum Slot : std::size_t { kA = 0, kB = 1, kC = 2, kD = 3, kE = 4, kBB = 5, kGmres = 6 };
+
+  Context context;
+  SolverOptions options;
+  std::size_t k, rows, b, padded;
+  Permutation permutation;
+  SolveReport setup_report;
+  DeviceBsr<T> matrix;
+  BsrMultiplier<T> multiplier;
+  VectorOps<T> ops;
+  std::unique_ptr<DeviceBlockIlu<T>> ilu;
+  std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
+  DeviceBuffer<T> jacobi;
+  DeviceVectors<T> x, r, rhs, p, q, z, s, t, shat, r0;
+  DeviceBuffer<T> basis;  // GMRES: restart + 1 vectors of padded rows
+
+  // Device spans waiting to be added to the times (resolved at each read).
+  std::vector<std::pair<Span, double*>> pending;
+  SolveTimes times;
+
+  Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, Bsr<T>&& ordered)
+      : context(c),
+        options(std::move(o)),
+        k(k_),
+        rows(a.rows),
+        b(a.block_size),
+        padded(a.block_rows * a.block_size),
+        matrix(c, ordered),
+        multiplier(c, matrix, k_, options.product_kernel.value_or(BsrKernel{})),
+        ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
+            kGmres + 2 * (options.restart + 2)),
+        x(input_vectors(c, matrix, k_)),
+        r(input_vectors(c, matrix, k_)),
+        rhs(input_vectors(c, matrix, k_)),
+        p(input_vectors(c, matrix, k_)),
+        q(input_vectors(c, matrix, k_)),
+        z(input_vectors(c, matrix, k_)),
+        s(input_vectors(c, matrix, k_)),
+        t(input_vectors(c, matrix, k_)),
+        shat(input_vectors(c, matrix, k_)),
+        r0(input_vectors(c, matrix, k_)) {
+    setup_preconditioner(ordered);
+    if (options.method == KrylovMethod::gmres) basis = DeviceBuffer<T>(c, padded * (options.restart + 1), "GMRES basis");
+    setup_report.product_kernel = multiplier.kernel().name();
+  }
+
+  void setup_preconditioner(const Bsr<T>& ordered) {
+    if (options.preconditioner == PreconditionerKind::none) return;
+    const IluInput<T> input = prepare_ilu(ordered, options.shift);
+    switch (options.preconditioner) {
+      case PreconditionerKind::none: break;
+      case PreconditionerKind::jacobi: {
+        const std::vector<T> d = inverse_diagonal(input);
+        jacobi = DeviceBuffer<T>(context, d.size(), "Jacobi inverse diagonal");
+        copy_to_device(context.compute_queue(), d.data(), jacobi);
+        break;
+      }
+      case PreconditionerKind::block_jacobi:
+        block_jacobi = std::make_unique<DeviceBlockJacobi<T>>(context, input, k, options.shift);
+        add(block_jacobi->setup(), times.factorization);
+        break;
+      case PreconditionerKind::ilu0:
+        ilu = std::make_unique<DeviceBlockIlu<T>>(context, input, k, options.shift);
+        add(ilu->factorization(), times.factorization);
+        setup_report.lower_levels = ilu->lower_levels();
+        setup_report.upper_levels = ilu->upper_levels();
+        break;
+    }
+    resolve();
+  }
+
+  // ---- timing ----
+  void add(const Span& span, double& bucket) {
+    if (context.device().profiling && span.first() != nullptr) pending.emplace_back(span, &bucket);
+  }
+  void resolve() {
+    for (auto& [span, bucket] : pending) *bucket += profiled_seconds(span.first, span.last);
+    pending.clear();
+  }
+  std::vector<double> read(std::size_t slot, std::size_t count) {
+    std::vector<double> values = ops.read(slot, count);
+    resolve();
+    return values;
+  }
+
+  // ---- building blocks ----
+  void product(const DeviceVectors<T>& in, DeviceVectors<T>& out) {
+    Span span;
+    span.last = multiplier.enqueue(in, out, nullptr, &span.first);
+    add(span, times.products);
+  }
+  void precondition(const VectorRef& in, const VectorRef& out) {
+    Span span;
+    switch (options.preconditioner) {
+      case PreconditionerKind::none: span = ops.copy(in, out); break;
+      case PreconditionerKind::jacobi: span = ops.multiply_rows(jacobi, in, out); break;
+      case PreconditionerKind::block_jacobi: span = block_jacobi->apply(in, out); break;
+      case PreconditionerKind::ilu0: span = ilu->apply(in, out); break;
+    }
+    add(span, options.preconditioner == PreconditionerKind::none ? times.vector_ops : times.preconditioner);
+  }
+  void vec(const Span& span) { add(span, times.vector_ops); }
+  std::vector<T> coefficients(const std::vector<double>& values) const { return {values.begin(), values.end()}; }
+
+  // r = rhs - A x; returns ||r||^2 per vector.
+  std::vector<double> true_residual() {
+    product(x, q);
+    vec(ops.copy(rhs, r));
+    vec(ops.axpby(std::vector<T>(k, T(-1)), q, std::vector<T>(k, T(1)), r));
+    vec(ops.dot(r, r, kE));
+    return read(kE, 1);
+  }
+
+  std::vector<T> download(const DeviceVectors<T>& v) {
+    std::vector<T> values(padded * k);
+    copy_to_host(context.compute_queue(), v.buffer(), values.data());
+    return values;
+  }
+
+  SolveReport solve(const std::vector<T>& b_in, std::vector<T>& x_io);
+  void cg(struct Progress& state);
+  void bicgstab(struct Progress& state);
+  void gmres(struct Progress& state);
+};
+
+// Per-vector state of a solve.
+struct Progress {
+  std::size_t k = 1, max_iterations = 0;
+  double tolerance = 0;
+  std::vector<double> bnorm;       // ||b|| per vector
+  std::vector<bool> active;        // still iterating
+  std::vector<VectorReport> vectors;
+  std::size_t iteration = 0;
+  std::function<void(const SolveProgress&)> callback;
+
+  bool any_active() const { return std::find(active.begin(), active.end(), true) != active.end(); }
+  double relative(std::size_t j, double squared) const { return std::sqrt(std::max(squared, 0.0)) / bnorm[j]; }
+  void stop(std::size_t j, SolveStatus status, std::string reason) {
+    active[j] = false;
+    vectors[j].status = status;
+    vectors[j].reason = std::move(reason);
+  }
+  // Records the recurrence residuals (squared norms) of this iteration; returns which active
+  // vectors reached the tolerance by them. NaN stops a vector.
+  std::vector<bool> record(const std::vector<double>& squared) {
+    std::vector<bool> reached(k, false);
+    double worst = 0;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!active[j]) continue;
+      const double rel = relative(j, squared[j]);
+      vectors[j].history.push_back(rel);
+      vectors[j].recurrence_residual = rel;
+      vectors[j].iterations = iteration;
+      if (!std::isfinite(rel)) {
+        stop(j, SolveStatus::not_finite, "the residual became " + std::string(std::isnan(rel) ? "NaN" : "infinite") +
+                                             " at iteration " + std::to_string(iteration) +
+                                             ": the iteration overflowed (an unstable preconditioner or a singular matrix)");
+        continue;
+      }
+      worst = std::max(worst, rel);
+      reached[j] = rel < tolerance;
+    }
+    if (callback) callback({iteration, worst});
+    return reached;
+  }
+};
+
+// ---- CG ----
+template <class T>
+void KrylovSolver<T>::Impl::cg(Progress& st) {
+  const std::vector<T> ones(k, T(1));
+  // Starting (again) from the true residual in r.
+  const auto restart = [&]() -> std::vector<double> {
+    precondition(r, z);
+    vec(ops.copy(z, p));
+    vec(ops.dot_pair(r, z, r, r, kA));
+    return read(kA, 2);  // rho, rr
+  };
+  std::vector<double> rr = true_residual();
+  for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
+  std::vector<double> start = restart();
+  std::vector<double> rho(start.begin(), start.begin() + k);
+  std::vector<bool> replaced(k, false);
+  std::vector<double> last_true(k, std::numeric_limits<double>::infinity());
+  // Vectors already converged at the start.
+  for (std::size_t j = 0; j < k; ++j) {
+    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+  }
+  while (st.any_active() && st.iteration < st.max_iterations) {
+    ++st.iteration;
+    product(p, q);
+    vec(ops.dot(p, q, kB));
+    const std::vector<double> pq = read(kB, 1);
+    std::vector<double> alpha(k, 0);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!st.active[j]) continue;
+      if (pq[j] == 0 || !std::isfinite(pq[j])) {
+        st.stop(j, pq[j] == 0 ? SolveStatus::breakdown : SolveStatus::not_finite,
+                "CG broke down at iteration " + std::to_string(st.iteration) + ": p.Ap = " + number(pq[j]) +
+                    (pq[j] == 0 ? " (A is singular or not positive definite: try bicgstab or gmres)" : ""));
+        continue;
+      }
+      alpha[j] = rho[j] / pq[j];
+    }
+    vec(ops.cg_update(coefficients(alpha), x, p, r, q, kC));
+    std::vector<double> rho_new;
+    if (options.preconditioner == PreconditionerKind::none) {
+      rr = read(kC, 1);
+      rho_new = rr;
+      vec(ops.copy(r, z));
+    } else {
+      precondition(r, z);
+      vec(ops.dot(r, z, kD));
+      const std::vector<double> both = read(kC, 2);
+      rr.assign(both.begin(), both.begin() + k);
+      rho_new.assign(both.begin() + k, both.end());
+    }
+    const std::vector<bool> reached = st.record(rr);
+    if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
+      const std::vector<double> truth = true_residual();  // r := b - A x for every vector
+      bool any_replaced = false;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (!st.active[j]) continue;
+        const double rel = st.relative(j, truth[j]);
+        if (rel < st.tolerance) {
+          st.stop(j, SolveStatus::converged, "");
+        } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
+          st.stop(j, SolveStatus::stagnation, "");
+        } else {
+          replaced[j] = replaced[j] || reached[j];
+          last_true[j] = rel;
+        }
+        any_replaced = true;
+      }
+      if (any_replaced) {  // the recurrences restart from the true residual
+        const std::vector<double> again = restart();
+        rho.assign(again.begin(), again.begin() + k);
+        continue;
+      }
+    }
+    std::vector<double> beta(k, 0);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (st.active[j] && rho[j] != 0) beta[j] = rho_new[j] / rho[j];
+      rho[j] = rho_new[j];
+    }
+    vec(ops.axpby(ones, z, coefficients(beta), p));
+  }
+}
+
+// ---- BiCGStab (right-preconditioned) ----
+template <class T>
+void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
+  std::vector<double> rr = true_residual();
+  for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
+  for (std::size_t j = 0; j < k; ++j) {
+    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+  }
+  std::vector<double> rho, rho_old(k, 1), alpha(k, 1), omega(k, 1);
+  bool fresh = true;  // p = r at a (re)start
+  const auto restart = [&] {
+    vec(ops.copy(r, r0));
+    rho = rr;  // r0 . r = r . r
+    fresh = true;
+  };
+  restart();
+  std::vector<bool> replaced(k, false);
+  std::vector<double> last_true(k, std::numeric_limits<double>::infinity());
+  const auto only_active = [&](std::vector<double> values) {
+    for (std::size_t j = 0; j < k; ++j)
+      if (!st.active[j]) values[j] = 0;
+    return coefficients(values);
+  };
+  while (st.any_active() && st.iteration < st.max_iterations) {
+    ++st.iteration;
+    if (fresh) {
+      vec(ops.copy(r, p));
+      fresh = false;
+    } else {
+      std::vector<double> beta(k, 0);
+      for (std::size_t j = 0; j < k; ++j) {
+        if (st.active[j]) beta[j] = (rho[j] / rho_old[j]) * (alpha[j] / omega[j]);
+      }
+      vec(ops.bicg_direction(only_active(beta), only_active(omega), p, r, q));
+    }
+    precondition(p, z);  // phat
+    product(z, q);       // v = A phat
+    vec(ops.dot(r0, q, kA));
+    const std::vector<double> r0v = read(kA, 1);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!st.active[j]) continue;
+      if (r0v[j] == 0 || !std::isfinite(r0v[j])) {
+        st.stop(j, std::isfinite(r0v[j]) ? SolveStatus::breakdown : SolveStatus::not_finite,
+                "BiCGStab broke down at iteration " + std::to_string(st.iteration) + ": r0.v = " + number(r0v[j]) +
+                    " (rho/(r0.v) undefined; try gmres, another preconditioner, or a shift)");
+        continue;
+      }
+      alpha[j] = rho[j] / r0v[j];
+    }
+    vec(ops.bicg_half(only_active(alpha), r, q, s, kB));
+    precondition(s, shat);
+    product(shat, t);
+    vec(ops.dot_pair(t, s, t, t, kC));
+    const std::vector<double> sst = read(kB, 3);  // s.s, t.s, t.t
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!st.active[j]) continue;
+      const double ss = sst[j], ts = sst[k + j], tt = sst[2 * k + j];
+      if (st.relative(j, ss) < st.tolerance) {
+        omega[j] = 0;  // s is small enough: x += alpha phat, r = s
+      } else if (tt == 0 || !std::isfinite(tt) || ts == 0) {
+        st.stop(j, std::isfinite(tt) ? SolveStatus::breakdown : SolveStatus::not_finite,
+                "BiCGStab broke down at iteration " + std::to_string(st.iteration) + ": omega = t.s / t.t = " +
+                    number(ts) + " / " + number(tt) + " (try gmres, another preconditioner, or a shift)");
+      } else {
+        omega[j] = ts / tt;
+      }
+    }
+    vec(ops.bicg_update(only_active(alpha), only_active(omega), x, z, shat, s, t, r, r0, kD));
+    const std::vector<double> both = read(kD, 2);
+    rr.assign(both.begin(), both.begin() + k);
+    rho_old = rho;
+    rho.assign(both.begin() + k, both.end());
+    const std::vector<bool> reached = st.record(rr);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (st.active[j] && !reached[j] && rho[j] == 0) {
+        st.stop(j, SolveStatus::breakdown, "BiCGStab broke down at iteration " + std::to_string(st.iteration) +
+                                               ": rho = r0.r = 0 (try gmres, another preconditioner, or a shift)");
+      }
+    }
+    if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
+      const std::vector<double> truth = true_residual();
+      for (std::size_t j = 0; j < k; ++j) {
+        if (!st.active[j]) continue;
+        const double rel = st.relative(j, truth[j]);
+        if (rel < st.tolerance) {
+          st.stop(j, SolveStatus::converged, "");
+        } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
+          st.stop(j, SolveStatus::stagnation, "");
+        } else {
+          replaced[j] = replaced[j] || reached[j];
+          last_true[j] = rel;
+        }
+      }
+      rr = truth;
+      restart();
+    }
+  }
+}
+
+// ---- GMRES(m), right-preconditioned, CGS2 ----
+template <class T>
+void KrylovSolver<T>::Impl::gmres(Progress& st) {
+  const std::size_t m = options.restart;
+  const std::size_t h1 = kGmres, h2 = kGmres + m + 1, ww = kGmres + 2 * (m + 1);
+  std::vector<double> rr = true_residual();
+  st.vectors[0].history.push_back(st.relative(0, rr[0]));
+  if (st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
+  std::vector<double> H((m + 1) * m), cs(m), sn(m), g(m + 1);
+  double last_true = std::numeric_limits<double>::infinity();
+  bool reached_before = false;
+  while (st.active[0] && st.iteration < st.max_iterations) {
+    const double beta = std::sqrt(rr[0]);
+    std::fill(g.begin(), g.end(), 0.0);
+    g[0] = beta;
+    vec(ops.scale({T(1 / beta)}, r, VectorRef(basis, 0)));
+    std::size_t used = 0;
+    bool reached = false;
+    for (std::size_t j = 0; j < m && st.iteration < st.max_iterations; ++j) {
+      ++st.iteration;
+      precondition(VectorRef(basis, j * padded), z);
+      product(z, q);  // w
+      vec(ops.multi_dot(basis, padded, j + 1, q, h1));
+      vec(ops.combine(basis, padded, j + 1, h1, T(-1), q));
+      vec(ops.multi_dot(basis, padded, j + 1, q, h2));
+      vec(ops.combine(basis, padded, j + 1, h2, T(-1), q));
+      vec(ops.dot(q, q, ww));
+      const std::vector<double> first = read(h1, j + 1), second = read(h2, j + 1), norm = read(ww, 1);
+      for (std::size_t i = 0; i <= j; ++i) H[i * m + j] = first[i] + second[i];
+      const double hn = std::sqrt(std::max(norm[0], 0.0));
+      H[(j + 1) * m + j] = hn;
+      for (std::size_t i = 0; i < j; ++i) {  // earlier rotations
+        const double a = H[i * m + j], c = H[(i + 1) * m + j];
+        H[i * m + j] = cs[i] * a + sn[i] * c;
+        H[(i + 1) * m + j] = -sn[i] * a + cs[i] * c;
+      }
+      const double a = H[j * m + j], c = H[(j + 1) * m + j], d = std::hypot(a, c);
+      cs[j] = d == 0 ? 1 : a / d;
+      sn[j] = d == 0 ? 0 : c / d;
+      H[j * m + j] = d;
+      H[(j + 1) * m + j] = 0;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+      used = j + 1;
+      const std::vector<bool> hit = st.record({g[j + 1] * g[j + 1]});
+      if (!st.active[0]) break;
+      if (hit[0] || hn == 0) {  // converged by the estimate, or the Krylov space is exhausted
+        reached = true;
+        break;
+      }
+      vec(ops.scale({T(1 / hn)}, q, VectorRef(basis, (j + 1) * padded)));
+    }
+    if (used == 0) break;
+    // y = H^-1 g (upper triangular), u = V y, x += M^-1 u.
+    std::vector<double> y(used);
+    for (std::size_t i = used; i-- > 0;) {
+      double sum = g[i];
+      for (std::size_t c = i + 1; c < used; ++c) sum -= H[i * m + c] * y[c];
+      y[i] = H[i * m + i] == 0 ? 0 : sum / H[i * m + i];
+    }
+    vec(ops.scale({T(y[0])}, VectorRef(basis, 0), s));
+    for (std::size_t i = 1; i < used; ++i) vec(ops.axpby({T(y[i])}, VectorRef(basis, i * padded), {T(1)}, s));
+    precondition(s, z);
+    vec(ops.axpby({T(1)}, z, {T(1)}, x));
+    rr = true_residual();
+    const double rel = st.relative(0, rr[0]);
+    if (!std::isfinite(rel)) {
+      st.stop(0, SolveStatus::not_finite, "the residual became NaN or infinite: the iteration overflowed");
+    } else if (rel < st.tolerance) {
+      st.stop(0, SolveStatus::converged, "");
+    } else if (reached && reached_before && rel >= last_true) {
+      st.stop(0, SolveStatus::stagnation, "");
+    }
+    reached_before = reached_before || reached;
+    last_true = rel;
+  }
+}
+
+namespace {
+
+int severity(SolveStatus status) {
+  switch (status) {
+    case SolveStatus::converged: return 0;
+    case SolveStatus::max_iterations: return 1;
+    case SolveStatus::stagnation: return 2;
+    case SolveStatus::breakdown: return 3;
+    case SolveStatus::not_finite: return 4;
+  }
+  return 5;
+}
+
+// The reason of a vector that has none yet (converged, stagnation, max_iterations).
+void explain(VectorReport& v, double tolerance, const char* type) {
+  if (!v.reason.empty()) return;
+  switch (v.status) {
+    case SolveStatus::converged:
+      v.reason = "converged: ||b - A x|| / ||b|| = " + number(v.relative_residual) + " < " + number(tolerance) +
+                 " after " + std::to_string(v.iterations) + " iterations";
+      break;
+    case SolveStatus::stagnation:
+      v.reason = "stagnated: the recurrence residual reached " + number(tolerance) + " but the true residual stays at " +
+                 number(v.relative_residual) + ", the accuracy " + type +
+                 " attains on this system; loosen --tol or solve in double";
+      break;
+    case SolveStatus::max_iterations:
+      v.reason = "not converged in " + std::to_string(v.iterations) + " iterations: ||b - A x|| / ||b|| = " +
+                 number(v.relative_residual) + "; raise --max-iter or use a stronger preconditioner";
+      break;
+    default: break;
+  }
+}
+
+template <class T>
+std::vector<T> padded_copy(const std::vector<T>& values, std::size_t padded_values) {
+  std::vector<T> out(padded_values, T(0));
+  std::copy(values.begin(), values.end(), out.begin());
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector<T>& x_io) {
+  const auto start = Clock::now();
+  if (b_in.size() != rows * k) {
+    throw InvalidArgument("the right-hand side holds " + std::to_string(b_in.size()) + " values; the matrix's " +
+                          std::to_string(rows) + " rows x " + std::to_string(k) + " vectors need " +
+                          std::to_string(rows * k));
+  }
+  if (!x_io.empty() && x_io.size() != rows * k) {
+    throw InvalidArgument("the initial guess holds " + std::to_string(x_io.size()) + " values; it needs " +
+                          std::to_string(rows * k) + " (or none, for zeros)");
+  }
+  check_finite(b_in, "the right-hand side", k);
+  check_finite(x_io, "the initial guess", k);
+  Progress st;
+  st.k = k;
+  st.max_iterations = options.max_iterations;
+  st.tolerance = options.tolerance;
+  st.callback = options.progress;
+  st.bnorm.assign(k, 0);
+  st.active.assign(k, true);
+  st.vectors.assign(k, VectorReport{});
+  for (std::size_t i = 0; i < b_in.size(); ++i) st.bnorm[i % k] += double(b_in[i]) * double(b_in[i]);
+  std::vector<T> x_start = x_io.empty() ? std::vector<T>(rows * k, T(0)) : x_io;
+  for (std::size_t j = 0; j < k; ++j) {
+    st.bnorm[j] = std::sqrt(st.bnorm[j]);
+    if (st.bnorm[j] > 0) continue;
+    for (std::size_t i = 0; i < rows; ++i) x_start[i * k + j] = 0;  // b = 0: x = 0 exactly
+    st.bnorm[j] = 1;
+    st.stop(j, SolveStatus::converged, "b = 0, so x = 0");
+  }
+  const double setup = times.setup, factorization = times.factorization;
+  times = SolveTimes{};
+  times.setup = setup;
+  times.factorization = factorization;
+  times.device_timed = context.device().profiling;
+  rhs.upload(permute_rows(padded_copy(b_in, padded * k), permutation, b, k));
+  x.upload(permute_rows(padded_copy(x_start, padded * k), permutation, b, k));
+  switch (options.method) {
+    case KrylovMethod::cg: cg(st); break;
+    case KrylovMethod::bicgstab: bicgstab(st); break;
+    case KrylovMethod::gmres: gmres(st); break;
+  }
+  const std::vector<double> truth = true_residual();
+  SolveReport report = setup_report;
+  const char* type = std::is_same_v<T, float> ? "float" : "double";
+  for (std::size_t j = 0; j < k; ++j) {
+    VectorReport& v = st.vectors[j];
+    v.relative_residual = st.relative(j, truth[j]);
+    if (st.active[j]) st.stop(j, SolveStatus::max_iterations, "");
+    if (v.status == SolveStatus::converged && !(v.relative_residual < options.tolerance) && v.reason.empty()) {
+      v.status = SolveStatus::stagnation;
+    }
+    explain(v, options.tolerance, type);
+    report.iterations = std::max(report.iterations, v.iterations);
+    report.relative_residual = std::max(report.relative_residual, v.relative_residual);
+    if (severity(v.status) >= severity(report.status) || j == 0) {
+      if (j == 0 || severity(v.status) > severity(report.status)) report.reason = k == 1 ? v.reason : "vector " + std::to_string(j) + ": " + v.reason;
+      report.status = v.status;
+    }
+  }
+  report.converged = report.status == SolveStatus::converged;
+  if (report.converged && k > 1) report.reason = "all " + std::to_string(k) + " vectors converged";
+  report.vectors = std::move(st.vectors);
+  const std::vector<T> solution = unpermute_rows(download(x), permutation, b, k);
+  x_io.assign(solution.begin(), solution.begin() + rows * k);
+  times.solve = seconds_since(start);
+  report.times = times;
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The public class
+
+namespace {
+
+template <class T>
+Bsr<T> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation, std::size_t& colours) {
+  if (options.preconditioner != PreconditionerKind::ilu0 || options.ordering == Ordering::natural) return a;
+  permutation = make_ordering(a, options.ordering, &colours);
+  return permute(a, permutation);
+}
+
+}  // namespace
+
+template <class T>
+KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options) {
+  const auto start = Clock::now();
+  require_precision<T>(context.device(), "a solve in double");
+  check_options(options, k);
+  check_matrix(a);
+  Permutation permutation;
+  std::size_t colours = 0;
+  Bsr<T> ordered = ordered_matrix(a, options, permutation, colours);
+  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), std::move(ordered));
+  impl_->permutation = std::move(permutation);
+  if (impl_->options.ordering == Ordering::colours) impl_->setup_report.colours = colours;
+  impl_->times.setup = seconds_since(start);
+}
+
+template <class T>
+KrylovSolver<T>::~KrylovSolver() = default;
+template <class T>
+KrylovSolver<T>::KrylovSolver(KrylovSolver&&) noexcept = default;
+template <class T>
+KrylovSolver<T>& KrylovSolver<T>::operator=(KrylovSolver&&) noexcept = default;
+
+template <class T>
+SolveReport KrylovSolver<T>::solve(const std::vector<T>& b, std::vector<T>& x) {
+  return impl_->solve(b, x);
+}
+
+template <class T>
+const SolverOptions& KrylovSolver<T>::options() const noexcept {
+  return impl_->options;
+}
+
+template <class T>
+SolveReport solve(const Context& context, const Bsr<T>& a, const std::vector<T>& b, std::vector<T>& x, std::size_t k,
+                  const SolverOptions& options) {
+  KrylovSolver<T> solver(context, a, k, options);
+  return solver.solve(b, x);
+}
+
+template class KrylovSolver<float>;
+template class KrylovSolver<double>;
+template SolveReport solve<float>(const Context&, const Bsr<float>&, const std::vector<float>&, std::vector<float>&,
+                                  std::size_t, const SolverOptions&);
+template SolveReport solve<double>(const Context&, const Bsr<double>&, const std::vector<double>&,
+                                   std::vector<double>&, std::size_t, const SolverOptions&);
+
+}  // namespace ziggurat::sparse

@@ -1,0 +1,408 @@
+// Vector operations, block ILU(0) and the Krylov solvers on every device: against the sequential
+// references (matrix/ilu_factors.hpp, a host BiCGStab here), on systems with known solutions, real
+// matrices, and the documented outcomes of bad input and of systems that do not converge.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "../support/devices.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/io/matrix_market.hpp"
+#include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/ordering.hpp"
+#include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/vector_ops.hpp"
+#include "ziggurat/solver/krylov.hpp"
+
+using namespace ziggurat;
+using namespace ziggurat::sparse;
+
+namespace {
+
+template <class T>
+std::vector<T> random_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> value(-1, 1);
+  std::vector<T> x(n);
+  for (T& v : x) v = static_cast<T>(value(random));
+  return x;
+}
+
+template <class T>
+double tolerance_for() {
+  return std::is_same_v<T, float> ? 1e-5 : 1e-10;
+}
+
+template <class T>
+double relative_error(const std::vector<T>& x, const std::vector<T>& exact) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    num += (double(x[i]) - double(exact[i])) * (double(x[i]) - double(exact[i]));
+    den += double(exact[i]) * double(exact[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+// max |device - reference| / max(1, max |reference|).
+template <class T>
+double max_difference(const std::vector<T>& a, const std::vector<T>& b) {
+  double worst = 0, largest = 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::abs(double(a[i]) - double(b[i]));
+    worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+    largest = std::max(largest, std::abs(double(b[i])));
+  }
+  return worst / largest;
+}
+
+template <class T>
+Bsr<T> read_bsr(const char* name, std::size_t b) {
+  const auto path = std::filesystem::path(ZIGGURAT_TEST_DATA_DIR) / "matrices" / name;
+  return to_bsr(read_matrix_market<T>(path.string()).matrix, b);
+}
+
+// The host reference of right-preconditioned BiCGStab with ILU(0) (the device's algorithm, one
+// vector), for iteration counts: iterations until ||r|| / ||b|| < tol.
+template <class T>
+std::size_t reference_bicgstab_iterations(const Bsr<T>& a, const std::vector<T>& b, double tol, std::size_t max_iter) {
+  const IluInput<T> input = prepare_ilu(a);
+  const Bsr<T> f = factorize_ilu0(input);
+  const std::size_t n = a.block_rows * a.block_size;
+  std::vector<double> x(n, 0), r(n, 0), r0, p(n, 0), v(n, 0);
+  for (std::size_t i = 0; i < b.size(); ++i) r[i] = b[i];
+  r0 = r;
+  const auto dot = [](const std::vector<double>& u, const std::vector<double>& w) {
+    double s = 0;
+    for (std::size_t i = 0; i < u.size(); ++i) s += u[i] * w[i];
+    return s;
+  };
+  const auto precondition = [&](const std::vector<double>& u) {
+    const std::vector<double> z = apply_ilu0(Bsr<double>{f.rows, f.cols, f.block_size, f.block_rows, f.block_cols,
+                                                          f.block_row_ptr, f.block_col, {f.values.begin(), f.values.end()}},
+                                             input.diagonal, u);
+    return z;
+  };
+  const auto product = [&](const std::vector<double>& u) {
+    std::vector<double> y(n, 0);
+    for (std::size_t i = 0; i < a.block_rows; ++i)
+      for (Index q = a.block_row_ptr[i]; q < a.block_row_ptr[i + 1]; ++q)
+        for (std::size_t l = 0; l < a.block_size; ++l)
+          for (std::size_t c = 0; c < a.block_size; ++c)
+            y[i * a.block_size + l] += double(a.values[q * a.block_size * a.block_size + l * a.block_size + c]) *
+                                       u[a.block_col[q] * a.block_size + c];
+    return y;
+  };
+  const double bnorm = std::sqrt(dot(r, r));
+  double rho = dot(r0, r), alpha = 1, omega = 1, rho_old = 1;
+  for (std::size_t it = 1; it <= max_iter; ++it) {
+    if (it == 1) {
+      p = r;
+    } else {
+      const double beta = (rho / rho_old) * (alpha / omega);
+      for (std::size_t i = 0; i < n; ++i) p[i] = r[i] + beta * (p[i] - omega * v[i]);
+    }
+    const std::vector<double> phat = precondition(p);
+    v = product(phat);
+    alpha = rho / dot(r0, v);
+    std::vector<double> s(n);
+    for (std::size_t i = 0; i < n; ++i) s[i] = r[i] - alpha * v[i];
+    const std::vector<double> shat = precondition(s), t = product(shat);
+    omega = dot(t, s) / dot(t, t);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] += alpha * phat[i] + omega * shat[i];
+      r[i] = s[i] - omega * t[i];
+    }
+    rho_old = rho;
+    rho = dot(r0, r);
+    if (std::sqrt(dot(r, r)) / bnorm < tol) return it;
+  }
+  return max_iter + 1;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused steps as their parts", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        for (std::size_t k : {1, 3}) {
+          const std::size_t n = 10007;
+          VectorOps<T> fused(context, n, k, true), plain(context, n, k, false);
+          const std::vector<T> a = random_values<T>(n * k, 1), b = random_values<T>(n * k, 2);
+          DeviceBuffer<T> da(context, n * k), db(context, n * k), dx(context, n * k), dr(context, n * k);
+          copy_to_device(context.compute_queue(), a.data(), da);
+          copy_to_device(context.compute_queue(), b.data(), db);
+          fused.dot(da, db, 0);
+          const std::vector<double> first = fused.read(0, 1);
+          fused.dot(da, db, 1);
+          const std::vector<double> again = fused.read(1, 1);
+          CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)) == 0);  // same bits
+          for (std::size_t j = 0; j < k; ++j) {
+            double exact = 0, size = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+              exact += double(a[i * k + j]) * double(b[i * k + j]);
+              size += std::abs(double(a[i * k + j]) * double(b[i * k + j]));
+            }
+            CHECK(std::abs(first[j] - exact) <= 2.0 * n * std::numeric_limits<T>::epsilon() * size);
+          }
+          // cg_update fused and as axpby + axpby + dot.
+          std::vector<T> alpha(k);
+          for (std::size_t j = 0; j < k; ++j) alpha[j] = T(0.25) * T(j + 1);
+          std::vector<double> rr[2];
+          std::vector<T> xs[2], rs[2];
+          int idx = 0;
+          for (VectorOps<T>* ops : {&fused, &plain}) {
+            copy_to_device(context.compute_queue(), a.data(), dx);
+            copy_to_device(context.compute_queue(), b.data(), dr);
+            ops->cg_update(alpha, dx, da, dr, db, 2);
+            rr[idx] = ops->read(2, 1);
+            xs[idx].resize(n * k);
+            rs[idx].resize(n * k);
+            copy_to_host(context.compute_queue(), dx, xs[idx].data());
+            copy_to_host(context.compute_queue(), dr, rs[idx].data());
+            ++idx;
+          }
+          for (std::size_t i = 0; i < n * k; ++i) {
+            const double x_ref = double(a[i]) + double(alpha[i % k]) * double(a[i]);
+            const double r_ref = double(b[i]) - double(alpha[i % k]) * double(b[i]);
+            REQUIRE(std::abs(double(xs[0][i]) - x_ref) <= 4 * std::numeric_limits<T>::epsilon());
+            REQUIRE(std::abs(double(rs[0][i]) - r_ref) <= 4 * std::numeric_limits<T>::epsilon());
+            REQUIRE(std::abs(double(xs[1][i]) - x_ref) <= 4 * std::numeric_limits<T>::epsilon());
+          }
+          for (std::size_t j = 0; j < k; ++j) CHECK(rr[0][j] == doctest::Approx(rr[1][j]).epsilon(1e-4));
+        }
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential reference", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        for (std::size_t b : {1, 2, 3, 4, 5, 8}) {
+          for (Ordering ordering : {Ordering::natural, Ordering::levels, Ordering::colours}) {
+            const Bsr<T> base = seven_point_bsr<T>(6, 5, 4, b, 3 + b);
+            const Bsr<T> a = permute(base, make_ordering(base, ordering));
+            const IluInput<T> input = prepare_ilu(a);
+            const Bsr<T> reference = factorize_ilu0(input);
+            const std::size_t k = b % 2 == 0 ? 2 : 1;
+            DeviceBlockIlu<T> ilu(context, input, k);
+            INFO("b = " << b << ", ordering " << std::string(to_string(ordering)));
+            CHECK(max_difference(ilu.factors(), reference.values) <= 64 * std::numeric_limits<T>::epsilon());
+            if (ordering == Ordering::colours) CHECK(ilu.lower_levels() <= 3);
+            // The triangular solves against the reference's.
+            const std::size_t n = a.block_rows * b;
+            const std::vector<T> r = random_values<T>(n * k, 9);
+            DeviceBuffer<T> dr(context, n * k), dz(context, n * k);
+            copy_to_device(context.compute_queue(), r.data(), dr);
+            ilu.apply(dr, dz);
+            std::vector<T> z(n * k);
+            copy_to_host(context.compute_queue(), dz, z.data());
+            CHECK(max_difference(z, apply_ilu0(reference, input.diagonal, r, k)) <= 256 * std::numeric_limits<T>::epsilon());
+          }
+        }
+        // A real matrix with a padded last block (48 rows in blocks of 5), and a shift.
+        const Bsr<T> real = read_bsr<T>("bcsstk01.mtx", 5);
+        const IluInput<T> input = prepare_ilu(real, 1e-3);
+        DeviceBlockIlu<T> ilu(context, input, 1, 1e-3);
+        CHECK(max_difference(ilu.factors(), factorize_ilu0(input, 1e-3).values) <= 1e3 * std::numeric_limits<T>::epsilon());
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
+  test::for_each_device([](Context& context) {
+    Bsr<double> a = seven_point_bsr<double>(4, 4, 2, 2, 5);
+    // Block row 9's diagonal block becomes singular (two equal lines).
+    const IluInput<double> shape = prepare_ilu(a);
+    double* d = a.values.data() + shape.diagonal[9] * 4;
+    d[0] = d[2] = 1;
+    d[1] = d[3] = 2;
+    // Rows 9 and its neighbours are coupled, so elimination changes the block: use a block with no
+    // lower neighbours instead for an exact zero at factorisation: block row 0.
+    double* d0 = a.values.data() + shape.diagonal[0] * 4;
+    d0[0] = d0[1] = d0[2] = d0[3] = 0;
+    try {
+      DeviceBlockIlu<double> ilu(context, prepare_ilu(a), 1);
+      FAIL("no ZeroPivot");
+    } catch (const ZeroPivot& error) {
+      CHECK(error.block_row() == 0);
+      CHECK(std::string(error.what()).find("block row 0") != std::string::npos);
+      CHECK(std::string(error.what()).find("shift") != std::string::npos);
+    }
+    CHECK_THROWS_AS(factorize_ilu0(prepare_ilu(a)), ZeroPivot);
+    CHECK_THROWS_AS(DeviceBlockJacobi<double>(context, prepare_ilu(a), 1), ZeroPivot);
+    SolverOptions options;
+    options.shift = 0.1;  // the documented remedy: factors exist, the solve converges
+    std::vector<double> x;
+    const std::vector<double> b = random_values<double>(a.rows, 3);
+    options.method = KrylovMethod::gmres;
+    const SolveReport report = solve(context, a, b, x, 1, options);
+    CHECK(report.converged);
+  }, test::Needs::fp64);
+}
+
+TEST_CASE_TEMPLATE("solvers reach known solutions of seven-point block systems", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const double tol = tolerance_for<T>();
+        for (std::size_t b : {3, 4, 5, 8}) {
+          const Bsr<T> a = seven_point_bsr<T>(8, 7, 6, b, b);
+          const std::vector<T> exact = random_values<T>(a.rows, 40 + b);
+          const std::vector<T> rhs = multiply(a, exact);
+          struct Case {
+            KrylovMethod method;
+            PreconditionerKind pre;
+            Ordering ordering;
+          };
+          for (const Case& c : {Case{KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::natural},
+                                Case{KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::colours},
+                                Case{KrylovMethod::gmres, PreconditionerKind::ilu0, Ordering::levels},
+                                Case{KrylovMethod::bicgstab, PreconditionerKind::block_jacobi, Ordering::natural},
+                                Case{KrylovMethod::gmres, PreconditionerKind::jacobi, Ordering::natural},
+                                Case{KrylovMethod::bicgstab, PreconditionerKind::none, Ordering::natural}}) {
+            SolverOptions options;
+            options.method = c.method;
+            options.preconditioner = c.pre;
+            options.ordering = c.ordering;
+            options.tolerance = tol;
+            std::vector<T> x;
+            const SolveReport report = solve(context, a, rhs, x, 1, options);
+            INFO("b = " << b << ", " << std::string(to_string(c.method)) << " + " << std::string(to_string(c.pre)) << " (" << std::string(to_string(c.ordering))
+                        << "): " << report.reason);
+            CHECK(report.converged);
+            CHECK(report.relative_residual < tol);
+            CHECK(relative_error(x, exact) < 100 * tol);
+            CHECK(report.vectors[0].history.size() == report.iterations + 1);
+          }
+        }
+        // CG on the symmetric part (SPD), with k = 3 right-hand sides sharing each product.
+        const Bsr<T> spd = symmetric_part(seven_point_bsr<T>(9, 8, 7, 3, 4));
+        const std::size_t k = 3;
+        const std::vector<T> exact = random_values<T>(spd.rows * k, 77);
+        const std::vector<T> rhs = multiply(spd, exact, k);
+        for (PreconditionerKind pre : {PreconditionerKind::none, PreconditionerKind::jacobi,
+                                       PreconditionerKind::block_jacobi, PreconditionerKind::ilu0}) {
+          for (KrylovMethod method : {KrylovMethod::cg, KrylovMethod::bicgstab}) {
+            SolverOptions options;
+            options.method = method;
+            options.preconditioner = pre;
+            options.tolerance = tol;
+            std::vector<T> x;
+            const SolveReport report = solve(context, spd, rhs, x, k, options);
+            INFO(std::string(to_string(method)) << " + " << std::string(to_string(pre)) << ": " << report.reason);
+            CHECK(report.converged);
+            REQUIRE(report.vectors.size() == k);
+            CHECK(relative_error(x, exact) < 100 * tol);
+          }
+        }
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE("the same solve gives the same bits; fused and unfused agree; iterations match the CPU reference") {
+  test::for_each_device([](Context& context) {
+    const Bsr<double> a = seven_point_bsr<double>(10, 9, 8, 4, 6);
+    const std::vector<double> rhs = random_values<double>(a.rows, 5);
+    SolverOptions options;
+    options.tolerance = 1e-10;
+    std::vector<double> x1, x2, x3;
+    const SolveReport first = solve(context, a, rhs, x1, 1, options);
+    const SolveReport second = solve(context, a, rhs, x2, 1, options);
+    CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(double)) == 0);
+    CHECK(first.iterations == second.iterations);
+    options.fuse = false;
+    const SolveReport unfused = solve(context, a, rhs, x3, 1, options);
+    CHECK(unfused.converged);
+    CHECK(relative_error(x3, x1) < 1e-8);
+    const std::size_t reference = reference_bicgstab_iterations(a, rhs, 1e-10, 1000);
+    INFO("device " << first.iterations << ", reference " << reference);
+    CHECK(first.iterations + 1 >= reference);
+    CHECK(first.iterations <= reference + 1);
+  }, test::Needs::fp64);
+}
+
+TEST_CASE("real matrices solve to their tolerance") {
+  test::for_each_device([](Context& context) {
+    struct Case {
+      const char* file;
+      std::size_t b;
+      KrylovMethod method;
+      PreconditionerKind pre;
+      double shift;
+    };
+    for (const Case& c : {Case{"fs_183_1.mtx", 1, KrylovMethod::gmres, PreconditionerKind::ilu0, 0},
+                          Case{"fs_183_1.mtx", 3, KrylovMethod::bicgstab, PreconditionerKind::ilu0, 0},
+                          Case{"west0067.mtx", 1, KrylovMethod::gmres, PreconditionerKind::none, 0},
+                          Case{"bcsstk01.mtx", 6, KrylovMethod::cg, PreconditionerKind::block_jacobi, 0},
+                          Case{"bcsstk01.mtx", 3, KrylovMethod::cg, PreconditionerKind::ilu0, 0}}) {
+      const Bsr<double> a = read_bsr<double>(c.file, c.b);
+      const std::vector<double> exact = random_values<double>(a.rows, 11);
+      const std::vector<double> rhs = multiply(a, exact);
+      SolverOptions options;
+      options.method = c.method;
+      options.preconditioner = c.pre;
+      options.shift = c.shift;
+      options.tolerance = 1e-10;
+      options.max_iterations = 2000;
+      options.restart = 80;  // west0067 (67 rows) needs GMRES unrestarted
+      std::vector<double> x;
+      const SolveReport report = solve(context, a, rhs, x, 1, options);
+      INFO(c.file << " b = " << c.b << " " << std::string(to_string(c.method)) << " + " << std::string(to_string(c.pre)) << ": " << report.reason);
+      CHECK(report.converged);
+      CHECK(report.relative_residual < 1e-10);
+    }
+  }, test::Needs::fp64);
+}
+
+TEST_CASE("bad input and systems that do not converge give their documented outcomes") {
+  test::for_each_device([](Context& context) {
+    const Bsr<float> a = seven_point_bsr<float>(5, 4, 3, 2, 1);
+    const std::vector<float> rhs = random_values<float>(a.rows, 2);
+    std::vector<float> x;
+    SolverOptions options;
+    // Mismatched right-hand side, non-square matrix, NaN, GMRES with k > 1.
+    CHECK_THROWS_AS(solve(context, a, std::vector<float>(a.rows + 1, 1.f), x, 1, options), InvalidArgument);
+    Bsr<float> wide = seven_point_bsr<float>(5, 4, 3, 2, 1);
+    wide.cols += 2;
+    wide.block_cols += 1;
+    CHECK_THROWS_AS(solve(context, wide, rhs, x, 1, options), InvalidArgument);
+    std::vector<float> nan_rhs = rhs;
+    nan_rhs[7] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_WITH_AS(solve(context, a, nan_rhs, x, 1, options), doctest::Contains("NaN at row 7"), InvalidArgument);
+    Bsr<float> nan_matrix = a;
+    nan_matrix.values[5] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_AS(solve(context, nan_matrix, rhs, x, 1, options), InvalidArgument);
+    options.method = KrylovMethod::gmres;
+    CHECK_THROWS_AS(solve(context, a, std::vector<float>(a.rows * 2, 1.f), x, 2, options), InvalidArgument);
+    // Too few iterations: a result, with its reason.
+    options.method = KrylovMethod::bicgstab;
+    options.preconditioner = PreconditionerKind::none;
+    options.max_iterations = 2;
+    const SolveReport short_run = solve(context, a, rhs, x, 1, options);
+    CHECK_FALSE(short_run.converged);
+    CHECK(short_run.status == SolveStatus::max_iterations);
+    CHECK(short_run.iterations == 2);
+    CHECK(short_run.reason.find("not converged in 2 iterations") != std::string::npos);
+    // A singular matrix (a zero row): ILU(0) refuses it at setup; unpreconditioned it cannot converge.
+    Bsr<float> singular = a;
+    for (Index p = singular.block_row_ptr[3]; p < singular.block_row_ptr[4]; ++p)
+      for (std::size_t e = 0; e < 4; ++e) singular.values[p * 4 + e] = 0;
+    options.preconditioner = PreconditionerKind::ilu0;
+    CHECK_THROWS_AS(solve(context, singular, rhs, x, 1, options), ZeroPivot);
+    options.preconditioner = PreconditionerKind::none;
+    options.max_iterations = 200;
+    const SolveReport no = solve(context, singular, rhs, x, 1, options);
+    CHECK_FALSE(no.converged);
+    CHECK(!no.reason.empty());
+    // b = 0: x = 0 at once.
+    x.assign(a.rows, 1.f);
+    const SolveReport zero = solve(context, a, std::vector<float>(a.rows, 0.f), x, 1, SolverOptions{});
+    CHECK(zero.converged);
+    CHECK(zero.iterations == 0);
+    CHECK(std::all_of(x.begin(), x.end(), [](float v) { return v == 0.f; }));
+  });
+}

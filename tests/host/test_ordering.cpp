@@ -1,0 +1,107 @@
+// Orderings (level sets, colours, permutations) and the sequential block ILU(0) reference.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/ordering.hpp"
+
+using namespace ziggurat;
+using namespace ziggurat::sparse;
+
+namespace {
+
+// Every dependency of a row lies in an earlier level.
+template <class T>
+void check_levels(const Bsr<T>& a, const LevelSets& sets, bool lower) {
+  std::vector<std::size_t> level(a.block_rows);
+  for (std::size_t l = 0; l < sets.levels(); ++l)
+    for (Index p = sets.level_ptr[l]; p < sets.level_ptr[l + 1]; ++p) level[sets.rows[p]] = l;
+  CHECK(sets.rows.size() == a.block_rows);
+  CHECK(std::set<Index>(sets.rows.begin(), sets.rows.end()).size() == a.block_rows);
+  for (std::size_t i = 0; i < a.block_rows; ++i)
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+      const Index j = a.block_col[p];
+      if (lower ? j < i : j > i) REQUIRE(level[j] < level[i]);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("level sets respect every dependency; colours leave no coupled pair alike") {
+  const Bsr<double> a = seven_point_bsr<double>(7, 6, 5, 2, 1);
+  const LevelSets lower = lower_levels(a), upper = upper_levels(a);
+  check_levels(a, lower, true);
+  check_levels(a, upper, false);
+  CHECK(lower.levels() == 7 + 6 + 5 - 2);  // the wavefronts x + y + z of the grid
+  const std::vector<Index> colour = greedy_colours(a);
+  for (std::size_t i = 0; i < a.block_rows; ++i)
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p)
+      if (a.block_col[p] != i) REQUIRE(colour[i] != colour[a.block_col[p]]);
+  CHECK(*std::max_element(colour.begin(), colour.end()) == 1);  // red-black
+  std::size_t groups = 0;
+  const Permutation p = make_ordering(a, Ordering::colours, &groups);
+  CHECK(groups == 2);
+  const Bsr<double> pa = permute(a, p);
+  validate(pa);
+  CHECK(lower_levels(pa).levels() == 2);
+  // Renumbering vectors there and back is the identity; P A P^T x' = (A x)' for x' = P x.
+  std::mt19937_64 random(3);
+  std::vector<double> x(a.block_rows * 2 * 3);
+  for (double& v : x) v = double(random() % 1000);
+  CHECK(unpermute_rows(permute_rows(x, p, 2, 3), p, 2, 3) == x);
+  CHECK(multiply(pa, permute_rows(x, p, 2, 3), 3) == permute_rows(multiply(a, x, 3), p, 2, 3));
+  CHECK(parse_ordering("colors") == Ordering::colours);
+  CHECK_THROWS_AS(parse_ordering("random"), InvalidArgument);
+}
+
+TEST_CASE("ILU(0) of a tridiagonal matrix is its exact LU: one application solves the system") {
+  // Block tridiagonal b = 2: ILU(0) has no fill to drop, so M = A.
+  Bsr<double> a = seven_point_bsr<double>(9, 1, 1, 2, 4);
+  const IluInput<double> input = prepare_ilu(a);
+  const Bsr<double> f = factorize_ilu0(input);
+  std::vector<double> x(a.rows);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i % 7) - 3;
+  const std::vector<double> solved = apply_ilu0(f, input.diagonal, multiply(a, x));
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(solved[i] == doctest::Approx(x[i]).epsilon(1e-12));
+}
+
+TEST_CASE("block inversion with pivoting; pivot failures and missing diagonal blocks are named") {
+  double d[9] = {0, 2, 1, 1, 0, 3, 4, 1, 0};  // needs row exchanges
+  const double original[9] = {0, 2, 1, 1, 0, 3, 4, 1, 0};
+  REQUIRE(invert_block(d, 3));
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 3; ++c) {
+      double s = 0;
+      for (std::size_t e = 0; e < 3; ++e) s += original[r * 3 + e] * d[e * 3 + c];
+      CHECK(s == doctest::Approx(r == c ? 1.0 : 0.0));
+    }
+  double singular[4] = {1, 2, 2, 4};
+  double pivot = 1;
+  CHECK_FALSE(invert_block(singular, 2, &pivot));
+  CHECK(pivot < 1e-12);
+  double nan_block[1] = {std::nan("")};
+  CHECK_FALSE(invert_block(nan_block, 1));
+
+  Bsr<double> a = seven_point_bsr<double>(3, 3, 1, 1, 2);
+  a.values[a.block_row_ptr[4] + 2] = 0;  // row 4's diagonal (x, y neighbours before it)
+  // After elimination the pivot is not exactly zero; a zero row is: clear row 0.
+  for (Index p = a.block_row_ptr[0]; p < a.block_row_ptr[1]; ++p) a.values[p] = 0;
+  try {
+    factorize_ilu0(prepare_ilu(a));
+    FAIL("no ZeroPivot");
+  } catch (const ZeroPivot& error) {
+    CHECK(error.block_row() == 0);
+    CHECK(std::string(error.what()).find("--shift") != std::string::npos);
+  }
+  Bsr<double> holes = seven_point_bsr<double>(3, 1, 1, 1, 2);
+  // Drop block (1, 1): row 1 keeps (1, 0) and (1, 2).
+  holes.block_col.erase(holes.block_col.begin() + 3);
+  holes.values.erase(holes.values.begin() + 3);
+  for (std::size_t r = 2; r < holes.block_row_ptr.size(); ++r) --holes.block_row_ptr[r];
+  CHECK_THROWS_WITH_AS(prepare_ilu(holes), doctest::Contains("block row 1 has no diagonal block"), InvalidArgument);
+  CHECK_THROWS_AS(prepare_ilu(a, -1.0), InvalidArgument);
+}

@@ -1,0 +1,264 @@
+// `ziggurat solve`: A x = b with a preconditioned Krylov method on one device, for a Matrix Market
+// matrix or a generated seven-point block system; reports convergence, residuals and the time split.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "plot.hpp"
+#include "program_main.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
+#include "ziggurat/io/matrix_market.hpp"
+#include "ziggurat/io/npy.hpp"
+#include "ziggurat/solver/krylov.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+struct SolveOptions {
+  std::string matrix, generate, rhs = "ones", exact, out, history, plot;
+  std::string method = "bicgstab", precond = "ilu0", ordering = "natural", block = "auto", precision = "f64";
+  std::size_t restart = 30, max_iter = 1000, vectors = 1;
+  double tol = 1e-8, shift = 0;
+  bool symmetric = false, unfused = false, json = false, quiet = false;
+  std::uint64_t seed = 1;
+  std::string device;
+};
+
+void check_options(const SolveOptions& o) {
+  if (o.matrix.empty() == o.generate.empty()) {
+    throw InvalidArgument("give --matrix A.mtx or --generate NXxNYxNZ (a seven-point block system), one of them");
+  }
+  if (o.symmetric && o.generate.empty()) throw InvalidArgument("--symmetric is for --generate");
+  if (!o.exact.empty() && o.exact != "random") throw InvalidArgument("--exact takes random, not '" + o.exact + "'");
+  if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
+  if (!o.generate.empty() && o.block == "auto") throw InvalidArgument("--generate needs --block b (1 to 16)");
+  sparse::parse_krylov_method(o.method);
+  sparse::parse_preconditioner(o.precond);
+  sparse::parse_ordering(o.ordering);
+  check_output_path(o.out, "--out", o.rhs, "--rhs");
+}
+
+std::size_t block_size(const std::string& text) {
+  const std::vector<std::size_t> b = parse_extents(text, 1, 1);
+  if (b[0] < 1 || b[0] > 16) throw InvalidArgument("--block is 1 to 16 or auto, not '" + text + "'");
+  return b[0];
+}
+
+template <class T>
+sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
+  if (!o.generate.empty()) {
+    const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
+    sparse::Bsr<T> a = sparse::seven_point_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed);
+    source = "seven-point " + o.generate + (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
+    return o.symmetric ? sparse::symmetric_part(a) : a;
+  }
+  source = o.matrix;
+  const sparse::Csr<T> csr = sparse::read_matrix_market<T>(o.matrix).matrix;
+  return sparse::to_bsr(csr, o.block == "auto" ? sparse::propose_block_size(csr) : block_size(o.block));
+}
+
+// b from --rhs (a .npy (n) or (n, k), or ones) or b = A x* for a random x* (--exact random).
+template <class T>
+std::vector<T> right_hand_side(const SolveOptions& o, const sparse::Bsr<T>& a, std::size_t& k, std::vector<T>& exact) {
+  k = o.vectors;
+  if (o.exact == "random") {
+    exact.resize(a.rows * k);
+    std::mt19937_64 random(o.seed + 1);
+    std::uniform_real_distribution<double> value(-1, 1);
+    for (T& v : exact) v = static_cast<T>(value(random));
+    return sparse::multiply(a, exact, k);
+  }
+  if (o.rhs == "ones") return std::vector<T>(a.rows * k, T(1));
+  std::vector<std::size_t> shape;
+  std::vector<T> b = read_npy<T>(o.rhs, shape);
+  if (shape.empty() || shape.size() > 2 || shape[0] != a.rows) {
+    throw InvalidArgument("--rhs " + o.rhs + " must have shape (" + std::to_string(a.rows) + ") or (" +
+                          std::to_string(a.rows) + ", k): the matrix has " + std::to_string(a.rows) + " rows");
+  }
+  k = shape.size() == 2 ? shape[1] : 1;
+  return b;
+}
+
+template <class T>
+double error_against(const std::vector<T>& x, const std::vector<T>& exact) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    num += (double(x[i]) - double(exact[i])) * (double(x[i]) - double(exact[i]));
+    den += double(exact[i]) * double(exact[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+void write_history(const std::string& path, const sparse::SolveReport& report) {
+  std::ostringstream text;
+  text << "iteration";
+  for (std::size_t j = 0; j < report.vectors.size(); ++j) text << ",relative_residual_" << j;
+  text << "\n";
+  std::size_t longest = 0;
+  for (const auto& v : report.vectors) longest = std::max(longest, v.history.size());
+  for (std::size_t i = 0; i < longest; ++i) {
+    text << i;
+    for (const auto& v : report.vectors) text << "," << (i < v.history.size() ? number_text(v.history[i], 6) : "");
+    text << "\n";
+  }
+  write_file_atomically(path, text.str());
+}
+
+void plot_history(const std::string& path, const sparse::SolveReport& report, const std::string& title) {
+  std::vector<Series> series;
+  for (std::size_t j = 0; j < report.vectors.size(); ++j) {
+    Series s{report.vectors.size() == 1 ? "||r|| / ||b||" : "vector " + std::to_string(j), {}, {}};
+    for (std::size_t i = 0; i < report.vectors[j].history.size(); ++i) {
+      s.x.push_back(double(i));
+      s.y.push_back(-std::log10(std::max(report.vectors[j].history[i], 1e-300)));  // digits gained
+    }
+    series.push_back(std::move(s));
+  }
+  plot_lines(path, title, "iteration", "-log10 ||r|| / ||b||", series);
+}
+
+nlohmann::json times_json(const sparse::SolveTimes& t) {
+  return {{"setup_s", t.setup},           {"factorization_s", t.factorization}, {"products_s", t.products},
+          {"preconditioner_s", t.preconditioner}, {"vector_ops_s", t.vector_ops}, {"solve_s", t.solve},
+          {"device_timed", t.device_timed}};
+}
+
+template <class T>
+void run(const SolveOptions& o) {
+  check_options(o);
+  std::string source;
+  const sparse::Bsr<T> a = load_matrix<T>(o, source);
+  std::size_t k = 1;
+  std::vector<T> exact;
+  const std::vector<T> b = right_hand_side<T>(o, a, k, exact);
+  Context context(o.device);
+  require_device_precision(context.device(), o.precision);
+  sparse::SolverOptions options;
+  options.method = sparse::parse_krylov_method(o.method);
+  options.preconditioner = sparse::parse_preconditioner(o.precond);
+  options.ordering = sparse::parse_ordering(o.ordering);
+  options.restart = o.restart;
+  options.tolerance = o.tol;
+  options.max_iterations = o.max_iter;
+  options.shift = o.shift;
+  options.fuse = !o.unfused;
+  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
+  auto last = std::chrono::steady_clock::now();
+  if (progress) {
+    options.progress = [&last](const sparse::SolveProgress& p) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(500)) return;
+      last = now;
+      std::cerr << "\riteration " << p.iteration << ", ||r|| / ||b|| = " << number_text(p.relative_residual) << "   "
+                << std::flush;
+    };
+  }
+  sparse::KrylovSolver<T> solver(context, a, k, options);
+  std::vector<T> x;
+  const sparse::SolveReport report = solver.solve(b, x);
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  if (!o.out.empty()) {
+    write_npy(o.out, x.data(), k == 1 ? std::vector<std::size_t>{a.rows} : std::vector<std::size_t>{a.rows, k});
+  }
+  if (!o.history.empty()) write_history(o.history, report);
+  if (!o.plot.empty()) plot_history(o.plot, report, o.method + " + " + o.precond + " on " + source);
+  const double error = exact.empty() ? std::nan("") : error_against(x, exact);
+  nlohmann::json summary = {
+      {"device", context.device().name},
+      {"driver", context.device().driver_version},
+      {"matrix", source},
+      {"rows", a.rows},
+      {"block_size", a.block_size},
+      {"blocks", a.blocks()},
+      {"k", k},
+      {"precision", o.precision},
+      {"method", o.method},
+      {"preconditioner", o.precond},
+      {"ordering", o.ordering},
+      {"converged", report.converged},
+      {"status", sparse::to_string(report.status)},
+      {"reason", report.reason},
+      {"iterations", report.iterations},
+      {"relative_residual", report.relative_residual},
+      {"lower_levels", report.lower_levels},
+      {"upper_levels", report.upper_levels},
+      {"colours", report.colours},
+      {"product_kernel", report.product_kernel},
+      {"times", times_json(report.times)},
+  };
+  if (!exact.empty()) summary["error"] = error;
+  if (o.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    const sparse::SolveTimes& t = report.times;
+    std::cout << "device      " << context.device().label() << "\n"
+              << "system      " << source << ": " << a.rows << " rows, b = " << a.block_size << ", " << a.blocks()
+              << " blocks, k = " << k << ", " << (sizeof(T) == 4 ? "float" : "double") << "\n"
+              << "method      " << o.method << (o.method == "gmres" ? "(" + std::to_string(o.restart) + ")" : "")
+              << " + " << o.precond << (o.precond == "ilu0" ? " (" + o.ordering + ", " + std::to_string(report.lower_levels) +
+                                                                   " + " + std::to_string(report.upper_levels) + " levels)"
+                                                             : "")
+              << "\n"
+              << "result      " << report.reason << "\n"
+              << "iterations  " << report.iterations << ", ||b - A x|| / ||b|| = " << number_text(report.relative_residual)
+              << (exact.empty() ? "" : ", ||x - x*|| / ||x*|| = " + number_text(error)) << "\n"
+              << "time        setup " << number_text(t.setup * 1e3) << " ms (factorisation " << number_text(t.factorization * 1e3)
+              << " ms on the device), solve " << number_text(t.solve * 1e3) << " ms\n";
+    if (t.device_timed) {
+      std::cout << "device time products " << number_text(t.products * 1e3) << " ms, preconditioner "
+                << number_text(t.preconditioner * 1e3) << " ms, vector operations " << number_text(t.vector_ops * 1e3)
+                << " ms\n";
+    }
+  }
+  if (!report.converged) throw ExitStatus{2};  // the report is printed; scripts see the failure
+}
+
+}  // namespace
+
+void add_solve_command(CLI::App& app) {
+  auto options = std::make_shared<SolveOptions>();
+  auto* command = app.add_subcommand("solve", "A x = b with a preconditioned Krylov method (cg, bicgstab, gmres) on "
+                                              "the device; block ILU(0) factorised there");
+  command->add_option("--matrix", options->matrix, "A, a Matrix Market coordinate file (square)");
+  command->add_option("--generate", options->generate,
+                      "Instead of --matrix: a seven-point block system on an NXxNYxNZ grid of blocks (--block b), "
+                      "diagonally dominant, nonsymmetric unless --symmetric");
+  command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
+  command->add_option("--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
+  command->add_option("--exact", options->exact, "random: b = A x* for a random x*, and report the error against x*");
+  command->add_option("--vectors", options->vectors, "k right-hand sides with --rhs ones or --exact random (cg, bicgstab)")
+      ->capture_default_str()
+      ->check(whole_number(1));
+  command->add_option("--method", options->method, "cg, bicgstab or gmres")->capture_default_str();
+  command->add_option("--restart", options->restart, "GMRES(m): m")->capture_default_str()->check(whole_number(1));
+  command->add_option("--precond", options->precond, "none, jacobi, block-jacobi or ilu0")->capture_default_str();
+  command->add_option("--ordering", options->ordering, "ILU(0) ordering: natural, levels or colours")->capture_default_str();
+  command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
+  command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / Jacobi: a_rr += shift * max_j |a_rj|")
+      ->capture_default_str();
+  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
+  command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));
+  add_precision_option(command, options->precision, "f32 (float) or f64 (double, the default)");
+  command->add_option("--out", options->out, "Write x here (.npy, atomically)");
+  command->add_option("--history", options->history, "Write the residual history here (CSV)");
+  command->add_option("--plot", options->plot, "Plot the residual history here (PNG)");
+  command->add_option("--seed", options->seed, "Seed of --generate and --exact random")->capture_default_str();
+  command->add_flag("--unfused", options->unfused, "Vector operations unfused (to measure the fused ones against)");
+  command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
+  command->add_flag("--json", options->json, "Print a machine-readable summary");
+  command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  command->callback([options] { with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); }); });
+}
+
+}  // namespace ziggurat::cli
