@@ -125,20 +125,19 @@ __kernel void ilu_invert(__global const uint* restrict row_ptr, __global const u
   }
 }
 
-// Block Jacobi's setup: the diagonal blocks of A (at positions diag) inverted into dinv, one
+// Block Jacobi's setup: the diagonal blocks (stored one after another) inverted in place, one
 // work-item per block row; a failure records the least failing row.
-__kernel void invert_diagonal(__global const uint* restrict diag, __global const REAL* restrict values,
-                              __global REAL* restrict dinv, const uint block_rows, __global uint* restrict status) {
+__kernel void invert_diagonal(__global REAL* restrict blocks, const uint block_rows, __global uint* restrict status) {
   const uint i = (uint)get_global_id(0);
   if (i >= block_rows) return;
   REAL d[BB], inv[BB];
-  __global const REAL* block = values + (size_t)diag[i] * BB;
+  __global REAL* block = blocks + (size_t)i * BB;
   for (uint e = 0; e < BB; ++e) d[e] = block[e];
   if (!invert_block(d, inv)) {
     atomic_min(status, i);
     return;
   }
-  for (uint e = 0; e < BB; ++e) dinv[(size_t)i * BB + e] = inv[e];
+  for (uint e = 0; e < BB; ++e) block[e] = inv[e];
 }
 
 #ifdef K

@@ -1,5 +1,6 @@
 #include "ziggurat/ops/block_ilu.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "base/integer_math.hpp"
@@ -132,14 +133,18 @@ DeviceBlockJacobi<T>::DeviceBlockJacobi(const Context& context, const IluInput<T
     : context_(context), block_size_(input.matrix.block_size), k_(k), block_rows_(input.matrix.block_rows) {
   require_precision<T>(context.device(), "block Jacobi in double");
   check_k(k);
+  // Only the diagonal blocks go to the device, one after another, and are inverted in place.
   const Bsr<T>& a = input.matrix;
-  const DeviceBuffer<Index> diagonal = upload(context, input.diagonal, "diagonal positions");
-  const DeviceBuffer<T> values = upload(context, a.values, "matrix values");
+  const std::size_t bb = block_size_ * block_size_;
+  std::vector<T> blocks(block_rows_ * bb);
+  for (std::size_t i = 0; i < block_rows_; ++i) {
+    std::copy_n(a.values.begin() + input.diagonal[i] * bb, bb, blocks.begin() + i * bb);
+  }
+  inverse_ = upload(context, blocks, "inverted diagonal blocks");
   const DeviceBuffer<Index> status = upload(context, std::vector<Index>{kNoFailure}, "block Jacobi status");
-  inverse_ = DeviceBuffer<T>(context, block_rows_ * block_size_ * block_size_, "inverted diagonal blocks");
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   cl::Kernel invert = context.kernel(program, "invert_diagonal");
-  set_args(invert, "invert_diagonal", diagonal.get(), values.get(), inverse_.get(), cl_uint(block_rows_), status.get());
+  set_args(invert, "invert_diagonal", inverse_.get(), cl_uint(block_rows_), status.get());
   setup_.first = setup_.last = launch(context, invert, block_rows_, "inverting the diagonal blocks");
   check_status(context, status, shift);
   apply_ = context.kernel(program, "block_jacobi");

@@ -23,6 +23,12 @@ std::size_t reduction_groups(const DeviceInfo& device, std::size_t rows, std::si
   return std::max<std::size_t>(1, std::min<std::size_t>(ceil_div(rows, group), 8 * std::max(1u, device.compute_units)));
 }
 
+template <class T>
+Coefficients<T> negated(Coefficients<T> values) {
+  for (T& value : values) value = -value;
+  return values;
+}
+
 }  // namespace
 
 template <class T>
@@ -206,8 +212,7 @@ Span VectorOps<T>::cg_update(const Coefficients<T>& alpha, const VectorRef& x, c
                              const VectorRef& q, std::size_t slot) {
   check_slot(slot, 1);
   if (!fuse_) {
-    Coefficients<T> minus(alpha);
-    for (T& v : minus) v = -v;
+    const Coefficients<T> minus = negated(alpha);
     const Coefficients<T> ones(k_, T(1));
     const Span first = axpby(alpha, p, ones, x);
     axpby(minus, q, ones, r);
@@ -224,8 +229,7 @@ template <class T>
 Span VectorOps<T>::bicg_direction(const Coefficients<T>& beta, const Coefficients<T>& omega, const VectorRef& p,
                                   const VectorRef& r, const VectorRef& v) {
   if (!fuse_) {
-    Coefficients<T> minus(omega);
-    for (T& value : minus) value = -value;
+    const Coefficients<T> minus = negated(omega);
     const Coefficients<T> ones(k_, T(1));
     const Span first = axpby(minus, v, ones, p);
     return {first.first, axpby(ones, r, beta, p).last};
@@ -242,8 +246,7 @@ Span VectorOps<T>::bicg_half(const Coefficients<T>& alpha, const VectorRef& r, c
                              std::size_t slot) {
   check_slot(slot, 1);
   if (!fuse_) {
-    Coefficients<T> minus(alpha);
-    for (T& value : minus) value = -value;
+    const Coefficients<T> minus = negated(alpha);
     const Span first = copy(r, s);
     axpby(minus, v, Coefficients<T>(k_, T(1)), s);
     return {first.first, dot(s, s, slot).last};
@@ -260,8 +263,7 @@ Span VectorOps<T>::bicg_update(const Coefficients<T>& alpha, const Coefficients<
                                const VectorRef& r, const VectorRef& r0, std::size_t slot) {
   check_slot(slot, 2);
   if (!fuse_) {
-    Coefficients<T> minus(omega);
-    for (T& value : minus) value = -value;
+    const Coefficients<T> minus = negated(omega);
     const Coefficients<T> ones(k_, T(1));
     const Span first = axpby(alpha, phat, ones, x);
     axpby(omega, shat, ones, x);

@@ -290,12 +290,35 @@ struct Progress {
   std::size_t iteration = 0;
   std::function<void(const SolveProgress&)> callback;
 
+  std::vector<bool> replaced;      // the residual was replaced after the recurrence reached the tolerance
+  std::vector<double> last_true;   // the true relative residual at the last check
+
   bool any_active() const { return std::find(active.begin(), active.end(), true) != active.end(); }
   double relative(std::size_t j, double squared) const { return std::sqrt(std::max(squared, 0.0)) / bnorm[j]; }
   void stop(std::size_t j, SolveStatus status, std::string reason) {
     active[j] = false;
     vectors[j].status = status;
     vectors[j].reason = std::move(reason);
+  }
+  // Judges the true residuals (squared norms) computed once the recurrence of the vectors in
+  // `reached` met the tolerance: converged, stagnated (replaced before and no better), or going on
+  // from the true residual. Returns whether any vector was still active.
+  bool judge(const std::vector<double>& truth, const std::vector<bool>& reached) {
+    bool any = false;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!active[j]) continue;
+      any = true;
+      const double rel = relative(j, truth[j]);
+      if (rel < tolerance) {
+        stop(j, SolveStatus::converged, "");
+      } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
+        stop(j, SolveStatus::stagnation, "");
+      } else {
+        replaced[j] = replaced[j] || reached[j];
+        last_true[j] = rel;
+      }
+    }
+    return any;
   }
   // Records the recurrence residuals (squared norms) of this iteration; returns which active
   // vectors reached the tolerance by them. NaN stops a vector.
@@ -337,8 +360,6 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
   for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
   std::vector<double> start = restart();
   std::vector<double> rho(start.begin(), start.begin() + k);
-  std::vector<bool> replaced(k, false);
-  std::vector<double> last_true(k, std::numeric_limits<double>::infinity());
   // Vectors already converged at the start.
   for (std::size_t j = 0; j < k; ++j) {
     if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
@@ -374,21 +395,7 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
     }
     const std::vector<bool> reached = st.record(rr);
     if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
-      const std::vector<double> truth = true_residual();  // r := b - A x for every vector
-      bool any_replaced = false;
-      for (std::size_t j = 0; j < k; ++j) {
-        if (!st.active[j]) continue;
-        const double rel = st.relative(j, truth[j]);
-        if (rel < st.tolerance) {
-          st.stop(j, SolveStatus::converged, "");
-        } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
-          st.stop(j, SolveStatus::stagnation, "");
-        } else {
-          replaced[j] = replaced[j] || reached[j];
-          last_true[j] = rel;
-        }
-        any_replaced = true;
-      }
+      const bool any_replaced = st.judge(true_residual(), reached);  // r := b - A x for every vector
       if (any_replaced) {  // the recurrences restart from the true residual
         const std::vector<double> again = restart();
         rho.assign(again.begin(), again.begin() + k);
@@ -420,8 +427,6 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
     fresh = true;
   };
   restart();
-  std::vector<bool> replaced(k, false);
-  std::vector<double> last_true(k, std::numeric_limits<double>::infinity());
   const auto only_active = [&](std::vector<double> values) {
     for (std::size_t j = 0; j < k; ++j)
       if (!st.active[j]) values[j] = 0;
@@ -485,18 +490,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
     }
     if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
       const std::vector<double> truth = true_residual();
-      for (std::size_t j = 0; j < k; ++j) {
-        if (!st.active[j]) continue;
-        const double rel = st.relative(j, truth[j]);
-        if (rel < st.tolerance) {
-          st.stop(j, SolveStatus::converged, "");
-        } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
-          st.stop(j, SolveStatus::stagnation, "");
-        } else {
-          replaced[j] = replaced[j] || reached[j];
-          last_true[j] = rel;
-        }
-      }
+      st.judge(truth, reached);
       rr = truth;
       restart();
     }
@@ -646,6 +640,8 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   st.bnorm.assign(k, 0);
   st.active.assign(k, true);
   st.vectors.assign(k, VectorReport{});
+  st.replaced.assign(k, false);
+  st.last_true.assign(k, std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < b_in.size(); ++i) st.bnorm[i % k] += double(b_in[i]) * double(b_in[i]);
   std::vector<T> x_start = x_io.empty() ? std::vector<T>(rows * k, T(0)) : x_io;
   for (std::size_t j = 0; j < k; ++j) {
