@@ -1,6 +1,6 @@
 #pragma once
 // The benchmarks of `ziggurat-bench` (main.cpp), each in its own file: heat (bench_heat.cpp), spmm
-// (bench_spmm.cpp) and build (bench_build.cpp).
+// (bench_spmm.cpp), solve (bench_solve.cpp) and build (bench_build.cpp).
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
@@ -38,6 +38,22 @@ struct BenchSpmmOptions {
 };
 void add_bench_spmm_options(CLI::App* command, BenchSpmmOptions& options);
 void run_bench_spmm(const BenchSpmmOptions& options);
+
+struct BenchSolveOptions {
+  std::string grid;  // empty: by device type
+  std::string systems = "convection,dominant";
+  std::string blocks = "4,5";
+  std::string matrices;
+  std::string precision = "f32,f64";
+  double tolerance = 1e-8, tolerance_f32 = 1e-5;
+  std::size_t max_iterations = 2000;
+  std::string python = "python3";
+  bool no_peers = false;
+  std::string device;
+  bool json = false;
+};
+void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options);
+void run_bench_solve(const BenchSolveOptions& options);
 
 void add_bench_build_command(CLI::App& app);
 

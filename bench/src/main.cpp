@@ -4,6 +4,8 @@
 // `ziggurat bench ...` runs it.
 //   heat   the heat solver's modes beside their peers and the physical limits (bench_heat.cpp)
 //   spmm   sparse products beside ViennaCL, cuSPARSE and the traffic limit (bench_spmm.cpp)
+//   solve  preconditioned Krylov solvers beside ViennaCL, cuSPARSE, SciPy and the bandwidth bound
+//          (bench_solve.cpp)
 //   build  program build time with a cold and a warm binary cache (bench_build.cpp)
 
 #include <memory>
@@ -29,6 +31,12 @@ int main(int argc, char** argv) {
                                                   "cuSPARSE and the memory-traffic limit");
   add_bench_spmm_options(spmm_command, *spmm);
   spmm_command->callback([spmm] { run_bench_spmm(*spmm); });
+
+  auto solve = std::make_shared<BenchSolveOptions>();
+  auto* solve_command = app.add_subcommand("solve", "Preconditioned Krylov solvers (every ordering and preconditioner) "
+                                                    "beside ViennaCL, cuSPARSE, SciPy and the bandwidth bound");
+  add_bench_solve_options(solve_command, *solve);
+  solve_command->callback([solve] { run_bench_solve(*solve); });
 
   add_bench_build_command(app);
   return run_app(app, argc, argv);

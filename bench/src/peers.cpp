@@ -3,39 +3,27 @@
 
 #include "peers.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <iterator>
-#include <sstream>
-#include <system_error>
 #include <utility>
 
-#include "program_main.hpp"
+#include "peer_support.hpp"
 #include "ziggurat/base/error.hpp"
 
 // ViennaCL after ziggurat's headers: ziggurat/opencl.hpp sets the OpenCL API level (1.2) that
 // CL/cl.h, which ViennaCL includes too, must see. Only headers that need no Boost (the GPU machine
 // has ViennaCL without it). They compile without a warning under -Wall -Wextra -Wpedantic (GCC 12
 // and 13, Clang 15) even from a non-system folder (the GPU machine's CPATH), so no pragmas.
-#define VIENNACL_WITH_OPENCL
+// VIENNACL_WITH_OPENCL comes from the build (bench/CMakeLists.txt), the same in every file.
 #include <viennacl/compressed_matrix.hpp>
 #include <viennacl/linalg/prod.hpp>
 #include <viennacl/matrix.hpp>
 #include <viennacl/vector.hpp>
-#include <viennacl/version.hpp>
 
 namespace ziggurat::cli {
 
@@ -87,38 +75,6 @@ double median(std::vector<double> values) {
 }
 
 // ---- ViennaCL ----
-
-// ViennaCL keeps its OpenCL contexts in a process-wide table under a long id, and ignores (with a
-// warning) setup_context on an id already set up, so each OpenCL context gets an id of its own;
-// id 0, ViennaCL's default (which would create a context of its own), is never used.
-//
-// Sharing the handles (ViennaCL 1.7.1, viennacl/ocl/context.hpp): init_existing() retains the
-// cl_context (clRetainContext) and add_queue() the queue (one clRetainCommandQueue net), and
-// ViennaCL releases each once when its table is destroyed at exit. So ViennaCL never releases
-// what is ziggurat's, and ziggurat releasing its Context leaves ViennaCL no dangling handle: the
-// OpenCL context just lives on until exit (which also keeps its address, the key here, unique).
-long viennacl_context_id(const Context& context) {
-  static std::map<cl_context, long> ids;
-  const cl_context handle = context.cl_context()();
-  const auto [entry, added] = ids.try_emplace(handle, static_cast<long>(ids.size()) + 1);
-  if (added)
-    viennacl::ocl::setup_context(entry->second, handle, context.device().device(), context.compute_queue()());
-  return entry->second;
-}
-
-// ViennaCL 1.7 creates every OpenCL buffer with a size cast to unsigned int
-// (viennacl/backend/opencl.hpp): a buffer of 4 GiB or more would silently come out too small.
-std::string viennacl_size_problem(std::size_t rows, std::size_t cols, std::size_t nonzeros,
-                                  std::size_t k, std::size_t value_bytes) {
-  const std::pair<const char*, std::size_t> buffers[] = {
-      {"values", nonzeros * value_bytes}, {"column indices", nonzeros * sizeof(cl_uint)},
-      {"x", cols * k * value_bytes},      {"y", rows * k * value_bytes}};
-  for (const auto& [name, bytes] : buffers)
-    if (bytes > std::numeric_limits<unsigned int>::max())
-      return std::string("its ") + name + " buffer would take " + std::to_string(bytes) +
-             " bytes; ViennaCL 1.7 sizes OpenCL buffers with a 32-bit unsigned int";
-  return {};
-}
 
 // A device buffer holding `count` values of `data` (uninitialized when data is null).
 template <class U>
@@ -185,104 +141,19 @@ std::vector<T> viennacl_csr_dense(const viennacl::compressed_matrix<T>& matrix, 
 
 // ---- cuSPARSE through CuPy ----
 
-// A fresh folder under the system's temporary folder, removed with its files however the timing ends.
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    static std::atomic<unsigned> counter{0};
-    const auto root = std::filesystem::temp_directory_path();
-    do {
-      path_ = root / ("ziggurat-cusparse-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    } while (!std::filesystem::create_directory(path_));
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-void write_file(const std::filesystem::path& path, const void* data, std::size_t bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  out.close();
-  if (!out) throw IoError("could not write " + path.string() + " (is the temporary folder full?)");
-}
-
-template <class U>
-void write_array(const std::filesystem::path& path, const std::vector<U>& values) {
-  write_file(path, values.data(), sizeof(U) * values.size());
-}
-
 // The matrix as the script reads it: descriptor.json and raw arrays in the host's byte order
 // (the script runs on the same machine). Indices go out as they are: below 2^31 (checked by the
 // caller), uint32 and int32 have the same bytes.
 template <class T>
 void write_problem(const std::filesystem::path& folder, const sparse::Csr<T>& a, const std::vector<T>& x,
                    std::size_t k, const std::vector<T>& reference, std::size_t repeat) {
-  const nlohmann::json descriptor = {{"rows", a.rows},          {"cols", a.cols},
-                                     {"nnz", a.nonzeros()},     {"k", k},
-                                     {"dtype", sizeof(T) == 4 ? "float32" : "float64"},
-                                     {"repeat", repeat}};
-  const std::string text = descriptor.dump() + "\n";
-  write_file(folder / "descriptor.json", text.data(), text.size());
-  write_array(folder / "row_ptr", a.row_ptr);
-  write_array(folder / "col", a.col);
-  write_array(folder / "values", a.values);
+  write_csr(folder, a, {{"k", k}, {"repeat", repeat}});
   write_array(folder / "x", x);
   write_array(folder / "reference", reference);
 }
 
-std::string shell_quoted(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-std::string last_line(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line, last;
-  while (std::getline(lines, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
-struct ChildResult {
-  std::string out;  ///< its standard output
-  int status = 0;   ///< exit status, or -1 when it did not exit normally
-};
-
-// Runs `command` through the shell and returns its standard output.
-ChildResult run_command(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::system_error(errno, std::generic_category(), "could not start a shell");
-  ChildResult result;
-  char buffer[4096];
-  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, got);
-  const int wait_status = pclose(pipe);
-  result.status = wait_status != -1 && WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-  return result;
-}
-
-// Fills `timing` from the script's answer (its last line of output); why_not says what went
-// wrong when there is no usable answer.
-void read_answer(const std::string& python, const ChildResult& child, const std::filesystem::path& error_file,
-                 PeerTiming& timing) {
-  nlohmann::json answer;
-  try {
-    answer = nlohmann::json::parse(last_line(child.out));
-  } catch (const nlohmann::json::exception&) {
-    std::ifstream errors(error_file);
-    const std::string error_text{std::istreambuf_iterator<char>(errors), std::istreambuf_iterator<char>()};
-    timing.why_not = python + " gave no answer (exit status " + std::to_string(child.status) + ")" +
-                     (error_text.empty() ? "" : ": " + last_line(error_text));
-    return;
-  }
+// Fills `timing` from the script's answer.
+void read_answer(const std::string& python, const nlohmann::json& answer, PeerTiming& timing) {
   if (!answer.value("ran", false)) {
     timing.why_not = python + ": " + answer.value("why_not", std::string("the script gave no reason"));
     return;
@@ -303,9 +174,7 @@ template <class T>
 PeerTiming time_viennacl(const Context& context, const sparse::Csr<T>& a, const std::vector<T>& x,
                          std::size_t k, const std::vector<T>& reference, std::size_t repeat) {
   check_inputs(a, x, k, reference, repeat);
-  PeerTiming timing = new_timing("ViennaCL " + std::to_string(VIENNACL_MAJOR_VERSION) + "." +
-                                     std::to_string(VIENNACL_MINOR_VERSION),
-                                 k);
+  PeerTiming timing = new_timing(viennacl_name(), k);
   if (sizeof(T) == 8 && !context.device().fp64) {
     timing.why_not = "the device has no double precision (cl_khr_fp64)";
     return timing;
@@ -344,19 +213,12 @@ PeerTiming time_cusparse(const std::string& python, const sparse::Csr<T>& a, con
     timing.why_not = "the matrix needs 64-bit indices; the script hands cuSPARSE int32 ones";
     return timing;
   }
-  const std::filesystem::path script = executable_folder() / "cusparse_spmm.py";
-  if (!std::filesystem::is_regular_file(script)) {
-    timing.why_not = "the script " + script.string() + " is not there (install the bench component whole)";
-    return timing;
-  }
   try {
-    const ScratchFolder folder;
-    write_problem(folder.path(), a, x, k, reference, repeat);
-    const auto error_file = folder.path() / "stderr.txt";
-    const ChildResult child = run_command(shell_quoted(python) + " " + shell_quoted(script.string()) + " " +
-                                          shell_quoted(folder.path().string()) + " 2>" +
-                                          shell_quoted(error_file.string()));
-    read_answer(python, child, error_file, timing);
+    const std::string why_not = run_peer_script(
+        python, "cusparse_spmm.py",
+        [&](const std::filesystem::path& folder) { write_problem(folder, a, x, k, reference, repeat); },
+        [&](const std::filesystem::path&, const nlohmann::json& answer) { read_answer(python, answer, timing); });
+    if (!why_not.empty()) timing.why_not = why_not;
   } catch (const std::exception& error) {
     timing.why_not = std::string("could not run the cuSPARSE script: ") + error.what();
   }

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat {
@@ -62,9 +64,56 @@ void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* point
   if (queue.enqueueUnmapMemObject(buffer, pointer) == CL_SUCCESS) queue.finish();
 }
 
+namespace {
+
+constexpr std::size_t kStagedFrom = std::size_t{16} << 20;  // pageable copies below this size
+constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
+
+// A page-locked staging area for write_buffer, mapped while it lives.
+struct Staging {
+  cl::CommandQueue& queue;
+  cl::Buffer buffer;
+  char* data = nullptr;
+  cl::Event written;  // the last write out of it
+  Staging(cl::CommandQueue& q, const cl::Context& context) : queue(q) {
+    cl_int err = CL_SUCCESS;
+    buffer = cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, kStagingChunk, nullptr, &err);
+    check(err, "clCreateBuffer", "allocating a pinned staging buffer for a large upload");
+    data = static_cast<char*>(map_buffer(queue, buffer, kStagingChunk));
+  }
+  ~Staging() {
+    if (written() != nullptr) written.wait();
+    unmap_buffer(queue, buffer, data);
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+};
+
+}  // namespace
+
+// Large copies go through two pinned staging buffers in turn: the host copies a chunk into one
+// (on every core) while the previous chunk travels from the other at full bus speed. A pageable
+// copy of the same size runs at a fraction of it (NVIDIA H100: 2.6 GB/s against 55 GB/s).
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes) {
-  check(queue.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, source), "clEnqueueWriteBuffer",
-        "copying to the device");
+  if (bytes < kStagedFrom) {
+    check(queue.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, source), "clEnqueueWriteBuffer",
+          "copying to the device");
+    return;
+  }
+  const cl::Context context = queue.getInfo<CL_QUEUE_CONTEXT>();
+  Staging staging[2] = {{queue, context}, {queue, context}};
+  const char* from = static_cast<const char*>(source);
+  for (std::size_t offset = 0, chunk = 0; offset < bytes; offset += kStagingChunk, ++chunk) {
+    Staging& s = staging[chunk % 2];
+    if (s.written() != nullptr) check(s.written.wait(), "clWaitForEvents", "waiting for a staged upload");
+    const std::size_t size = std::min(kStagingChunk, bytes - offset);
+    parallel_for(size, std::size_t{1} << 20, [&](std::size_t first, std::size_t last) {
+      std::copy(from + offset + first, from + offset + last, s.data + first);
+    });
+    check(queue.enqueueWriteBuffer(buffer, CL_FALSE, offset, size, s.data, nullptr, &s.written),
+          "clEnqueueWriteBuffer", "copying to the device");
+  }
+  check(queue.finish(), "clFinish", "copying to the device");
 }
 
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes) {

@@ -9,7 +9,7 @@
 namespace ziggurat::sparse {
 
 template <class T>
-IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
+IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
   validate(a);
   if (a.rows != a.cols || a.block_rows != a.block_cols) {
     throw InvalidArgument("ILU(0) needs a square matrix; this one is " + std::to_string(a.rows) + " x " +
@@ -19,8 +19,7 @@ IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
     throw InvalidArgument("the diagonal shift must be finite and >= 0, not " + std::to_string(shift));
   }
   const std::size_t b = a.block_size, bb = b * b;
-  IluInput<T> input{a, std::vector<Index>(a.block_rows)};
-  Bsr<T>& m = input.matrix;
+  IluPattern<T> pattern{std::vector<Index>(a.block_rows), {}};
   for (std::size_t i = 0; i < a.block_rows; ++i) {
     const auto first = a.block_col.begin() + a.block_row_ptr[i], last = a.block_col.begin() + a.block_row_ptr[i + 1];
     const auto at = std::lower_bound(first, last, static_cast<Index>(i));
@@ -29,25 +28,36 @@ IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
                             "every diagonal block stored (store explicit zeros there and use a diagonal shift, or "
                             "choose the preconditioner none)");
     }
-    input.diagonal[i] = static_cast<Index>(at - a.block_col.begin());
-    T* d = m.values.data() + input.diagonal[i] * bb;
-    // Padding rows get the block's largest diagonal magnitude on the diagonal: decoupled from the
-    // matrix, and of its scale, so that the pivot rule (relative to the block) never trips on it.
+    pattern.diagonal[i] = static_cast<Index>(at - a.block_col.begin());
+    const bool padded = (i + 1) * b > a.rows;
+    if (!padded && shift == 0) continue;  // nothing changes: the values stay untouched (and uncached)
+    const T* d = a.values.data() + pattern.diagonal[i] * bb;
+    // Padding lines get the block's largest diagonal magnitude: decoupled from the matrix, and of
+    // its scale, so that the pivot rule (relative to the block) never trips on them.
     T scale = 0;
     for (std::size_t r = 0; r < b && i * b + r < a.rows; ++r) scale = std::max(scale, std::abs(d[r * b + r]));
     for (std::size_t r = 0; r < b; ++r) {
-      const std::size_t row = i * b + r;
-      if (row >= a.rows) {
-        d[r * b + r] = scale > 0 ? scale : T(1);
-        continue;
+      if (i * b + r >= a.rows) {
+        pattern.changes.push_back({i, r, scale > 0 ? scale : T(1)});
+      } else if (shift > 0) {
+        double largest = 0;
+        for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+          for (std::size_t c = 0; c < b; ++c) largest = std::max(largest, std::abs(double(a.values[p * bb + r * b + c])));
+        }
+        pattern.changes.push_back({i, r, static_cast<T>(d[r * b + r] + shift * largest)});
       }
-      if (shift == 0) continue;
-      double largest = 0;
-      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
-        for (std::size_t c = 0; c < b; ++c) largest = std::max(largest, std::abs(double(a.values[p * bb + r * b + c])));
-      }
-      d[r * b + r] = static_cast<T>(d[r * b + r] + shift * largest);
     }
+  }
+  return pattern;
+}
+
+template <class T>
+IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
+  IluPattern<T> pattern = ilu_pattern(a, shift);
+  IluInput<T> input{a, std::move(pattern.diagonal)};
+  const std::size_t b = a.block_size;
+  for (const DiagonalChange<T>& change : pattern.changes) {
+    input.matrix.values[input.diagonal[change.block_row] * b * b + change.line * (b + 1)] = change.value;
   }
   return input;
 }
@@ -202,6 +212,7 @@ std::vector<T> apply_ilu0(const Bsr<T>& f, const std::vector<Index>& diag, const
 }
 
 #define ZIGGURAT_ILU_INSTANTIATE(T)                                                     \
+  template IluPattern<T> ilu_pattern<T>(const Bsr<T>&, double);                         \
   template IluInput<T> prepare_ilu<T>(const Bsr<T>&, double);                           \
   template bool invert_block<T>(T*, std::size_t, double*);                              \
   template Bsr<T> factorize_ilu0<T>(const IluInput<T>&, double);                        \

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat::sparse {
@@ -27,6 +28,117 @@ LevelSets group_by_level(const std::vector<Index>& level) {
   std::vector<Index> next(sets.level_ptr.begin(), sets.level_ptr.end() - 1);
   for (std::size_t i = 0; i < level.size(); ++i) sets.rows[next[level[i]]++] = static_cast<Index>(i);
   return sets;
+}
+
+// An undirected graph in CSR form; a vertex may list itself or a neighbour twice.
+struct Graph {
+  std::vector<Index> ptr{0}, adjacent;
+  std::size_t vertices() const noexcept { return ptr.size() - 1; }
+};
+
+// The pattern made symmetric: row i's neighbours are the columns it stores and the rows that
+// store column i.
+template <class T>
+Graph symmetric_pattern(const Bsr<T>& a) {
+  const std::size_t n = a.block_rows;
+  std::vector<Index> t_ptr(n + 1, 0), t_row(a.blocks());
+  for (Index c : a.block_col) ++t_ptr[c + 1];
+  for (std::size_t i = 0; i < n; ++i) t_ptr[i + 1] += t_ptr[i];
+  std::vector<Index> next(t_ptr.begin(), t_ptr.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) t_row[next[a.block_col[p]]++] = static_cast<Index>(i);
+  }
+  Graph g;
+  g.ptr.reserve(n + 1);
+  g.adjacent.reserve(2 * a.blocks());
+  for (std::size_t i = 0; i < n; ++i) {
+    g.adjacent.insert(g.adjacent.end(), a.block_col.begin() + a.block_row_ptr[i], a.block_col.begin() + a.block_row_ptr[i + 1]);
+    g.adjacent.insert(g.adjacent.end(), t_row.begin() + t_ptr[i], t_row.begin() + t_ptr[i + 1]);
+    g.ptr.push_back(static_cast<Index>(g.adjacent.size()));
+  }
+  return g;
+}
+
+// Greedy colouring, vertices in order, each the smallest colour no neighbour has.
+std::vector<Index> greedy_colour(const Graph& g) {
+  constexpr Index uncoloured = ~Index{0};
+  std::vector<Index> colour(g.vertices(), uncoloured);
+  std::vector<std::size_t> seen_by;  // seen_by[c] == v + 1: colour c is taken by a neighbour of v
+  for (std::size_t v = 0; v < g.vertices(); ++v) {
+    for (Index p = g.ptr[v]; p < g.ptr[v + 1]; ++p) {
+      const Index u = g.adjacent[p];
+      if (u == v || colour[u] == uncoloured) continue;
+      if (seen_by.size() <= colour[u]) seen_by.resize(colour[u] + 1, 0);
+      seen_by[colour[u]] = v + 1;
+    }
+    Index c = 0;
+    while (c < seen_by.size() && seen_by[c] == v + 1) ++c;
+    colour[v] = c;
+  }
+  return colour;
+}
+
+// Aggregates of at most `size` vertices, each grown breadth-first from the first vertex not yet
+// taken: the aggregate of every vertex, numbered in order of their first vertex.
+std::vector<Index> grow_aggregates(const Graph& g, std::size_t size, Index& count) {
+  constexpr Index none = ~Index{0};
+  std::vector<Index> aggregate(g.vertices(), none), queue;
+  count = 0;
+  for (std::size_t seed = 0; seed < g.vertices(); ++seed) {
+    if (aggregate[seed] != none) continue;
+    queue.assign(1, static_cast<Index>(seed));
+    aggregate[seed] = count;
+    for (std::size_t head = 0; head < queue.size() && queue.size() < size; ++head) {
+      for (Index p = g.ptr[queue[head]]; p < g.ptr[queue[head] + 1] && queue.size() < size; ++p) {
+        const Index v = g.adjacent[p];
+        if (aggregate[v] != none) continue;
+        aggregate[v] = count;
+        queue.push_back(v);
+      }
+    }
+    ++count;
+  }
+  return aggregate;
+}
+
+// The graph of the aggregates: two are adjacent when any of their vertices are.
+Graph quotient(const Graph& g, const std::vector<Index>& aggregate, Index count) {
+  const LevelSets members = group_by_level(aggregate);  // the vertices of each aggregate
+  Graph q;
+  q.ptr.reserve(count + 1);
+  std::vector<std::size_t> seen_by(count, 0);
+  for (Index a = 0; a < count; ++a) {
+    for (Index m = members.level_ptr[a]; m < members.level_ptr[a + 1]; ++m) {
+      const Index v = members.rows[m];
+      for (Index p = g.ptr[v]; p < g.ptr[v + 1]; ++p) {
+        const Index b = aggregate[g.adjacent[p]];
+        if (seen_by[b] == a + 1u) continue;
+        seen_by[b] = a + 1u;
+        q.adjacent.push_back(b);
+      }
+    }
+    q.ptr.push_back(static_cast<Index>(q.adjacent.size()));
+  }
+  return q;
+}
+
+// Block multicolour: rows by colour of their aggregate, then by aggregate, then in natural order.
+template <class T>
+std::vector<Index> block_colour_order(const Bsr<T>& a, std::size_t size, std::size_t* colours) {
+  const Graph g = symmetric_pattern(a);
+  Index count = 0;
+  const std::vector<Index> aggregate = grow_aggregates(g, size, count);
+  const std::vector<Index> colour = greedy_colour(quotient(g, aggregate, count));
+  if (colours != nullptr) *colours = colour.empty() ? 0 : *std::max_element(colour.begin(), colour.end()) + 1;
+  // Aggregates by colour (stable: in order inside a colour), then each aggregate's rows in order.
+  const LevelSets by_colour = group_by_level(colour);
+  const LevelSets members = group_by_level(aggregate);
+  std::vector<Index> order;
+  order.reserve(a.block_rows);
+  for (Index b : by_colour.rows) {
+    order.insert(order.end(), members.rows.begin() + members.level_ptr[b], members.rows.begin() + members.level_ptr[b + 1]);
+  }
+  return order;
 }
 
 void check_permutation(const Permutation& p, std::size_t n, const char* what) {
@@ -73,6 +185,7 @@ const char* to_string(Ordering ordering) {
     case Ordering::natural: return "natural";
     case Ordering::levels: return "levels";
     case Ordering::colours: return "colours";
+    case Ordering::block_colours: return "block-colours";
   }
   return "?";
 }
@@ -81,46 +194,30 @@ Ordering parse_ordering(std::string_view text) {
   if (text == "natural") return Ordering::natural;
   if (text == "levels") return Ordering::levels;
   if (text == "colours" || text == "colors") return Ordering::colours;
-  throw InvalidArgument("unknown ordering '" + std::string(text) + "': use natural, levels or colours");
+  if (text == "block-colours" || text == "block-colors") return Ordering::block_colours;
+  throw InvalidArgument("unknown ordering '" + std::string(text) + "': use natural, levels, colours or block-colours");
 }
 
 template <class T>
 std::vector<Index> greedy_colours(const Bsr<T>& a) {
   require_square_blocks(a, "greedy_colours");
-  const std::size_t n = a.block_rows;
-  // The transpose's pattern, so that a row sees the rows that store it as well as those it stores.
-  std::vector<Index> t_ptr(n + 1, 0), t_row(a.blocks());
-  for (Index c : a.block_col) ++t_ptr[c + 1];
-  for (std::size_t i = 0; i < n; ++i) t_ptr[i + 1] += t_ptr[i];
-  std::vector<Index> next(t_ptr.begin(), t_ptr.end() - 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) t_row[next[a.block_col[p]]++] = static_cast<Index>(i);
-  }
-  constexpr Index uncoloured = ~Index{0};
-  std::vector<Index> colour(n, uncoloured);
-  std::vector<std::size_t> seen_by;  // seen_by[c] == i + 1: colour c is taken by a neighbour of row i
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto mark = [&](Index j) {
-      if (j == i || colour[j] == uncoloured) return;
-      if (seen_by.size() <= colour[j]) seen_by.resize(colour[j] + 1, 0);
-      seen_by[colour[j]] = i + 1;
-    };
-    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) mark(a.block_col[p]);
-    for (Index p = t_ptr[i]; p < t_ptr[i + 1]; ++p) mark(t_row[p]);
-    Index c = 0;
-    while (c < seen_by.size() && seen_by[c] == i + 1) ++c;
-    colour[i] = c;
-  }
-  return colour;
+  return greedy_colour(symmetric_pattern(a));
 }
 
 template <class T>
-Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups) {
+Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups, std::size_t aggregate) {
   if (groups != nullptr) *groups = 0;
   if (ordering == Ordering::natural) return {};
-  const LevelSets sets = ordering == Ordering::levels ? lower_levels(a) : group_by_level(greedy_colours(a));
-  if (groups != nullptr) *groups = sets.levels();
-  Permutation p{sets.rows};
+  Permutation p;
+  if (ordering == Ordering::block_colours) {
+    require_square_blocks(a, "make_ordering");
+    if (aggregate < 1) throw InvalidArgument("block colours need aggregates of at least 1 block row");
+    p.old_of_new = block_colour_order(a, aggregate, groups);
+  } else {
+    const LevelSets sets = ordering == Ordering::levels ? lower_levels(a) : group_by_level(greedy_colours(a));
+    if (groups != nullptr) *groups = sets.levels();
+    p.old_of_new = sets.rows;
+  }
   // A padded last block row stays last (permute's condition); the order is still valid for the
   // factorisation, whose levels are computed on the permuted matrix.
   if (a.rows != a.block_rows * a.block_size && !p.old_of_new.empty()) {
@@ -147,7 +244,8 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   out.block_row_ptr.assign(1, 0);
   out.block_row_ptr.reserve(n + 1);
   out.block_col.reserve(a.blocks());
-  out.values.reserve(a.values.size());
+  std::vector<Index> source;  // the old position of each new block
+  source.reserve(a.blocks());
   std::vector<std::pair<Index, Index>> row;  // (new column, old position)
   for (std::size_t r = 0; r < n; ++r) {
     const Index old = p.old_of_new[r];
@@ -156,10 +254,17 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
     std::sort(row.begin(), row.end());
     for (const auto& [column, q] : row) {
       out.block_col.push_back(column);
-      out.values.insert(out.values.end(), a.values.begin() + q * bb, a.values.begin() + (q + 1) * bb);
+      source.push_back(q);
     }
     out.block_row_ptr.push_back(static_cast<Index>(out.block_col.size()));
   }
+  // The values, most of the bytes: copied block by block on every core.
+  out.values.resize(a.values.size());
+  ziggurat::detail::parallel_for(source.size(), 4096, [&](std::size_t first, std::size_t last) {
+    for (std::size_t q = first; q < last; ++q) {
+      std::copy_n(a.values.begin() + std::size_t{source[q]} * bb, bb, out.values.begin() + q * bb);
+    }
+  });
   // Padding stays in the last block row and column only when the permutation keeps them last:
   // a padded block moved inside would put its zero rows in the middle of the matrix.
   if (a.rows != a.block_rows * a.block_size && p.old_of_new.back() != n - 1) {
@@ -180,9 +285,9 @@ std::vector<T> permute_rows(const std::vector<T>& x, const Permutation& p, std::
                           std::to_string(k) + " vectors");
   }
   std::vector<T> out(x.size());
-  for (std::size_t r = 0; r < p.old_of_new.size(); ++r) {
-    std::copy_n(x.begin() + p.old_of_new[r] * width, width, out.begin() + r * width);
-  }
+  ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + p.old_of_new[r] * width, width, out.begin() + r * width);
+  });
   return out;
 }
 
@@ -196,9 +301,9 @@ std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std
                           std::to_string(k) + " vectors");
   }
   std::vector<T> out(x.size());
-  for (std::size_t r = 0; r < p.old_of_new.size(); ++r) {
-    std::copy_n(x.begin() + r * width, width, out.begin() + p.old_of_new[r] * width);
-  }
+  ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + r * width, width, out.begin() + p.old_of_new[r] * width);
+  });
   return out;
 }
 
@@ -206,7 +311,7 @@ std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std
   template LevelSets lower_levels<T>(const Bsr<T>&);                                                          \
   template LevelSets upper_levels<T>(const Bsr<T>&);                                                          \
   template std::vector<Index> greedy_colours<T>(const Bsr<T>&);                                               \
-  template Permutation make_ordering<T>(const Bsr<T>&, Ordering, std::size_t*);                                \
+  template Permutation make_ordering<T>(const Bsr<T>&, Ordering, std::size_t*, std::size_t);                   \
   template Bsr<T> permute<T>(const Bsr<T>&, const Permutation&);                                              \
   template std::vector<T> permute_rows<T>(const std::vector<T>&, const Permutation&, std::size_t, std::size_t); \
   template std::vector<T> unpermute_rows<T>(const std::vector<T>&, const Permutation&, std::size_t, std::size_t);

@@ -496,28 +496,28 @@ RowStats row_stats(const std::vector<Index>& row_ptr) {
   return s;
 }
 
-template <class T>
-Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size_t block_size, std::uint64_t seed) {
-  check_block_size(block_size, "seven_point_bsr");
+// The seven-point block pattern of an nx x ny x nz grid: calls fill(i, j, block) for every block
+// (i, j) in storage order, block (b x b, zeroed) to be filled in place, and row_done(i) after
+// block row i. Block row (x, y, z) is x + nx * (y + ny * z).
+template <class T, class Fill, class RowDone>
+Bsr<T> seven_point_pattern(std::size_t nx, std::size_t ny, std::size_t nz, std::size_t block_size, const char* what,
+                           Fill fill, RowDone row_done) {
+  check_block_size(block_size, what);
   const std::size_t b = block_size, bb = b * b;
-  const std::size_t n = checked_product(checked_product(nx, ny, "seven_point_bsr: block rows"), nz,
-                                        "seven_point_bsr: block rows");
-  const std::size_t rows = checked_product(n, b, "seven_point_bsr: rows");
-  Bsr<T> m = bsr_shell<T>(rows, rows, b, "seven_point_bsr");
+  const std::string name(what);
+  const std::size_t n = checked_product(checked_product(nx, ny, name + ": block rows"), nz, name + ": block rows");
+  const std::size_t rows = checked_product(n, b, name + ": rows");
+  Bsr<T> m = bsr_shell<T>(rows, rows, b, what);
   // Every block row couples to itself and 2 neighbours per axis, less the missing ones on faces.
   const std::size_t blocks = n == 0 ? 0 : 7 * n - 2 * (ny * nz + nx * nz + nx * ny);
   m.block_row_ptr.reserve(n + 1);
   m.block_col.reserve(blocks);
-  m.values.reserve(checked_product(blocks, bb, "seven_point_bsr: stored values (blocks x b x b)"));
-  std::mt19937_64 engine(seed);
+  m.values.reserve(checked_product(blocks, bb, name + ": stored values (blocks x b x b)"));
   std::size_t i = 0;
   const auto add = [&](std::size_t j) {
     m.block_col.push_back(static_cast<Index>(j));
-    for (std::size_t e = 0; e < bb; ++e) m.values.push_back(static_cast<T>(draw(engine)));
-    // The draws are exact in T, so this rounds once, as the sum in double would.
-    if (j == i) {
-      for (std::size_t r = 0; r < b; ++r) m.values[m.values.size() - bb + r * (b + 1)] += static_cast<T>(7 * b);
-    }
+    m.values.resize(m.values.size() + bb, T(0));
+    fill(i, j, m.values.data() + m.values.size() - bb);
   };
   for (std::size_t z = 0; z < nz; ++z) {
     for (std::size_t y = 0; y < ny; ++y) {
@@ -530,10 +530,61 @@ Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size
         if (y + 1 < ny) add(i + nx);
         if (z + 1 < nz) add(i + nx * ny);
         m.block_row_ptr.push_back(static_cast<Index>(m.block_col.size()));
+        row_done(m, i);
       }
     }
   }
   return m;
+}
+
+template <class T>
+Bsr<T> seven_point_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size_t block_size, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  const std::size_t b = block_size;
+  const auto fill = [&](std::size_t i, std::size_t j, T* block) {
+    for (std::size_t e = 0; e < b * b; ++e) block[e] = static_cast<T>(draw(engine));
+    // The draws are exact in T, so this rounds once, as the sum in double would.
+    if (j == i) {
+      for (std::size_t r = 0; r < b; ++r) block[r * (b + 1)] += static_cast<T>(7 * b);
+    }
+  };
+  return seven_point_pattern<T>(nx, ny, nz, block_size, "seven_point_bsr", fill, [](Bsr<T>&, std::size_t) {});
+}
+
+template <class T>
+Bsr<T> convection_diffusion_bsr(std::size_t nx, std::size_t ny, std::size_t nz, std::size_t block_size,
+                                std::uint64_t seed) {
+  constexpr double upwind = 0.5;  // the convection term: the upstream neighbour weighs 1 + upwind
+  std::mt19937_64 engine(seed);
+  const std::size_t b = block_size, bb = b * b;
+  std::vector<double> coupling(b);  // per line of the block row: the sum of |c|
+  const auto fill = [&](std::size_t i, std::size_t j, T* block) {
+    for (std::size_t e = 0; e < bb; ++e) {
+      // A multiple of 2^-9 in [-1/32, 1/32): exact in float, and so is every sum below.
+      const double c = (static_cast<double>(engine() >> 59) - 16.0) / 512.0;
+      coupling[e / b] += std::abs(c);
+      block[e] = static_cast<T>(c);
+    }
+    if (j != i) {
+      const double weight = j < i ? 1.0 + upwind : 1.0;
+      for (std::size_t r = 0; r < b; ++r) block[r * (b + 1)] -= static_cast<T>(weight);
+    }
+  };
+  // The diagonal: 6 + 3 upwind + the row's coupling (less the draw that sat on the diagonal), so
+  // |a_ii| >= the sum of the row's other |a_ij|, strictly in the rows of the grid's faces
+  // (Dirichlet boundaries).
+  const auto row_done = [&](Bsr<T>& m, std::size_t i) {
+    const Index* cols = m.block_col.data();
+    Index p = m.block_row_ptr[i];
+    while (static_cast<std::size_t>(cols[p]) != i) ++p;
+    T* diagonal = m.values.data() + static_cast<std::size_t>(p) * bb;
+    for (std::size_t r = 0; r < b; ++r) {
+      const double own = static_cast<double>(diagonal[r * (b + 1)]);
+      diagonal[r * (b + 1)] = static_cast<T>(6.0 + 3.0 * upwind + coupling[r] - std::abs(own));
+      coupling[r] = 0;
+    }
+  };
+  return seven_point_pattern<T>(nx, ny, nz, block_size, "convection_diffusion_bsr", fill, row_done);
 }
 
 template <class T>
@@ -575,6 +626,7 @@ Bsr<T> symmetric_part(const Bsr<T>& a) {
   template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \
   template RowStats row_stats<T>(const Bsr<T>&);                                                         \
   template Bsr<T> seven_point_bsr<T>(std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t); \
+  template Bsr<T> convection_diffusion_bsr<T>(std::size_t, std::size_t, std::size_t, std::size_t, std::uint64_t); \
   template Bsr<T> symmetric_part<T>(const Bsr<T>&);
 
 ZIGGURAT_SPARSE_INSTANTIATE(float)

@@ -125,6 +125,13 @@ __kernel void ilu_invert(__global const uint* restrict row_ptr, __global const u
   }
 }
 
+// values[at[t]] = to[t]: the diagonal changes of the ILU pattern (padding, shift).
+__kernel void scatter(__global REAL* restrict values, __global const ulong* restrict at, __global const REAL* restrict to,
+                      const uint count) {
+  const uint t = (uint)get_global_id(0);
+  if (t < count) values[at[t]] = to[t];
+}
+
 // Block Jacobi's setup: the diagonal blocks (stored one after another) inverted in place, one
 // work-item per block row; a failure records the least failing row.
 __kernel void invert_diagonal(__global REAL* restrict blocks, const uint block_rows, __global uint* restrict status) {
@@ -186,6 +193,115 @@ __kernel void upper_solve(__global const uint* restrict row_ptr, __global const 
     for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
   }
   AT(z, i * B + l, j) = acc;
+}
+
+// ---- Sync-free sweeps: one launch per triangular solve, whatever the number of levels ----
+//
+// The host cuts every level into chunks of at most ROWS block rows (chunk_ptr into level_rows);
+// one work-group of ROWS x B x K work-items solves a chunk (work-item: row of the chunk, line l,
+// vector j), so the rows of a group never depend on each other. Groups take their chunks in level
+// order by a ticket (tickets[0], incremented atomically): a chunk waits only for rows of earlier
+// tickets, whose groups have started and so run to the end (the order in which a device starts
+// groups does not matter, and no group waits for one that may not have started). One work-item
+// per row polls its dependencies' flags, then the group computes. A finished row publishes
+// ready[row] = epoch (the host gives each launch a new epoch, so the flags never need
+// clearing); its values are written and fenced before the flag, and read through volatile
+// pointers after it (no stale cache lines). The last group to finish resets the tickets for the
+// next launch. Every sum runs in the order of the level-scheduled kernels: the same bits.
+
+// `slot`: a __local uint of the kernel (OpenCL 1.2 declares local memory at kernel scope only).
+uint take_ticket(volatile __global uint* tickets, __local uint* slot) {
+  if (get_local_id(0) == 0) *slot = atomic_inc(&tickets[0]);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return *slot;
+}
+
+void wait_for(volatile __global const uint* ready, const uint row, const uint epoch) {
+  while (ready[row] != epoch) {
+  }
+  read_mem_fence(CLK_GLOBAL_MEM_FENCE);
+}
+
+// After every work-item of the group has stored its value (uniform control flow: all call it).
+void publish(volatile __global uint* ready, volatile __global uint* tickets, const uint row, const bool leads,
+             const uint epoch, const uint chunks) {
+  write_mem_fence(CLK_GLOBAL_MEM_FENCE);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  if (leads) atomic_xchg(&ready[row], epoch);
+  if (get_local_id(0) == 0 && atomic_inc(&tickets[1]) == chunks - 1) {
+    tickets[0] = 0;
+    tickets[1] = 0;
+  }
+}
+
+// y = L^-1 r, chunk by chunk in the lower levels' order.
+__kernel void lower_solve_sync_free(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                                    __global const uint* restrict diag, __global const REAL* restrict values,
+                                    __global const uint* restrict level_rows, __global const uint* restrict chunk_ptr,
+                                    const uint chunks, __global const REAL* restrict r, const ulong r_offset,
+                                    volatile __global REAL* y, volatile __global uint* ready,
+                                    volatile __global uint* tickets, const uint epoch) {
+  __local uint ticket;
+  const uint c = take_ticket(tickets, &ticket);
+  const uint first = chunk_ptr[c], count = chunk_ptr[c + 1] - first;
+  const uint t = (uint)get_local_id(0), slot = t / (B * K), in_row = t - slot * (B * K);
+  const uint l = in_row / K, j = in_row - l * K;
+  const bool mine = slot < count;
+  const uint i = mine ? level_rows[first + slot] : 0;
+  const uint begin = mine ? row_ptr[i] : 0, end = mine ? diag[i] : 0;
+  // One work-item per row polls (the others would only load the memory system); the group then
+  // goes on together.
+  if (mine && in_row == 0) {
+    for (uint p = begin; p < end; ++p) wait_for(ready, col[p], epoch);
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  if (mine) {
+    r += r_offset;
+    REAL acc = AT(r, i * B + l, j);
+    for (uint p = begin; p < end; ++p) {
+      const uint k = col[p];
+      __global const REAL* line = values + (size_t)p * BB + l * B;
+      for (uint e = 0; e < B; ++e) acc -= line[e] * AT(y, k * B + e, j);
+    }
+    AT(y, i * B + l, j) = acc;
+  }
+  publish(ready, tickets, i, mine && in_row == 0, epoch, chunks);
+}
+
+// z = U^-1 y, chunk by chunk in the upper levels' order.
+__kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                                    __global const uint* restrict diag, __global const REAL* restrict values,
+                                    __global const uint* restrict level_rows, __global const uint* restrict chunk_ptr,
+                                    const uint chunks, __global const REAL* restrict y, volatile __global REAL* z,
+                                    const ulong z_offset, volatile __global uint* ready, volatile __global uint* tickets,
+                                    const uint epoch) {
+  __local uint ticket;
+  const uint c = take_ticket(tickets, &ticket);
+  const uint first = chunk_ptr[c], count = chunk_ptr[c + 1] - first;
+  const uint t = (uint)get_local_id(0), slot = t / (B * K), in_row = t - slot * (B * K);
+  const uint l = in_row / K, j = in_row - l * K;
+  const bool mine = slot < count;
+  const uint i = mine ? level_rows[first + slot] : 0;
+  const uint begin = mine ? diag[i] + 1 : 0, end = mine ? row_ptr[i + 1] : 0;
+  REAL acc = 0;
+  if (mine) {  // D_i^-1 y_i needs nothing of other rows: before the wait
+    __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
+    for (uint e = 0; e < B; ++e) acc += dline[e] * AT(y, i * B + e, j);
+    if (in_row == 0) {
+      for (uint q = begin; q < end; ++q) wait_for(ready, col[q], epoch);
+    }
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  if (mine) {
+    z += z_offset;
+    for (uint q = begin; q < end; ++q) {
+      const uint k = col[q];
+      __global const REAL* line = values + (size_t)q * BB + l * B;
+      for (uint e = 0; e < B; ++e) acc -= line[e] * AT(z, k * B + e, j);
+    }
+    AT(z, i * B + l, j) = acc;
+  }
+  publish(ready, tickets, i, mine && in_row == 0, epoch, chunks);
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

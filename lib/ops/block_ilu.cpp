@@ -53,34 +53,112 @@ void check_status(const Context& context, const DeviceBuffer<Index>& status, dou
   if (failed != kNoFailure) throw ZeroPivot(failed, pivot_failure_message(failed, -1, shift));
 }
 
+// Writes the pattern's diagonal changes into the device copy of the values (one scatter).
+template <class T>
+void change_diagonal(const Context& context, const cl::Program& program, const IluPattern<T>& pattern,
+                     std::size_t b, DeviceBuffer<T>& values) {
+  if (pattern.changes.empty()) return;
+  std::vector<cl_ulong> at;
+  std::vector<T> to;
+  for (const DiagonalChange<T>& change : pattern.changes) {
+    at.push_back(cl_ulong(pattern.diagonal[change.block_row]) * b * b + change.line * (b + 1));
+    to.push_back(change.value);
+  }
+  const DeviceBuffer<cl_ulong> positions = upload(context, at, "ILU diagonal changes");
+  const DeviceBuffer<T> new_values = upload(context, to, "ILU diagonal changes");
+  cl::Kernel scatter = context.kernel(program, "scatter");
+  set_args(scatter, "scatter", values.get(), positions.get(), new_values.get(), cl_uint(to.size()));
+  launch(context, scatter, to.size(), "changing the ILU diagonal");
+}
+
+// The levels cut into chunks of at most `rows` rows: offsets into the level rows, first 0.
+std::vector<Index> chunks(const LevelSets& levels, std::size_t rows) {
+  std::vector<Index> ptr{0};
+  for (std::size_t level = 0; level < levels.levels(); ++level) {
+    for (Index at = levels.level_ptr[level]; at < levels.level_ptr[level + 1];) {
+      at = static_cast<Index>(std::min<std::size_t>(at + rows, levels.level_ptr[level + 1]));
+      ptr.push_back(at);
+    }
+  }
+  return ptr;
+}
+
+TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower, const LevelSets& upper) {
+  if (sweep != TriangularSweep::automatic) return sweep;
+  return device.type == DeviceType::gpu && std::max(lower.levels(), upper.levels()) > kSyncFreeLevels
+             ? TriangularSweep::sync_free
+             : TriangularSweep::levels;
+}
+
 }  // namespace
 
+const char* to_string(TriangularSweep sweep) {
+  switch (sweep) {
+    case TriangularSweep::levels: return "levels";
+    case TriangularSweep::sync_free: return "sync-free";
+    case TriangularSweep::automatic: return "auto";
+  }
+  return "?";
+}
+
+TriangularSweep parse_triangular_sweep(std::string_view text) {
+  for (auto s : {TriangularSweep::levels, TriangularSweep::sync_free, TriangularSweep::automatic}) {
+    if (text == to_string(s)) return s;
+  }
+  throw InvalidArgument("unknown triangular sweep '" + std::string(text) + "': use levels, sync-free or auto");
+}
+
 template <class T>
-DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const IluInput<T>& input, std::size_t k, double shift)
+DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a,
+                                  const IluPattern<T>& pattern, std::size_t k, double shift, TriangularSweep sweep)
     : context_(context),
-      block_size_(input.matrix.block_size),
+      block_size_(a.block_size),
       k_(k),
-      block_rows_(input.matrix.block_rows),
-      lower_(sparse::lower_levels(input.matrix)),
-      upper_(sparse::upper_levels(input.matrix)) {
+      block_rows_(a.block_rows),
+      lower_(sparse::lower_levels(a)),
+      upper_(sparse::upper_levels(a)),
+      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
-  const Bsr<T>& a = input.matrix;
+  if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
+    throw InvalidArgument("DeviceBlockIlu: the device matrix is not the host matrix given with it");
+  }
   row_ptr_ = upload(context, a.block_row_ptr, "ILU row pointers");
   col_ = upload(context, a.block_col, "ILU block columns");
-  diagonal_ = upload(context, input.diagonal, "ILU diagonal positions");
+  diagonal_ = upload(context, pattern.diagonal, "ILU diagonal positions");
   lower_rows_ = upload(context, lower_.rows, "ILU lower level rows");
   upper_rows_ = upload(context, upper_.rows, "ILU upper level rows");
   status_ = upload(context, std::vector<Index>{kNoFailure}, "ILU status");
-  values_ = upload(context, a.values, "ILU factors");
+  values_ = DeviceBuffer<T>(context, matrix.values().size(), "ILU factors");
+  check(context.compute_queue().enqueueCopyBuffer(matrix.values().get(), values_.get(), 0, 0, values_.bytes()),
+        "clEnqueueCopyBuffer", "copying the matrix into the ILU factors");
   work_ = DeviceBuffer<T>(context, block_rows_ * block_size_ * k_, "ILU forward solve");
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
+  change_diagonal(context, program, pattern, block_size_, values_);
   eliminate_ = context.kernel(program, "ilu_eliminate");
   invert_ = context.kernel(program, "ilu_invert");
   lower_solve_ = context.kernel(program, "lower_solve");
   upper_solve_ = context.kernel(program, "upper_solve");
+  if (sweep_ == TriangularSweep::sync_free) {
+    // A group of at most 256 work-items (every device runs that), whole rows of b x k.
+    const std::size_t per_row = block_size_ * k_;
+    rows_per_group_ = std::max<std::size_t>(1, std::min<std::size_t>(256, context.device().max_work_group_size) / per_row);
+    lower_chunks_ = chunks(lower_, rows_per_group_);
+    upper_chunks_ = chunks(upper_, rows_per_group_);
+    lower_chunk_ptr_ = upload(context, lower_chunks_, "ILU sync-free lower chunks");
+    upper_chunk_ptr_ = upload(context, upper_chunks_, "ILU sync-free upper chunks");
+    ready_ = upload(context, std::vector<Index>(block_rows_, 0), "ILU sync-free row flags");
+    tickets_ = upload(context, std::vector<Index>(2, 0), "ILU sync-free tickets");
+    lower_sync_free_ = context.kernel(program, "lower_solve_sync_free");
+    upper_sync_free_ = context.kernel(program, "upper_solve_sync_free");
+  }
   factorization_ = factorize(shift);
 }
+
+template <class T>
+DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift,
+                                  TriangularSweep sweep)
+    : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep) {}
 
 template <class T>
 Span DeviceBlockIlu<T>::factorize(double shift) {
@@ -103,6 +181,11 @@ Span DeviceBlockIlu<T>::factorize(double shift) {
 
 template <class T>
 Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
+  return sweep_ == TriangularSweep::sync_free ? apply_sync_free(r, z) : apply_levels(r, z);
+}
+
+template <class T>
+Span DeviceBlockIlu<T>::apply_levels(const VectorRef& r, const VectorRef& z) {
   Span span;
   const std::size_t per_row = block_size_ * k_;
   for (std::size_t level = 0; level < lower_.levels(); ++level) {
@@ -121,6 +204,38 @@ Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
   return span;
 }
 
+// A new epoch for the row flags; after 2^32 - 1 sweeps the flags are cleared and counting restarts.
+template <class T>
+cl_uint DeviceBlockIlu<T>::next_epoch() {
+  if (++epoch_ == 0) {
+    const cl_uint zero = 0;
+    check(context_.compute_queue().enqueueFillBuffer(ready_.get(), zero, 0, ready_.bytes()), "clEnqueueFillBuffer",
+          "clearing the sync-free row flags");
+    epoch_ = 1;
+  }
+  return epoch_;
+}
+
+template <class T>
+Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) {
+  const std::size_t group = rows_per_group_ * block_size_ * k_;
+  const cl_uint lower = static_cast<cl_uint>(lower_chunks_.size() - 1), upper = static_cast<cl_uint>(upper_chunks_.size() - 1);
+  Span span;
+  set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
+           lower_rows_.get(), lower_chunk_ptr_.get(), lower, r.buffer, cl_ulong(r.offset), work_.get(), ready_.get(),
+           tickets_.get(), next_epoch());
+  check(context_.compute_queue().enqueueNDRangeKernel(lower_sync_free_, cl::NullRange, cl::NDRange(lower * group),
+                                                      cl::NDRange(group), nullptr, &span.first),
+        "clEnqueueNDRangeKernel", "the sync-free forward solve of ILU(0)");
+  set_args(upper_sync_free_, "upper_solve_sync_free", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
+           upper_rows_.get(), upper_chunk_ptr_.get(), upper, work_.get(), z.buffer, cl_ulong(z.offset), ready_.get(),
+           tickets_.get(), next_epoch());
+  check(context_.compute_queue().enqueueNDRangeKernel(upper_sync_free_, cl::NullRange, cl::NDRange(upper * group),
+                                                      cl::NDRange(group), nullptr, &span.last),
+        "clEnqueueNDRangeKernel", "the sync-free backward solve of ILU(0)");
+  return span;
+}
+
 template <class T>
 std::vector<T> DeviceBlockIlu<T>::factors() const {
   std::vector<T> values(values_.size());
@@ -129,16 +244,19 @@ std::vector<T> DeviceBlockIlu<T>::factors() const {
 }
 
 template <class T>
-DeviceBlockJacobi<T>::DeviceBlockJacobi(const Context& context, const IluInput<T>& input, std::size_t k, double shift)
-    : context_(context), block_size_(input.matrix.block_size), k_(k), block_rows_(input.matrix.block_rows) {
+DeviceBlockJacobi<T>::DeviceBlockJacobi(const Context& context, const Bsr<T>& a, const IluPattern<T>& pattern,
+                                        std::size_t k, double shift)
+    : context_(context), block_size_(a.block_size), k_(k), block_rows_(a.block_rows) {
   require_precision<T>(context.device(), "block Jacobi in double");
   check_k(k);
   // Only the diagonal blocks go to the device, one after another, and are inverted in place.
-  const Bsr<T>& a = input.matrix;
   const std::size_t bb = block_size_ * block_size_;
   std::vector<T> blocks(block_rows_ * bb);
   for (std::size_t i = 0; i < block_rows_; ++i) {
-    std::copy_n(a.values.begin() + input.diagonal[i] * bb, bb, blocks.begin() + i * bb);
+    std::copy_n(a.values.begin() + pattern.diagonal[i] * bb, bb, blocks.begin() + i * bb);
+  }
+  for (const DiagonalChange<T>& change : pattern.changes) {
+    blocks[change.block_row * bb + change.line * (block_size_ + 1)] = change.value;
   }
   inverse_ = upload(context, blocks, "inverted diagonal blocks");
   const DeviceBuffer<Index> status = upload(context, std::vector<Index>{kNoFailure}, "block Jacobi status");

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -116,8 +117,10 @@ void check_matrix(const Bsr<T>& a) {
                           std::to_string(a.cols));
   }
   if (a.rows == 0) throw InvalidArgument("the matrix is empty");
-  for (std::size_t i = 0; i < a.values.size(); ++i) {
-    if (!std::isfinite(a.values[i])) {
+  // Every value, on every core; the first non-finite one is named.
+  ziggurat::detail::parallel_for(a.values.size(), 1 << 20, [&a](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      if (std::isfinite(a.values[i])) continue;
       const std::size_t bb = a.block_size * a.block_size, block = i / bb;
       const std::size_t row_in = (i % bb) / a.block_size, col_in = i % a.block_size;
       const std::size_t br = std::upper_bound(a.block_row_ptr.begin(), a.block_row_ptr.end(), block) - a.block_row_ptr.begin() - 1;
@@ -125,18 +128,23 @@ void check_matrix(const Bsr<T>& a) {
                             std::to_string(br * a.block_size + row_in) + ", " +
                             std::to_string(a.block_col[block] * a.block_size + col_in) + "): a solve needs finite values");
     }
-  }
+  });
 }
 
-// One value per row: 1 / A(r, r) (scalar Jacobi), the padding 1.
+// One value per row: 1 / A(r, r) (scalar Jacobi) with the pattern's changes (the padding's
+// diagonal is not zero).
 template <class T>
-std::vector<T> inverse_diagonal(const IluInput<T>& input) {
-  const Bsr<T>& a = input.matrix;
+std::vector<T> inverse_diagonal(const Bsr<T>& a, const IluPattern<T>& pattern) {
   const std::size_t b = a.block_size;
+  std::vector<T> diagonal(a.block_rows * b);
+  for (std::size_t i = 0; i < a.block_rows; ++i) {
+    for (std::size_t r = 0; r < b; ++r) diagonal[i * b + r] = a.values[pattern.diagonal[i] * b * b + r * b + r];
+  }
+  for (const DiagonalChange<T>& change : pattern.changes) diagonal[change.block_row * b + change.line] = change.value;
   std::vector<T> d(a.block_rows * b);
   for (std::size_t i = 0; i < a.block_rows; ++i) {
     for (std::size_t r = 0; r < b; ++r) {
-      const T value = a.values[input.diagonal[i] * b * b + r * b + r];
+      const T value = diagonal[i * b + r];
       if (value == T(0)) {
         throw ZeroPivot(i, "Jacobi: the diagonal entry A(" + std::to_string(i * b + r) + ", " + std::to_string(i * b + r) +
                                ") is zero; use a diagonal shift (--shift S), block-jacobi, ilu0 or none");
@@ -145,6 +153,13 @@ std::vector<T> inverse_diagonal(const IluInput<T>& input) {
     }
   }
   return d;
+}
+
+template <class T>
+std::vector<T> padded_copy(const std::vector<T>& values, std::size_t padded_values) {
+  std::vector<T> out(padded_values, T(0));
+  std::copy(values.begin(), values.end(), out.begin());
+  return out;
 }
 
 }  // namespace
@@ -175,7 +190,7 @@ struct KrylovSolver<T>::Impl {
   std::vector<std::pair<Span, double*>> pending;
   SolveTimes times;
 
-  Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, Bsr<T>&& ordered)
+  Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered)
       : context(c),
         options(std::move(o)),
         k(k_),
@@ -203,26 +218,30 @@ struct KrylovSolver<T>::Impl {
 
   void setup_preconditioner(const Bsr<T>& ordered) {
     if (options.preconditioner == PreconditionerKind::none) return;
-    const IluInput<T> input = prepare_ilu(ordered, options.shift);
+    const auto start = Clock::now();
+    const IluPattern<T> pattern = ilu_pattern(ordered, options.shift);
     switch (options.preconditioner) {
       case PreconditionerKind::none: break;
       case PreconditionerKind::jacobi: {
-        const std::vector<T> d = inverse_diagonal(input);
+        const std::vector<T> d = inverse_diagonal(ordered, pattern);
         jacobi = DeviceBuffer<T>(context, d.size(), "Jacobi inverse diagonal");
         copy_to_device(context.compute_queue(), d.data(), jacobi);
         break;
       }
       case PreconditionerKind::block_jacobi:
-        block_jacobi = std::make_unique<DeviceBlockJacobi<T>>(context, input, k, options.shift);
+        block_jacobi = std::make_unique<DeviceBlockJacobi<T>>(context, ordered, pattern, k, options.shift);
         add(block_jacobi->setup(), times.factorization);
         break;
       case PreconditionerKind::ilu0:
-        ilu = std::make_unique<DeviceBlockIlu<T>>(context, input, k, options.shift);
+        ilu = std::make_unique<DeviceBlockIlu<T>>(context, matrix, ordered, pattern, k, options.shift, options.sweep);
         add(ilu->factorization(), times.factorization);
         setup_report.lower_levels = ilu->lower_levels();
         setup_report.upper_levels = ilu->upper_levels();
+        setup_report.sweep = to_string(ilu->sweep());
         break;
     }
+    check(context.compute_queue().finish(), "clFinish", "waiting for the preconditioner's setup");
+    times.preconditioner_setup = seconds_since(start);
     resolve();
   }
 
@@ -268,10 +287,24 @@ struct KrylovSolver<T>::Impl {
     return read(kE, 1);
   }
 
-  std::vector<T> download(const DeviceVectors<T>& v) {
+  // rows x k values in the device's order: `values` itself for the natural ordering (no copy),
+  // else renumbered into `storage`. A padded last block row stays last, so the padding (zero on
+  // the device) is what the renumbered vector ends with, and is left out.
+  const std::vector<T>& device_order(const std::vector<T>& values, std::vector<T>& storage) const {
+    if (permutation.identity()) return values;
+    storage = permute_rows(rows == padded ? values : padded_copy(values, padded * k), permutation, b, k);
+    storage.resize(rows * k);
+    return storage;
+  }
+
+  // x (rows x k) back in the caller's order.
+  std::vector<T> solution() const {
+    if (permutation.identity()) return x.download();
     std::vector<T> values(padded * k);
-    copy_to_host(context.compute_queue(), v.buffer(), values.data());
-    return values;
+    copy_to_host(context.compute_queue(), x.buffer(), values.data());
+    std::vector<T> out = unpermute_rows(values, permutation, b, k);
+    out.resize(rows * k);
+    return out;
   }
 
   SolveReport solve(const std::vector<T>& b_in, std::vector<T>& x_io);
@@ -609,13 +642,6 @@ void explain(VectorReport& v, double tolerance, const char* type) {
   }
 }
 
-template <class T>
-std::vector<T> padded_copy(const std::vector<T>& values, std::size_t padded_values) {
-  std::vector<T> out(padded_values, T(0));
-  std::copy(values.begin(), values.end(), out.begin());
-  return out;
-}
-
 }  // namespace
 
 template <class T>
@@ -643,21 +669,29 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   st.replaced.assign(k, false);
   st.last_true.assign(k, std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < b_in.size(); ++i) st.bnorm[i % k] += double(b_in[i]) * double(b_in[i]);
-  std::vector<T> x_start = x_io.empty() ? std::vector<T>(rows * k, T(0)) : x_io;
+  std::vector<T> x_start = x_io;  // empty: zeros, filled on the device
   for (std::size_t j = 0; j < k; ++j) {
     st.bnorm[j] = std::sqrt(st.bnorm[j]);
     if (st.bnorm[j] > 0) continue;
-    for (std::size_t i = 0; i < rows; ++i) x_start[i * k + j] = 0;  // b = 0: x = 0 exactly
+    for (std::size_t i = 0; i < rows && !x_start.empty(); ++i) x_start[i * k + j] = 0;  // b = 0: x = 0 exactly
     st.bnorm[j] = 1;
     st.stop(j, SolveStatus::converged, "b = 0, so x = 0");
   }
-  const double setup = times.setup, factorization = times.factorization;
+  const SolveTimes kept = times;
   times = SolveTimes{};
-  times.setup = setup;
-  times.factorization = factorization;
+  times.setup = kept.setup;
+  times.ordering = kept.ordering;
+  times.preconditioner_setup = kept.preconditioner_setup;
+  times.factorization = kept.factorization;
   times.device_timed = context.device().profiling;
-  rhs.upload(permute_rows(padded_copy(b_in, padded * k), permutation, b, k));
-  x.upload(permute_rows(padded_copy(x_start, padded * k), permutation, b, k));
+  std::vector<T> storage;
+  rhs.upload(device_order(b_in, storage));
+  if (x_start.empty()) {
+    check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
+          "zeroing the initial guess");
+  } else {
+    x.upload(device_order(x_start, storage));
+  }
   switch (options.method) {
     case KrylovMethod::cg: cg(st); break;
     case KrylovMethod::bicgstab: bicgstab(st); break;
@@ -684,8 +718,7 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   report.converged = report.status == SolveStatus::converged;
   if (report.converged && k > 1) report.reason = "all " + std::to_string(k) + " vectors converged";
   report.vectors = std::move(st.vectors);
-  const std::vector<T> solution = unpermute_rows(download(x), permutation, b, k);
-  x_io.assign(solution.begin(), solution.begin() + rows * k);
+  x_io = solution();
   times.solve = seconds_since(start);
   report.times = times;
   return report;
@@ -696,10 +729,12 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
 
 namespace {
 
+// The renumbered matrix, or nothing for the natural ordering (A itself: no copy).
 template <class T>
-Bsr<T> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation, std::size_t& colours) {
-  if (options.preconditioner != PreconditionerKind::ilu0 || options.ordering == Ordering::natural) return a;
-  permutation = make_ordering(a, options.ordering, &colours);
+std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation,
+                                     std::size_t& colours) {
+  if (options.preconditioner != PreconditionerKind::ilu0 || options.ordering == Ordering::natural) return std::nullopt;
+  permutation = make_ordering(a, options.ordering, &colours, options.aggregate);
   return permute(a, permutation);
 }
 
@@ -713,11 +748,15 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   check_matrix(a);
   Permutation permutation;
   std::size_t colours = 0;
-  Bsr<T> ordered = ordered_matrix(a, options, permutation, colours);
-  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), std::move(ordered));
+  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours);
+  const double ordering = seconds_since(start);
+  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a);
   impl_->permutation = std::move(permutation);
-  if (impl_->options.ordering == Ordering::colours) impl_->setup_report.colours = colours;
+  if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {
+    impl_->setup_report.colours = colours;
+  }
   impl_->times.setup = seconds_since(start);
+  impl_->times.ordering = ordering;
 }
 
 template <class T>

@@ -547,6 +547,42 @@ class Solve(ScratchFolderTest):
         self.assertTrue(summary["converged"], summary["reason"])
         self.assertEqual(summary["k"], 4)
 
+    def test_convection_system_orderings_and_sweeps(self):
+        """Both sweeps give the same solve; block colours sit between natural and red-black."""
+        iterations = {}
+        for ordering, sweep in (("natural", "levels"), ("natural", "sync-free"), ("colours", "auto"),
+                                ("block-colours", "auto")):
+            out = self.path(f"x-{ordering}-{sweep}.npy")
+            summary = json.loads(run("solve", "--generate", "12x10x9", "--block", 2, "--system", "convection",
+                                     "--exact", "random", "--ordering", ordering, "--sweep", sweep,
+                                     "--aggregate", 8, "--out", out, "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            self.assertLess(summary["error"], 1e-6)
+            if sweep != "auto":
+                self.assertEqual(summary["sweep"], sweep)
+            iterations[ordering, sweep] = summary["iterations"]
+        self.assertTrue(np.array_equal(np.load(self.path("x-natural-levels.npy")),
+                                       np.load(self.path("x-natural-sync-free.npy"))))
+        self.assertLess(iterations["block-colours", "auto"], iterations["colours", "auto"])
+        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--sweep", "fast", expect=1)
+        self.assertIn("unknown triangular sweep 'fast'", err)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--system", "poisson", expect=1)
+        self.assertIn("--system takes dominant or convection", err)
+
+    def test_padded_blocks_solve(self):
+        """48 rows in blocks of 5: the padded last block row stays out of the answer."""
+        matrix = os.path.join(MATRICES, "bcsstk01.mtx")
+        a = read_mtx(matrix)
+        for precond, ordering in (("jacobi", "natural"), ("block-jacobi", "natural"), ("ilu0", "block-colours")):
+            out = self.path(f"x-{precond}.npy")
+            summary = json.loads(run("solve", "--matrix", matrix, "--block", 5, "--method", "cg", "--precond", precond,
+                                     "--ordering", ordering, "--max-iter", 500, "--tol", 1e-10, "--out", out,
+                                     "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            x = np.load(out)
+            self.assertEqual(x.shape, (48,))
+            self.assertLess(np.linalg.norm(a @ x - 1) / np.linalg.norm(np.ones(48)), 1e-9)
+
     def test_outcomes_and_bad_input(self):
         # Not converged: the report is printed and the exit status is 2.
         out, _ = run("solve", "--generate", "6x6x6", "--block", 2, "--precond", "none", "--max-iter", 1, expect=2)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -183,13 +184,13 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
   test::for_each_device(
       [](Context& context) {
         for (std::size_t b : {1, 2, 3, 4, 5, 8}) {
-          for (Ordering ordering : {Ordering::natural, Ordering::levels, Ordering::colours}) {
+          for (Ordering ordering : {Ordering::natural, Ordering::levels, Ordering::colours, Ordering::block_colours}) {
             const Bsr<T> base = seven_point_bsr<T>(6, 5, 4, b, 3 + b);
             const Bsr<T> a = permute(base, make_ordering(base, ordering));
             const IluInput<T> input = prepare_ilu(a);
             const Bsr<T> reference = factorize_ilu0(input);
             const std::size_t k = b % 2 == 0 ? 2 : 1;
-            DeviceBlockIlu<T> ilu(context, input, k);
+            DeviceBlockIlu<T> ilu(context, a, k);
             INFO("b = " << b << ", ordering " << std::string(to_string(ordering)));
             CHECK(max_difference(ilu.factors(), reference.values) <= 64 * std::numeric_limits<T>::epsilon());
             if (ordering == Ordering::colours) CHECK(ilu.lower_levels() <= 3);
@@ -207,8 +208,42 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
         // A real matrix with a padded last block (48 rows in blocks of 5), and a shift.
         const Bsr<T> real = read_bsr<T>("bcsstk01.mtx", 5);
         const IluInput<T> input = prepare_ilu(real, 1e-3);
-        DeviceBlockIlu<T> ilu(context, input, 1, 1e-3);
+        DeviceBlockIlu<T> ilu(context, real, 1, 1e-3);
         CHECK(max_difference(ilu.factors(), factorize_ilu0(input, 1e-3).values) <= 1e3 * std::numeric_limits<T>::epsilon());
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-scheduled ones", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        for (std::size_t b : {1, 3, 4}) {
+          for (std::size_t k : {1, 2}) {
+            // Natural order: 7 + 6 + 5 - 2 = 16 levels each way; a padded real matrix besides.
+            const Bsr<T> a = b == 3 ? read_bsr<T>("bcsstk01.mtx", 5) : convection_diffusion_bsr<T>(7, 6, 5, b, b);
+            DeviceBlockIlu<T> levels(context, a, k, 0, TriangularSweep::levels);
+            DeviceBlockIlu<T> sync_free(context, a, k, 0, TriangularSweep::sync_free);
+            CHECK(sync_free.sweep() == TriangularSweep::sync_free);
+            const std::size_t n = a.block_rows * a.block_size;
+            DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k);
+            // Three applications in a row: the tickets and flags are reused from one to the next.
+            for (std::uint64_t seed : {1, 2, 3}) {
+              const std::vector<T> r = random_values<T>(n * k, seed);
+              copy_to_device(context.compute_queue(), r.data(), dr);
+              levels.apply(dr, z1);
+              sync_free.apply(dr, z2);
+              std::vector<T> x1(n * k), x2(n * k);
+              copy_to_host(context.compute_queue(), z1, x1.data());
+              copy_to_host(context.compute_queue(), z2, x2.data());
+              INFO("b = " << a.block_size << ", k = " << k << ", application " << seed);
+              CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(T)) == 0);
+            }
+          }
+        }
+        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels, levels below or on a CPU.
+        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 2), 1).sweep() ==
+              (context.device().type == DeviceType::gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
+        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 2), 1).sweep() == TriangularSweep::levels);
       },
       test::needs_for<T>());
 }
@@ -226,7 +261,7 @@ TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
     double* d0 = a.values.data() + shape.diagonal[0] * 4;
     d0[0] = d0[1] = d0[2] = d0[3] = 0;
     try {
-      DeviceBlockIlu<double> ilu(context, prepare_ilu(a), 1);
+      DeviceBlockIlu<double> ilu(context, a, 1);
       FAIL("no ZeroPivot");
     } catch (const ZeroPivot& error) {
       CHECK(error.block_row() == 0);
@@ -234,7 +269,7 @@ TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
       CHECK(std::string(error.what()).find("shift") != std::string::npos);
     }
     CHECK_THROWS_AS(factorize_ilu0(prepare_ilu(a)), ZeroPivot);
-    CHECK_THROWS_AS(DeviceBlockJacobi<double>(context, prepare_ilu(a), 1), ZeroPivot);
+    CHECK_THROWS_AS(DeviceBlockJacobi<double>(context, a, ilu_pattern(a), 1), ZeroPivot);
     SolverOptions options;
     options.shift = 0.1;  // the documented remedy: factors exist, the solve converges
     std::vector<double> x;
@@ -303,6 +338,37 @@ TEST_CASE_TEMPLATE("solvers reach known solutions of seven-point block systems",
       test::needs_for<T>());
 }
 
+TEST_CASE_TEMPLATE("convection-diffusion: every ordering converges; iterations grow with the parallelism", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const double tol = tolerance_for<T>();
+        const Bsr<T> a = convection_diffusion_bsr<T>(12, 11, 10, 3, 4);
+        const std::vector<T> exact = random_values<T>(a.rows, 12);
+        const std::vector<T> rhs = multiply(a, exact);
+        std::map<Ordering, std::size_t> iterations;
+        for (Ordering ordering : {Ordering::natural, Ordering::levels, Ordering::colours, Ordering::block_colours}) {
+          SolverOptions options;
+          options.ordering = ordering;
+          options.tolerance = tol;
+          std::vector<T> x;
+          const SolveReport report = solve(context, a, rhs, x, 1, options);
+          INFO(std::string(to_string(ordering)) << ": " << report.reason);
+          CHECK(report.converged);
+          CHECK(report.relative_residual < tol);
+          CHECK(relative_error(x, exact) < 1e3 * tol);
+          iterations[ordering] = report.iterations;
+          if (ordering == Ordering::block_colours) CHECK(report.colours > 2);
+        }
+        INFO("natural " << iterations[Ordering::natural] << ", levels " << iterations[Ordering::levels] << ", colours "
+                        << iterations[Ordering::colours] << ", block colours " << iterations[Ordering::block_colours]);
+        // Levels renumber without changing the factors; red-black pays in iterations, block colours less.
+        CHECK(iterations[Ordering::levels] <= iterations[Ordering::natural] + 1);
+        CHECK(iterations[Ordering::colours] > iterations[Ordering::natural]);
+        CHECK(iterations[Ordering::block_colours] <= iterations[Ordering::colours]);
+      },
+      test::needs_for<T>());
+}
+
 TEST_CASE("the same solve gives the same bits; fused and unfused agree; iterations match the CPU reference") {
   test::for_each_device([](Context& context) {
     const Bsr<double> a = seven_point_bsr<double>(10, 9, 8, 4, 6);
@@ -318,6 +384,16 @@ TEST_CASE("the same solve gives the same bits; fused and unfused agree; iteratio
     const SolveReport unfused = solve(context, a, rhs, x3, 1, options);
     CHECK(unfused.converged);
     CHECK(relative_error(x3, x1) < 1e-8);
+    // Either triangular sweep: the same bits.
+    options.fuse = true;
+    std::vector<double> x4, x5;
+    options.sweep = TriangularSweep::levels;
+    solve(context, a, rhs, x4, 1, options);
+    options.sweep = TriangularSweep::sync_free;
+    const SolveReport sync_free = solve(context, a, rhs, x5, 1, options);
+    CHECK(sync_free.sweep == "sync-free");
+    CHECK(std::memcmp(x4.data(), x1.data(), x1.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(x5.data(), x1.data(), x1.size() * sizeof(double)) == 0);
     const std::size_t reference = reference_bicgstab_iterations(a, rhs, 1e-10, 1000);
     INFO("device " << first.iterations << ", reference " << reference);
     CHECK(first.iterations + 1 >= reference);
@@ -333,12 +409,18 @@ TEST_CASE("real matrices solve to their tolerance") {
       KrylovMethod method;
       PreconditionerKind pre;
       double shift;
+      Ordering ordering = Ordering::natural;
     };
     for (const Case& c : {Case{"fs_183_1.mtx", 1, KrylovMethod::gmres, PreconditionerKind::ilu0, 0},
                           Case{"fs_183_1.mtx", 3, KrylovMethod::bicgstab, PreconditionerKind::ilu0, 0},
                           Case{"west0067.mtx", 1, KrylovMethod::gmres, PreconditionerKind::none, 0},
                           Case{"bcsstk01.mtx", 6, KrylovMethod::cg, PreconditionerKind::block_jacobi, 0},
-                          Case{"bcsstk01.mtx", 3, KrylovMethod::cg, PreconditionerKind::ilu0, 0}}) {
+                          Case{"bcsstk01.mtx", 3, KrylovMethod::cg, PreconditionerKind::ilu0, 0},
+                          // 48 rows in blocks of 5 and 7: a padded last block row, every preconditioner
+                          Case{"bcsstk01.mtx", 5, KrylovMethod::cg, PreconditionerKind::jacobi, 0},
+                          Case{"bcsstk01.mtx", 5, KrylovMethod::cg, PreconditionerKind::block_jacobi, 0},
+                          Case{"bcsstk01.mtx", 5, KrylovMethod::bicgstab, PreconditionerKind::ilu0, 0, Ordering::colours},
+                          Case{"bcsstk01.mtx", 7, KrylovMethod::gmres, PreconditionerKind::ilu0, 0, Ordering::levels}}) {
       const Bsr<double> a = read_bsr<double>(c.file, c.b);
       const std::vector<double> exact = random_values<double>(a.rows, 11);
       const std::vector<double> rhs = multiply(a, exact);
@@ -346,6 +428,7 @@ TEST_CASE("real matrices solve to their tolerance") {
       options.method = c.method;
       options.preconditioner = c.pre;
       options.shift = c.shift;
+      options.ordering = c.ordering;
       options.tolerance = 1e-10;
       options.max_iterations = 2000;
       options.restart = 80;  // west0067 (67 rows) needs GMRES unrestarted
@@ -354,6 +437,7 @@ TEST_CASE("real matrices solve to their tolerance") {
       INFO(c.file << " b = " << c.b << " " << std::string(to_string(c.method)) << " + " << std::string(to_string(c.pre)) << ": " << report.reason);
       CHECK(report.converged);
       CHECK(report.relative_residual < 1e-10);
+      REQUIRE(x.size() == a.rows);
     }
   }, test::Needs::fp64);
 }

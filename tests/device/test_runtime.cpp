@@ -75,6 +75,20 @@ TEST_CASE("pinned host memory round-trips through the device" * doctest::test_su
   });
 }
 
+TEST_CASE("large uploads, staged through pinned memory in chunks, arrive whole") {
+  test::for_each_device([](Context& context) {
+    // 20 MiB + 12 bytes: above the staging threshold, and not a whole number of chunks.
+    const std::size_t count = (std::size_t{20} << 20) / sizeof(std::uint32_t) + 3;
+    std::vector<std::uint32_t> values(count);
+    std::iota(values.begin(), values.end(), 7u);
+    DeviceBuffer<std::uint32_t> buffer(context, count);
+    copy_to_device(context.compute_queue(), values.data(), buffer);
+    std::vector<std::uint32_t> back(count, 0);
+    copy_to_host(context.compute_queue(), buffer, back.data());
+    CHECK(back == values);
+  });
+}
+
 TEST_CASE("buffers refuse empty and impossible sizes with clear errors") {
   for_each_device([](Context& context) {
     CHECK_THROWS_WITH_AS(DeviceBuffer<float>(context, 0, "test grid"), doctest::Contains("empty test grid"),

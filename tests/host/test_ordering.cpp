@@ -58,6 +58,40 @@ TEST_CASE("level sets respect every dependency; colours leave no coupled pair al
   CHECK_THROWS_AS(parse_ordering("random"), InvalidArgument);
 }
 
+TEST_CASE("block colours: aggregates of neighbours, no coupled aggregates alike, few levels") {
+  const Bsr<double> a = convection_diffusion_bsr<double>(30, 30, 30, 1, 1);  // 88 levels in natural order
+  for (std::size_t size : {1, 8, 27}) {
+    std::size_t colours = 0;
+    const Permutation p = make_ordering(a, Ordering::block_colours, &colours, size);
+    INFO("aggregate " << size);
+    REQUIRE(p.old_of_new.size() == a.block_rows);
+    CHECK(std::set<Index>(p.old_of_new.begin(), p.old_of_new.end()).size() == a.block_rows);
+    const Bsr<double> pa = permute(a, p);
+    validate(pa);
+    const LevelSets lower = lower_levels(pa);
+    check_levels(pa, lower, true);
+    check_levels(pa, upper_levels(pa), false);
+    // Aggregates of 1 are rows: plain greedy colours (red-black here).
+    if (size == 1) CHECK(colours == 2);
+    if (size == 1) CHECK(lower.levels() == 2);
+    // Larger aggregates: more levels than colours, far fewer than the natural order's.
+    if (size > 1) CHECK(lower.levels() > colours);
+    CHECK(lower.levels() < lower_levels(a).levels() * (size <= 8 ? 1 : 2) / 3);  // 26 and 49 of 88 today
+  }
+  std::size_t colours = 0;
+  const Permutation p = make_ordering(a, Ordering::block_colours, &colours, 8);
+  // Rows of one aggregate are consecutive and increasing; every new row after the first of the
+  // renumbering either continues the run or starts an aggregate no bigger than 8.
+  std::size_t run = 1, longest = 1;
+  for (std::size_t r = 1; r < p.old_of_new.size(); ++r) {
+    run = p.old_of_new[r] > p.old_of_new[r - 1] ? run + 1 : 1;
+    longest = std::max(longest, run);
+  }
+  CHECK(longest >= 8);
+  CHECK(parse_ordering("block-colours") == Ordering::block_colours);
+  CHECK_THROWS_AS(make_ordering(a, Ordering::block_colours, nullptr, 0), InvalidArgument);
+}
+
 TEST_CASE("ILU(0) of a tridiagonal matrix is its exact LU: one application solves the system") {
   // Block tridiagonal b = 2: ILU(0) has no fill to drop, so M = A.
   Bsr<double> a = seven_point_bsr<double>(9, 1, 1, 2, 4);

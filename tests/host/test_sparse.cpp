@@ -555,6 +555,34 @@ TEST_CASE("seven_point_bsr values: seeded, the same in float and double") {
   CHECK(d.values[0] == static_cast<double>(engine() >> 40) / 8388608.0 - 1.0 + 7.0 * 4);
 }
 
+TEST_CASE("convection_diffusion_bsr: the seven-point pattern, weakly dominant, nonsymmetric, exact in float") {
+  const auto d = convection_diffusion_bsr<double>(5, 4, 3, 3, 7);
+  const auto pattern = seven_point_bsr<double>(5, 4, 3, 3);
+  CHECK(d.block_row_ptr == pattern.block_row_ptr);
+  CHECK(d.block_col == pattern.block_col);
+  const auto f = convection_diffusion_bsr<float>(5, 4, 3, 3, 7);
+  bool same = true;
+  for (std::size_t e = 0; e < d.values.size(); ++e) same &= double(f.values[e]) == d.values[e];
+  CHECK(same);
+  CHECK(convection_diffusion_bsr<double>(5, 4, 3, 3, 8).values != d.values);
+  // Row by row: |a_ii| >= sum of the other |a_ij|, with equality nowhere on the faces' rows and
+  // the diagonal within the coupling of 7.5; upstream and downstream neighbours differ.
+  const Csr<double> a = to_csr(d);
+  std::size_t strict = 0;
+  for (std::size_t r = 0; r < a.rows; ++r) {
+    double diagonal = 0, others = 0;
+    for (Index p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      (a.col[p] == r ? diagonal : others) += std::abs(a.values[p]);
+    }
+    CHECK(diagonal >= others);
+    CHECK(diagonal >= 7.5);
+    CHECK(diagonal < 7.5 + 7 * 3 / 32.0);
+    strict += diagonal > others ? 1 : 0;
+  }
+  CHECK(strict > 0);
+  CHECK_FALSE(asymmetry(a).empty());
+}
+
 TEST_CASE("seven_point_bsr: chains, single cells, empty grids and refusals") {
   const auto chain = seven_point_bsr<double>(5, 1, 1, 2);
   CHECK(chain.block_col == std::vector<Index>{0, 1, 0, 1, 2, 1, 2, 3, 2, 3, 4, 3, 4});

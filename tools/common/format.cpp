@@ -163,6 +163,22 @@ void Table::print(std::ostream& out) const {
   }
 }
 
+void Table::print_markdown(std::ostream& out) const {
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    std::string line = "|";
+    for (std::string cell : rows_[i]) {
+      for (std::size_t at = 0; (at = cell.find('|', at)) != std::string::npos; at += 2) cell.insert(at, 1, '\\');
+      line += " " + cell + " |";
+    }
+    out << line << "\n";
+    if (i == 0) {
+      std::string rule = "|";
+      for (std::size_t c = 0; c < rows_[0].size(); ++c) rule += "---|";
+      out << rule << "\n";
+    }
+  }
+}
+
 void check_output_path(const std::string& path, const char* option, const std::string& input, const char* input_option) {
   if (path.empty()) return;
   const std::filesystem::path out(path);

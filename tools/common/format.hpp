@@ -65,7 +65,8 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& out) const;
+  void print(std::ostream& out) const;           ///< aligned columns
+  void print_markdown(std::ostream& out) const;  ///< a Markdown table, the first row its header
 
  private:
   std::vector<std::vector<std::string>> rows_;

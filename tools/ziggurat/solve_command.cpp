@@ -26,9 +26,9 @@ namespace ziggurat::cli {
 namespace {
 
 struct SolveOptions {
-  std::string matrix, generate, rhs = "ones", exact, out, history, plot;
-  std::string method = "bicgstab", precond = "ilu0", ordering = "natural", block = "auto", precision = "f64";
-  std::size_t restart = 30, max_iter = 1000, vectors = 1;
+  std::string matrix, generate, system = "dominant", rhs = "ones", exact, out, history, plot;
+  std::string method = "bicgstab", precond = "ilu0", ordering = "natural", sweep = "auto", block = "auto", precision = "f64";
+  std::size_t restart = 30, max_iter = 1000, vectors = 1, aggregate = sparse::kDefaultAggregate;
   double tol = 1e-8, shift = 0;
   bool symmetric = false, unfused = false, json = false, quiet = false;
   std::uint64_t seed = 1;
@@ -40,12 +40,16 @@ void check_options(const SolveOptions& o) {
     throw InvalidArgument("give --matrix A.mtx or --generate NXxNYxNZ (a seven-point block system), one of them");
   }
   if (o.symmetric && o.generate.empty()) throw InvalidArgument("--symmetric is for --generate");
+  if (o.system != "dominant" && o.system != "convection") {
+    throw InvalidArgument("--system takes dominant or convection, not '" + o.system + "'");
+  }
   if (!o.exact.empty() && o.exact != "random") throw InvalidArgument("--exact takes random, not '" + o.exact + "'");
   if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
   if (!o.generate.empty() && o.block == "auto") throw InvalidArgument("--generate needs --block b (1 to 16)");
   sparse::parse_krylov_method(o.method);
   sparse::parse_preconditioner(o.precond);
   sparse::parse_ordering(o.ordering);
+  sparse::parse_triangular_sweep(o.sweep);
   check_output_path(o.out, "--out", o.rhs, "--rhs");
 }
 
@@ -59,8 +63,11 @@ template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
     const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
-    sparse::Bsr<T> a = sparse::seven_point_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed);
-    source = "seven-point " + o.generate + (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
+    const bool convection = o.system == "convection";
+    sparse::Bsr<T> a = convection ? sparse::convection_diffusion_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed)
+                                  : sparse::seven_point_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed);
+    source = (convection ? "convection-diffusion " : "seven-point ") + o.generate +
+             (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
   }
   source = o.matrix;
@@ -129,7 +136,8 @@ void plot_history(const std::string& path, const sparse::SolveReport& report, co
 }
 
 nlohmann::json times_json(const sparse::SolveTimes& t) {
-  return {{"setup_s", t.setup},           {"factorization_s", t.factorization}, {"products_s", t.products},
+  return {{"setup_s", t.setup},           {"ordering_s", t.ordering},
+          {"preconditioner_setup_s", t.preconditioner_setup}, {"factorization_s", t.factorization}, {"products_s", t.products},
           {"preconditioner_s", t.preconditioner}, {"vector_ops_s", t.vector_ops}, {"solve_s", t.solve},
           {"device_timed", t.device_timed}};
 }
@@ -148,6 +156,8 @@ void run(const SolveOptions& o) {
   options.method = sparse::parse_krylov_method(o.method);
   options.preconditioner = sparse::parse_preconditioner(o.precond);
   options.ordering = sparse::parse_ordering(o.ordering);
+  options.sweep = sparse::parse_triangular_sweep(o.sweep);
+  options.aggregate = o.aggregate;
   options.restart = o.restart;
   options.tolerance = o.tol;
   options.max_iterations = o.max_iter;
@@ -194,6 +204,7 @@ void run(const SolveOptions& o) {
       {"lower_levels", report.lower_levels},
       {"upper_levels", report.upper_levels},
       {"colours", report.colours},
+      {"sweep", report.sweep},
       {"product_kernel", report.product_kernel},
       {"times", times_json(report.times)},
   };
@@ -207,14 +218,16 @@ void run(const SolveOptions& o) {
               << " blocks, k = " << k << ", " << (sizeof(T) == 4 ? "float" : "double") << "\n"
               << "method      " << o.method << (o.method == "gmres" ? "(" + std::to_string(o.restart) + ")" : "")
               << " + " << o.precond << (o.precond == "ilu0" ? " (" + o.ordering + ", " + std::to_string(report.lower_levels) +
-                                                                   " + " + std::to_string(report.upper_levels) + " levels)"
+                                                                   " + " + std::to_string(report.upper_levels) + " levels, " +
+                                                                   report.sweep + " sweeps)"
                                                              : "")
               << "\n"
               << "result      " << report.reason << "\n"
               << "iterations  " << report.iterations << ", ||b - A x|| / ||b|| = " << number_text(report.relative_residual)
               << (exact.empty() ? "" : ", ||x - x*|| / ||x*|| = " + number_text(error)) << "\n"
-              << "time        setup " << number_text(t.setup * 1e3) << " ms (factorisation " << number_text(t.factorization * 1e3)
-              << " ms on the device), solve " << number_text(t.solve * 1e3) << " ms\n";
+              << "time        setup " << number_text(t.setup * 1e3) << " ms (ordering " << number_text(t.ordering * 1e3)
+              << " ms, preconditioner " << number_text(t.preconditioner_setup * 1e3) << " ms, of which factorisation "
+              << number_text(t.factorization * 1e3) << " ms on the device), solve " << number_text(t.solve * 1e3) << " ms\n";
     if (t.device_timed) {
       std::cout << "device time products " << number_text(t.products * 1e3) << " ms, preconditioner "
                 << number_text(t.preconditioner * 1e3) << " ms, vector operations " << number_text(t.vector_ops * 1e3)
@@ -234,6 +247,10 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--generate", options->generate,
                       "Instead of --matrix: a seven-point block system on an NXxNYxNZ grid of blocks (--block b), "
                       "diagonally dominant, nonsymmetric unless --symmetric");
+  command->add_option("--system", options->system,
+                      "--generate's system: dominant (random blocks, strongly diagonally dominant: few iterations) or "
+                      "convection (convection-diffusion, weakly dominant: iterations grow with the grid)")
+      ->capture_default_str();
   command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
   command->add_option("--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
   command->add_option("--exact", options->exact, "random: b = A x* for a random x*, and report the error against x*");
@@ -243,7 +260,15 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--method", options->method, "cg, bicgstab or gmres")->capture_default_str();
   command->add_option("--restart", options->restart, "GMRES(m): m")->capture_default_str()->check(whole_number(1));
   command->add_option("--precond", options->precond, "none, jacobi, block-jacobi or ilu0")->capture_default_str();
-  command->add_option("--ordering", options->ordering, "ILU(0) ordering: natural, levels or colours")->capture_default_str();
+  command->add_option("--ordering", options->ordering, "ILU(0) ordering: natural, levels, colours or block-colours")
+      ->capture_default_str();
+  command->add_option("--aggregate", options->aggregate, "block-colours: block rows per aggregate")
+      ->capture_default_str()
+      ->check(whole_number(1));
+  command->add_option("--sweep", options->sweep, "ILU(0) triangular solves: levels (a launch per level), sync-free "
+                                                 "(one launch, rows wait for their dependencies) or auto (sync-free on a GPU "
+                                                 "above 16 levels)")
+      ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
   command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / Jacobi: a_rr += shift * max_j |a_rj|")
       ->capture_default_str();

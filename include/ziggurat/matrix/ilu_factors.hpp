@@ -26,18 +26,39 @@
 
 namespace ziggurat::sparse {
 
-/// A matrix made ready for factorisation: its values with the shift applied and, where the last
-/// block is padded, the block's largest diagonal magnitude on the padded diagonal (so the padding
-/// factors as a decoupled diagonal and stays zero in every solve); and the
-/// position of each block row's diagonal block.
+/// A new value of one diagonal entry of A for ILU(0) and block Jacobi: line `line` of the diagonal
+/// block of block row `block_row`.
+template <class T>
+struct DiagonalChange {
+  std::size_t block_row = 0, line = 0;
+  T value = 0;
+};
+
+/// What ILU(0) and block Jacobi need besides A's own values: the position of each block row's
+/// diagonal block, and the diagonal entries they see changed. With a shift, every diagonal entry;
+/// where the last block is padded, the padded lines' diagonal gets the block's largest diagonal
+/// magnitude (so the padding factors as a decoupled diagonal and stays zero in every solve). A is
+/// never copied for this: the device applies the changes to its own copy of the values.
+template <class T>
+struct IluPattern {
+  std::vector<Index> diagonal;  ///< position in block_col of block (i, i), per block row
+  std::vector<DiagonalChange<T>> changes;
+};
+
+/// InvalidArgument when a is not square or a block row has no diagonal block (naming the row: ILU(0)
+/// needs every diagonal block stored), or when shift is negative or not finite.
+template <class T>
+IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift = 0);
+
+/// A matrix made ready for the reference factorisation: a copy of A with its pattern's changes
+/// applied, and the positions of the diagonal blocks.
 template <class T>
 struct IluInput {
   Bsr<T> matrix;
   std::vector<Index> diagonal;  ///< position in block_col of block (i, i), per block row
 };
 
-/// InvalidArgument when a is not square or a block row has no diagonal block (naming the row: ILU(0)
-/// needs every diagonal block stored), or when shift is negative or not finite.
+/// ilu_pattern's checks, then the copy.
 template <class T>
 IluInput<T> prepare_ilu(const Bsr<T>& a, double shift = 0);
 

@@ -36,10 +36,15 @@ enum class Ordering {
   levels,   ///< renumbered level by level (the same factors in exact arithmetic when the pattern is
             ///< symmetric; rows of a level adjacent in memory)
   colours,  ///< multicolour: rows of one colour contiguous, few levels, more iterations
+  block_colours,  ///< block multicolour (Iwashita et al.): aggregates of neighbouring rows coloured,
+                  ///< natural order inside an aggregate: levels and iterations between the two
 };
 const char* to_string(Ordering ordering);
-/// "natural", "levels" or "colours" ("colors" too); InvalidArgument otherwise.
+/// "natural", "levels", "colours" or "block-colours" ("colors" too); InvalidArgument otherwise.
 Ordering parse_ordering(std::string_view text);
+
+/// Block rows per aggregate of the block-colours ordering, by default.
+constexpr std::size_t kDefaultAggregate = 8;
 
 /// A renumbering of block rows (and, symmetrically, block columns): new row r is old row
 /// old_of_new[r]. Empty means the identity.
@@ -54,9 +59,14 @@ struct Permutation {
 template <class T> std::vector<Index> greedy_colours(const Bsr<T>& a);
 
 /// The permutation of `ordering` (identity for natural); `groups`, when given, receives the
-/// number of colours (colours ordering) or levels (levels ordering), or 0 for natural. A padded
-/// last block row (rows not a multiple of b) is kept last.
-template <class T> Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups = nullptr);
+/// number of colours (colours, block colours) or levels (levels ordering), or 0 for natural. Block
+/// colours: aggregates of at most `aggregate` block rows, each grown breadth-first over the
+/// symmetric pattern from the first row not yet taken; the aggregates coloured greedily (two
+/// conflict when any of their rows do); rows ordered by colour, aggregate and then naturally. A
+/// padded last block row (rows not a multiple of b) is kept last.
+template <class T>
+Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups = nullptr,
+                          std::size_t aggregate = kDefaultAggregate);
 
 /// P A P^T: block rows and block columns renumbered; columns stay sorted inside each row.
 /// InvalidArgument unless the block structure is square and p fits it.

@@ -5,26 +5,51 @@
 // of a level at once (parallel across independent rows and inside each block: the paper's P24).
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/memory.hpp"
+#include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
 
 namespace ziggurat::sparse {
 
+/// How the triangular solves of ILU(0) run on the device.
+enum class TriangularSweep {
+  levels,     ///< one launch per level, every row of the level at once: best with few levels (colours)
+  sync_free,  ///< one launch per solve, each block row waiting for its own dependencies (flags in
+              ///< device memory): best with many levels (natural and levels orderings of 3D grids)
+  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels, else levels
+              ///< (on a CPU device a waiting work-group holds a core: measured slower there)
+};
+const char* to_string(TriangularSweep sweep);
+/// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
+TriangularSweep parse_triangular_sweep(std::string_view text);
+/// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
+/// waiting (H100: equal at 32 levels, 2.6x faster at 298).
+constexpr std::size_t kSyncFreeLevels = 16;
+
 template <class T>
 class DeviceBlockIlu {
  public:
-  /// Uploads `input` (prepare_ilu: shift and padding applied) and factorises it on the device for
-  /// solves with k interleaved vectors. Throws ZeroPivot naming the least failing block row of the
-  /// first level that fails (`shift` only goes into its message), UnsupportedFeature for double
-  /// without fp64.
-  DeviceBlockIlu(const Context& context, const IluInput<T>& input, std::size_t k, double shift = 0);
+  /// Factorises A on the device for solves with k interleaved vectors: `matrix` is A already on
+  /// the device (its values are copied there, never uploaded twice), `a` the same matrix on the
+  /// host (for the level sets), `pattern` = ilu_pattern(a, shift), whose changes are applied to the
+  /// device copy. Throws ZeroPivot naming the least failing block row of the first level that
+  /// fails, UnsupportedFeature for double without fp64.
+  /// Both sweeps give the same bits.
+  DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a, const IluPattern<T>& pattern,
+                 std::size_t k, double shift = 0, TriangularSweep sweep = TriangularSweep::automatic);
+  /// The same with A uploaded here.
+  DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift = 0,
+                 TriangularSweep sweep = TriangularSweep::automatic);
   /// z = U^-1 L^-1 r on the compute queue; r and z are block_rows * b x k, distinct.
   Span apply(const VectorRef& r, const VectorRef& z);
+  /// levels or sync_free: the sweep `automatic` resolved to.
+  TriangularSweep sweep() const noexcept { return sweep_; }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
   std::size_t lower_levels() const noexcept { return lower_.levels(); }
@@ -34,22 +59,33 @@ class DeviceBlockIlu {
 
  private:
   Span factorize(double shift);
+  Span apply_levels(const VectorRef& r, const VectorRef& z);
+  Span apply_sync_free(const VectorRef& r, const VectorRef& z);
+  cl_uint next_epoch();
   Context context_;
   std::size_t block_size_, k_, block_rows_;
   LevelSets lower_, upper_;
+  TriangularSweep sweep_;
   DeviceBuffer<Index> row_ptr_, col_, diagonal_, lower_rows_, upper_rows_, status_;
+  // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level
+  // rows), per block row the epoch it was last solved in, and the tickets.
+  std::size_t rows_per_group_ = 1;
+  std::vector<Index> lower_chunks_, upper_chunks_;
+  DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, ready_, tickets_;
+  cl_uint epoch_ = 0;
   DeviceBuffer<T> values_;
   DeviceBuffer<T> work_;  // the forward solve's result
-  cl::Kernel eliminate_, invert_, lower_solve_, upper_solve_;
+  cl::Kernel eliminate_, invert_, lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_;
   Span factorization_;
 };
 
 template <class T>
 class DeviceBlockJacobi {
  public:
-  /// Inverts the diagonal blocks of `input` on the device. Throws ZeroPivot naming the least block
-  /// row whose diagonal block is singular.
-  DeviceBlockJacobi(const Context& context, const IluInput<T>& input, std::size_t k, double shift = 0);
+  /// Inverts the diagonal blocks of A (with the changes of `pattern` = ilu_pattern(a, shift)) on the
+  /// device. Throws ZeroPivot naming the least block row whose diagonal block is singular.
+  DeviceBlockJacobi(const Context& context, const Bsr<T>& a, const IluPattern<T>& pattern, std::size_t k,
+                    double shift = 0);
   /// z = D^-1 r block by block.
   Span apply(const VectorRef& r, const VectorRef& z);
   const Span& setup() const noexcept { return setup_; }

@@ -11,7 +11,8 @@
 //             re-orthogonalisation (CGS2: two passes, each one multi-dot and one combination);
 //             one right-hand side at a time
 // Preconditioners: none, jacobi (1 / diagonal entries), block-jacobi (inverted diagonal blocks),
-// ilu0 (block ILU(0), factorised on the device; ordering natural, levels or colours).
+// ilu0 (block ILU(0), factorised on the device; ordering natural, levels or colours; triangular
+// solves level by level or sync-free, ops/block_ilu.hpp).
 //
 // With k > 1, cg and bicgstab run k independent solves that share every product and every kernel
 // launch (each vector has its own coefficients; a converged vector is frozen).
@@ -33,6 +34,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
+#include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/spmm.hpp"
 
 namespace ziggurat::sparse {
@@ -57,6 +59,8 @@ struct SolverOptions {
   KrylovMethod method = KrylovMethod::bicgstab;
   PreconditionerKind preconditioner = PreconditionerKind::ilu0;
   Ordering ordering = Ordering::natural;  ///< ilu0 only; the whole system is renumbered
+  std::size_t aggregate = kDefaultAggregate;  ///< block_colours: block rows per aggregate
+  TriangularSweep sweep = TriangularSweep::automatic;  ///< ilu0 only: how its triangular solves run
   std::size_t restart = 30;               ///< GMRES(m): m, 1..200
   double tolerance = 1e-8;                ///< on ||b - A x|| / ||b||, > 0
   std::size_t max_iterations = 1000;      ///< CG/BiCGStab iterations, GMRES inner iterations
@@ -88,7 +92,9 @@ struct VectorReport {
 /// Device seconds per part (profiling events, the span of each operation's commands), and wall
 /// seconds of the setup and of the whole solve.
 struct SolveTimes {
-  double setup = 0;           ///< wall: ordering, uploads, preconditioner (KrylovSolver's constructor)
+  double setup = 0;           ///< wall: KrylovSolver's constructor, of which:
+  double ordering = 0;        ///<   wall: checking the matrix, the ordering and the renumbered copy
+  double preconditioner_setup = 0;  ///< wall: level sets, uploads and factorisation (waited for)
   double factorization = 0;   ///< device: the preconditioner's setup kernels
   double products = 0;
   double preconditioner = 0;
@@ -106,7 +112,8 @@ struct SolveReport {
   std::vector<VectorReport> vectors;
   SolveTimes times;
   std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
-  std::size_t colours = 0;                         ///< colours of the colours ordering
+  std::size_t colours = 0;                         ///< colours of the colours and block-colours orderings
+  std::string sweep;                               ///< ILU(0)'s triangular sweeps: levels or sync-free
   std::string product_kernel;
 };
 
