@@ -1,11 +1,12 @@
 // Block ILU(0) on the device: the factorisation level by level, the triangular solves level by
-// level, and block Jacobi (inverted diagonal blocks). The factor layout and the order of every sum
+// level or sync-free, and block Jacobi (inverted diagonal blocks). The factor layout and the order of every sum
 // are those of the sequential reference, lib/matrix/ilu_factors.cpp; the host side is
 // lib/ops/block_ilu.cpp.
 //
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
-// first + count); rows of one level never depend on each other, and no kernel has a barrier.
+// first + count); rows of one level never depend on each other, and only the sync-free sweeps
+// (below) have barriers.
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
 // once it is set, later levels do nothing.
 

@@ -2,7 +2,8 @@
 // Block ILU(0) and block Jacobi on a device (method notes, section 3): the factorisation runs on
 // the device level by level (the host only computes the level sets), with the b x b diagonal
 // blocks inverted once; the triangular solves run level by level, every (block row, line, vector)
-// of a level at once (parallel across independent rows and inside each block: the paper's P24).
+// of a level at once (parallel across independent rows and inside each block: the paper's P24),
+// or sync-free in one launch per solve (TriangularSweep), with the same bits.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
 #include <string_view>
