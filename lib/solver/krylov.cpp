@@ -292,7 +292,8 @@ struct KrylovSolver<T>::Impl {
   // the device) is what the renumbered vector ends with, and is left out.
   const std::vector<T>& device_order(const std::vector<T>& values, std::vector<T>& storage) const {
     if (permutation.identity()) return values;
-    storage = permute_rows(rows == padded ? values : padded_copy(values, padded * k), permutation, b, k);
+    storage = rows == padded ? permute_rows(values, permutation, b, k)
+                             : permute_rows(padded_copy(values, padded * k), permutation, b, k);
     storage.resize(rows * k);
     return storage;
   }
