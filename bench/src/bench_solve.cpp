@@ -16,6 +16,7 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "generated_systems.hpp"
 #include "solve_peers.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
@@ -63,13 +64,6 @@ BenchSystem<T> make_system(std::string name, sparse::Bsr<T> bsr) {
   for (T& v : s.exact) v = static_cast<T>(value(random));
   s.b = sparse::multiply(s.bsr, s.exact, 1);
   return s;
-}
-
-template <class T>
-sparse::Bsr<T> generated(const std::string& kind, const std::vector<std::size_t>& n, std::size_t b) {
-  if (kind == "convection") return sparse::convection_diffusion_bsr<T>(n[0], n[1], n[2], b);
-  if (kind == "dominant") return sparse::seven_point_bsr<T>(n[0], n[1], n[2], b);
-  throw InvalidArgument("--systems lists convection and dominant, not '" + kind + "'");
 }
 
 std::vector<std::filesystem::path> matrix_files(const std::string& list) {
@@ -242,7 +236,7 @@ std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOp
     for (const double b : parse_numbers(options.blocks, "--blocks")) {
       const auto block = static_cast<std::size_t>(b);
       add(make_system<T>(kind + " " + extents_string(grid) + " b=" + std::to_string(block),
-                         generated<T>(kind, grid, block)));
+                         generated_system<T>(kind, grid, block, 1, "--systems")));
     }
   }
   for (const auto& file : matrix_files(options.matrices)) {

@@ -53,11 +53,10 @@ IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
 
 template <class T>
 IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
-  IluPattern<T> pattern = ilu_pattern(a, shift);
-  IluInput<T> input{a, std::move(pattern.diagonal)};
-  const std::size_t b = a.block_size;
+  const IluPattern<T> pattern = ilu_pattern(a, shift);
+  IluInput<T> input{a, pattern.diagonal};
   for (const DiagonalChange<T>& change : pattern.changes) {
-    input.matrix.values[input.diagonal[change.block_row] * b * b + change.line * (b + 1)] = change.value;
+    input.matrix.values[pattern.position(change, a.block_size)] = change.value;
   }
   return input;
 }

@@ -61,7 +61,7 @@ void change_diagonal(const Context& context, const cl::Program& program, const I
   std::vector<cl_ulong> at;
   std::vector<T> to;
   for (const DiagonalChange<T>& change : pattern.changes) {
-    at.push_back(cl_ulong(pattern.diagonal[change.block_row]) * b * b + change.line * (b + 1));
+    at.push_back(pattern.position(change, b));
     to.push_back(change.value);
   }
   const DeviceBuffer<cl_ulong> positions = upload(context, at, "ILU diagonal changes");
@@ -143,10 +143,11 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
     // A group of at most 256 work-items (every device runs that), whole rows of b x k.
     const std::size_t per_row = block_size_ * k_;
     rows_per_group_ = std::max<std::size_t>(1, std::min<std::size_t>(256, context.device().max_work_group_size) / per_row);
-    lower_chunks_ = chunks(lower_, rows_per_group_);
-    upper_chunks_ = chunks(upper_, rows_per_group_);
-    lower_chunk_ptr_ = upload(context, lower_chunks_, "ILU sync-free lower chunks");
-    upper_chunk_ptr_ = upload(context, upper_chunks_, "ILU sync-free upper chunks");
+    const std::vector<Index> lower_chunks = chunks(lower_, rows_per_group_), upper_chunks = chunks(upper_, rows_per_group_);
+    lower_chunk_count_ = static_cast<cl_uint>(lower_chunks.size() - 1);
+    upper_chunk_count_ = static_cast<cl_uint>(upper_chunks.size() - 1);
+    lower_chunk_ptr_ = upload(context, lower_chunks, "ILU sync-free lower chunks");
+    upper_chunk_ptr_ = upload(context, upper_chunks, "ILU sync-free upper chunks");
     ready_ = upload(context, std::vector<Index>(block_rows_, 0), "ILU sync-free row flags");
     tickets_ = upload(context, std::vector<Index>(2, 0), "ILU sync-free tickets");
     lower_sync_free_ = context.kernel(program, "lower_solve_sync_free");
@@ -219,7 +220,7 @@ cl_uint DeviceBlockIlu<T>::next_epoch() {
 template <class T>
 Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) {
   const std::size_t group = rows_per_group_ * block_size_ * k_;
-  const cl_uint lower = static_cast<cl_uint>(lower_chunks_.size() - 1), upper = static_cast<cl_uint>(upper_chunks_.size() - 1);
+  const cl_uint lower = lower_chunk_count_, upper = upper_chunk_count_;
   Span span;
   set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
            lower_rows_.get(), lower_chunk_ptr_.get(), lower, r.buffer, cl_ulong(r.offset), work_.get(), ready_.get(),

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "generated_systems.hpp"
 #include "plot.hpp"
 #include "program_main.hpp"
 #include "ziggurat/base/error.hpp"
@@ -40,9 +41,7 @@ void check_options(const SolveOptions& o) {
     throw InvalidArgument("give --matrix A.mtx or --generate NXxNYxNZ (a seven-point block system), one of them");
   }
   if (o.symmetric && o.generate.empty()) throw InvalidArgument("--symmetric is for --generate");
-  if (o.system != "dominant" && o.system != "convection") {
-    throw InvalidArgument("--system takes dominant or convection, not '" + o.system + "'");
-  }
+  check_system_name(o.system, "--system");
   if (!o.exact.empty() && o.exact != "random") throw InvalidArgument("--exact takes random, not '" + o.exact + "'");
   if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
   if (!o.generate.empty() && o.block == "auto") throw InvalidArgument("--generate needs --block b (1 to 16)");
@@ -63,10 +62,8 @@ template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
     const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
-    const bool convection = o.system == "convection";
-    sparse::Bsr<T> a = convection ? sparse::convection_diffusion_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed)
-                                  : sparse::seven_point_bsr<T>(n[0], n[1], n[2], block_size(o.block), o.seed);
-    source = (convection ? "convection-diffusion " : "seven-point ") + o.generate +
+    sparse::Bsr<T> a = generated_system<T>(o.system, n, block_size(o.block), o.seed, "--system");
+    source = (o.system == "convection" ? "convection-diffusion " : "seven-point ") + o.generate +
              (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
   }

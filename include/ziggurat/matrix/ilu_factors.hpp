@@ -43,6 +43,10 @@ template <class T>
 struct IluPattern {
   std::vector<Index> diagonal;  ///< position in block_col of block (i, i), per block row
   std::vector<DiagonalChange<T>> changes;
+  /// Where in A's values (b x b blocks) the entry `change` sets lies.
+  std::size_t position(const DiagonalChange<T>& change, std::size_t b) const {
+    return std::size_t{diagonal[change.block_row]} * b * b + change.line * (b + 1);
+  }
 };
 
 /// InvalidArgument when a is not square or a block row has no diagonal block (naming the row: ILU(0)

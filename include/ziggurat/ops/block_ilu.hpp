@@ -71,7 +71,7 @@ class DeviceBlockIlu {
   // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level
   // rows), per block row the epoch it was last solved in, and the tickets.
   std::size_t rows_per_group_ = 1;
-  std::vector<Index> lower_chunks_, upper_chunks_;
+  cl_uint lower_chunk_count_ = 0, upper_chunk_count_ = 0;
   DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, ready_, tickets_;
   cl_uint epoch_ = 0;
   DeviceBuffer<T> values_;
