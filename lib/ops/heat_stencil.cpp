@@ -11,14 +11,6 @@ namespace ziggurat::detail {
 
 namespace {
 
-// Rows (planes) per work-group: as many as keep about 32 groups per compute unit in flight, so
-// that the device stays busy on small boxes, and at most 64, beyond which the two extra rows a
-// group reads cost nothing more.
-std::size_t rows_per_group(std::size_t rows, std::size_t groups_per_row, unsigned compute_units) {
-  const std::size_t target = 32 * std::max(1u, compute_units);
-  return std::clamp<std::size_t>(rows * groups_per_row / target, 1, 64);
-}
-
 cl_uint u32(std::size_t value) { return static_cast<cl_uint>(value); }
 
 // The work-group shapes of the box kernels: 2D rows of up to 256 work-items, 3D tiles of up to
@@ -27,11 +19,32 @@ struct BoxGroups {
   std::size_t row, tile_x, tile_y;
   explicit BoxGroups(const DeviceInfo& device)
       : row(power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 256))),
-        tile_x(power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 32))),
-        tile_y(power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size / tile_x, 8))) {}
+        tile_x(box_tile(device)[0]),
+        tile_y(box_tile(device)[1]) {}
 };
 
 }  // namespace
+
+std::size_t rows_per_group(std::size_t rows, std::size_t groups_per_row, unsigned compute_units) {
+  const std::size_t target = 32 * std::max(1u, compute_units);
+  return std::clamp<std::size_t>(rows * groups_per_row / target, 1, 64);
+}
+
+std::array<std::size_t, 2> box_tile(const DeviceInfo& device) {
+  const std::size_t x = power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 32));
+  return {x, power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size / x, 8))};
+}
+
+BoxLaunch box_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, unsigned compute_units) {
+  BoxLaunch launch;
+  launch.first_column = box.begin[0] / tile[0] * tile[0];
+  const std::size_t columns = round_up(box.end[0] - launch.first_column, tile[0]);
+  const std::size_t rows = round_up(box.count(1), tile[1]);
+  launch.planes_per_group = rows_per_group(box.count(2), columns / tile[0] * (rows / tile[1]), compute_units);
+  launch.global = cl::NDRange(columns, rows, ceil_div(box.count(2), launch.planes_per_group));
+  launch.local = cl::NDRange(tile[0], tile[1], 1);
+  return launch;
+}
 
 template <class T>
 const cl::Program& heat_stencil_program(const Context& context) {
@@ -83,15 +96,12 @@ void HeatBoxStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, cons
     global = cl::NDRange(columns, ceil_div(rows, chunk));
     local = cl::NDRange(group_[0], 1);
   } else {
-    const std::size_t rows = round_up(box.count(1), group_[1]);
-    const std::size_t planes = box.count(2);
-    const std::size_t chunk =
-        rows_per_group(planes, columns / group_[0] * (rows / group_[1]), context_.device().compute_units);
-    set_args(kernel_, "heat3d_box", in, out, u32(shape.pitch), u32(shape.plane), u32(first), u32(box.begin[0]),
-             u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]), u32(box.end[2]), u32(chunk), a,
-             b);
-    global = cl::NDRange(columns, rows, ceil_div(planes, chunk));
-    local = cl::NDRange(group_[0], group_[1], 1);
+    const BoxLaunch launch = box_launch_3d(box, group_, context_.device().compute_units);
+    set_args(kernel_, "heat3d_box", in, out, u32(shape.pitch), u32(shape.plane), u32(launch.first_column),
+             u32(box.begin[0]), u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]),
+             u32(box.end[2]), u32(launch.planes_per_group), a, b);
+    global = launch.global;
+    local = launch.local;
   }
   check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global, local, wait, done), "clEnqueueNDRangeKernel",
         "running a heat step");

@@ -28,6 +28,23 @@ struct BufferShape {
   std::size_t offset(std::size_t x, std::size_t y, std::size_t z) const { return z * plane + y * pitch + x; }
 };
 
+/// How a 3D box kernel (heat3d_box, jacobi3d_box) covers a box: work-groups of a tile aligned
+/// to absolute buffer columns from first_column, each walking planes_per_group planes.
+struct BoxLaunch {
+  std::size_t first_column = 0, planes_per_group = 1;
+  cl::NDRange global, local;
+};
+
+/// Rows (planes) per work-group: as many as keep about 32 groups per compute unit in flight, so
+/// that the device stays busy on small boxes, and at most 64, beyond which the two extra rows a
+/// group reads cost nothing more.
+std::size_t rows_per_group(std::size_t rows, std::size_t groups_per_row, unsigned compute_units);
+
+/// The 3D box kernels' work-group tile: up to 32 x 8, as the device allows.
+std::array<std::size_t, 2> box_tile(const DeviceInfo& device);
+
+BoxLaunch box_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, unsigned compute_units);
+
 /// The one program of heat_stencil.cl for T on the context's device, every kernel in it (built on
 /// first use; calling it early builds it ahead, e.g. on another thread).
 template <class T>

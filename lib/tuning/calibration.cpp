@@ -11,11 +11,13 @@
 #include <optional>
 
 #include "ops/heat_stencil.hpp"
+#include "ops/poisson_stencil.hpp"
 #include "ops/stream.hpp"
 #include "tuning/timing.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/version.hpp"
+#include "ziggurat/ops/poisson_scheme.hpp"
 
 namespace ziggurat {
 
@@ -169,12 +171,14 @@ std::vector<std::size_t> measurement_grid(std::size_t dims, double values, std::
   return {side(std::cbrt(values), align), side(std::cbrt(values), 1), side(std::cbrt(values), 1)};
 }
 
-// tau_a of the heat step kernel of `dims` dimensions (the aligned kernels every solver mode runs),
-// on the interior of a grid of about `bytes` per buffer, in the steady state: well beyond the
-// caches. The buffers are filled on the device with a constant, a fixed point of the scheme, so
-// that the values stay ordinary numbers and no grid crosses the bus.
-template <class T>
-KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::size_t dims, std::size_t bytes) {
+// tau_a of a stencil kernel of `dims` dimensions (the aligned kernels every solver mode runs), on
+// the interior of a grid of about `bytes` per buffer, in the steady state: well beyond the
+// caches. The buffers are filled on the device with a constant, a fixed point of the heat scheme,
+// so that the values stay ordinary numbers and no grid crosses the bus. `step` enqueues one step
+// of a box from one buffer into another (extra buffers it needs are its own).
+template <class T, class Step>
+KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, std::size_t dims, std::size_t bytes,
+                           const std::string& name, Step step) {
   const std::size_t align = detail::row_alignment(context.device(), sizeof(T));
   const std::vector<std::size_t> extents = measurement_grid(dims, static_cast<double>(bytes / sizeof(T)), align);
   detail::BufferShape shape;
@@ -190,13 +194,11 @@ KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::s
     interior.end[axis] = extents[axis] - 1;
     nodes *= static_cast<double>(extents[axis] - 2);
   }
-  detail::HeatBoxStep<T> step(context, dims, heat_coefficients<T>(0.8 * max_stable_alpha(dims), dims));
   const auto steps_of = [&](std::size_t steps) {
     return [&, steps] {
       cl::Event first, last;
       for (std::size_t s = 0; s < steps; ++s) {
-        step.enqueue(context.compute_queue(), (s % 2 ? out : in).get(), (s % 2 ? in : out).get(), shape, interior, nullptr,
-                     &last);
+        step((s % 2 ? out : in).get(), (s % 2 ? in : out).get(), shape, interior, &last);
         if (s == 0) first = last;
       }
       return EventPair{first, last};
@@ -206,7 +208,35 @@ KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::s
   const double one = timer.seconds(steps_of(1));
   const std::size_t steps = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(0.002 / std::max(one, 1e-9))), 1, 50);
   const double per_step = timer.measure(0, 3, steps_of(steps)).median_s / static_cast<double>(steps);
-  return {"heat" + std::to_string(dims) + "d_box", dims, sizeof(T), extents, per_step / nodes * 1e9};
+  return {name, dims, sizeof(T), extents, per_step / nodes * 1e9};
+}
+
+template <class T>
+KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::size_t dims, std::size_t bytes) {
+  detail::HeatBoxStep<T> step(context, dims, heat_coefficients<T>(0.8 * max_stable_alpha(dims), dims));
+  return measure_stencil<T>(context, timer, dims, bytes, "heat" + std::to_string(dims) + "d_box",
+                            [&](const cl::Buffer& in, const cl::Buffer& out, const detail::BufferShape& shape,
+                                const detail::Box& box, cl::Event* done) {
+                              step.enqueue(context.compute_queue(), in, out, shape, box, nullptr, done);
+                            });
+}
+
+// tau_a of the seven-point Jacobi sweep (the Poisson solver's kernel), with f = 0: the constant
+// field stays a fixed point.
+template <class T>
+KernelRate measure_jacobi(const Context& context, const DeviceTimer& timer, std::size_t bytes) {
+  detail::JacobiBoxSweep<T> sweep(context, jacobi_coefficients<T>(1.0));
+  std::optional<DeviceBuffer<T>> f;
+  return measure_stencil<T>(context, timer, 3, bytes, kJacobiKernel,
+                            [&](const cl::Buffer& in, const cl::Buffer& out, const detail::BufferShape& shape,
+                                const detail::Box& box, cl::Event* done) {
+                              if (!f) {
+                                const std::size_t values = shape.plane * (box.end[2] + 1);
+                                f.emplace(context, values, "calibration right-hand side");
+                                detail::enqueue_fill(context, context.compute_queue(), f->get(), values, T(0));
+                              }
+                              sweep.enqueue(context.compute_queue(), in, out, f->get(), nullptr, shape, box, nullptr, done);
+                            });
 }
 
 // Uploads, downloads and kernels of similar length, alone and issued together on their queues.
@@ -460,6 +490,8 @@ DeviceProfile calibrate(const Context& context) {
     build([&context] { detail::stream_program<float>(context); });
     build([&context] { detail::heat_stencil_program<float>(context); });
     if (device.fp64) build([&context] { detail::heat_stencil_program<double>(context); });
+    build([&context] { detail::poisson_stencil_program<float>(context); });
+    if (device.fp64) build([&context] { detail::poisson_stencil_program<double>(context); });
     build([&context] { context.preferred_work_group_multiple(); });  // the naive step's launch shape
     build([&context] { build_clblast_axpy(context); });
   }
@@ -503,6 +535,8 @@ DeviceProfile calibrate(const Context& context) {
     for (const std::size_t dims : {2, 1, 3}) {
       if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
     }
+    p.kernels.push_back(measure_jacobi<float>(context, timer, grid_bytes));
+    if (device.fp64) p.kernels.push_back(measure_jacobi<double>(context, timer, grid_bytes));
   });
   // Launches and what follows are timed with no build running beside them.
   if (!builds.empty()) phase("remaining builds", builds_done);

@@ -124,7 +124,14 @@ double DeviceProfile::copy_bytes_per_s() const { return std::max(copy_kernel_byt
 
 std::optional<double> DeviceProfile::tau_a_ns(std::size_t dims, std::size_t value_bytes) const {
   for (const KernelRate& k : kernels) {
-    if (k.dims == dims && k.value_bytes == value_bytes) return k.ns_per_node;
+    if (k.dims == dims && k.value_bytes == value_bytes && k.kernel != kJacobiKernel) return k.ns_per_node;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> DeviceProfile::jacobi_tau_a_ns(std::size_t value_bytes) const {
+  for (const KernelRate& k : kernels) {
+    if (k.kernel == kJacobiKernel && k.value_bytes == value_bytes) return k.ns_per_node;
   }
   return std::nullopt;
 }

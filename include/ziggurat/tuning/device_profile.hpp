@@ -46,6 +46,9 @@ struct OverlapMeasurement {
   bool duplex() const { return duplex_efficiency >= 0.5; }
 };
 
+/// The name of the Poisson solver's seven-point Jacobi sweep among the measured kernels.
+inline constexpr const char* kJacobiKernel = "jacobi3d_box";
+
 /// The compute time per node and step (tau_a) of one stencil kernel in the steady state.
 struct KernelRate {
   std::string kernel;  ///< e.g. "heat2d_box"
@@ -89,9 +92,11 @@ struct DeviceProfile {
   double axpy_call_s = 0;  ///< CLBlast xAXPY: cost of one call in a stream of calls
 
   double copy_bytes_per_s() const;
-  /// tau_a measured for the stencil kernel of `dims` dimensions and `value_bytes`-byte values, if
-  /// one was.
+  /// tau_a measured for the heat stencil kernel of `dims` dimensions and `value_bytes`-byte
+  /// values, if one was.
   std::optional<double> tau_a_ns(std::size_t dims, std::size_t value_bytes) const;
+  /// tau_a measured for the Jacobi sweep (kJacobiKernel) of `value_bytes`-byte values, if one was.
+  std::optional<double> jacobi_tau_a_ns(std::size_t value_bytes) const;
 };
 
 /// Throws InvalidArgument naming the first value no measurement can produce: a missing identity,
