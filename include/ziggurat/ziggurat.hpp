@@ -22,12 +22,14 @@
 
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
+#include "ziggurat/ops/poisson_scheme.hpp"
 #include "ziggurat/ops/spmm.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
 
 #include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/solver/krylov.hpp"
+#include "ziggurat/solver/poisson_pyramid.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
 
 #include "ziggurat/tuning/bsr_autotune.hpp"
@@ -36,7 +38,9 @@
 #include "ziggurat/tuning/device_profile.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/poisson_planner.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 #include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/automatic/spmm.hpp"

@@ -63,9 +63,9 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
   if (record == 0) return;  // uniform: a kernel argument
   const uint lid = ly * TILE_X + lx;
   most[lid] = update;
-  for (uint half = TILE_X * TILE_Y / 2; half > 0; half /= 2) {
+  for (uint width = TILE_X * TILE_Y / 2; width > 0; width /= 2) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < half) most[lid] = larger(most[lid], most[lid + half]);
+    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
   }
   if (lid == 0) {
     const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
@@ -81,9 +81,9 @@ void max_reduce(__global const REAL* restrict values, const uint count, __global
   REAL local_most = (REAL)0;
   for (uint i = lid; i < count; i += REDUCE_GROUP) local_most = larger(local_most, values[i]);
   most[lid] = local_most;
-  for (uint half = REDUCE_GROUP / 2; half > 0; half /= 2) {
+  for (uint width = REDUCE_GROUP / 2; width > 0; width /= 2) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < half) most[lid] = larger(most[lid], most[lid + half]);
+    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
   }
   if (lid == 0) result[slot] = most[0];
 }

@@ -55,8 +55,9 @@ double padded_row_values(const Problem& problem) {
 std::vector<Task> strip_tasks(const Problem& problem, std::size_t rows, std::size_t steps) {
   const Cut cut{problem.extents.back(), rows};
   const auto [row_values, row_interior] = row_sizes(problem);
+  const auto fields = static_cast<double>(problem.uploaded_fields);
   const auto task = [&](std::size_t t) {
-    return Task{{cut.sent(t, steps) * row_values, cut.owned(t) * row_values, cut.computed(t, steps) * row_interior, steps},
+    return Task{{cut.sent(t, steps) * row_values * fields, cut.owned(t) * row_values, cut.computed(t, steps) * row_interior, steps},
                 cut.last_source(t, steps)};
   };
   std::vector<Task> tasks;
@@ -82,7 +83,7 @@ std::vector<Task> block_tasks(const Problem& problem, std::size_t side, std::siz
     return computed_by_profiles[key] = sum;
   };
   const auto task = [&](std::size_t tx, std::size_t ty) {
-    return Task{{x.sent(tx, steps) * y.sent(ty, steps), x.owned(tx) * y.owned(ty), computed(tx, ty), steps},
+    return Task{{x.sent(tx, steps) * y.sent(ty, steps) * static_cast<double>(problem.uploaded_fields), x.owned(tx) * y.owned(ty), computed(tx, ty), steps},
                 y.last_source(ty, steps) * x.tiles() + x.last_source(tx, steps)};
   };
   std::vector<Task> tasks;
@@ -119,6 +120,7 @@ class ExtentCosts {
         k_(k),
         costs_(1) {
     std::tie(row_values_, row_interior_) = row_sizes(problem);
+    fields_ = static_cast<double>(problem.uploaded_fields);
     padded_row_values_ = padded_row_values(problem);
     align_ = std::max<std::size_t>(1, problem.row_alignment);
     tasks_ = static_cast<double>(block_ ? fast_.tiles() * slow_.tiles() : slow_.tiles());
@@ -146,15 +148,15 @@ class ExtentCosts {
     computed_ += block_ ? fast_.total_computed_at(m) * slow_.total_computed_at(m) : slow_.total_computed_at(m) * row_interior_;
     double sent, received, first_sent, first_owned, last_owned, last_received;
     if (block_) {
-      sent = fast_.total_sent(steps) * slow_.total_sent(steps);
+      sent = fast_.total_sent(steps) * slow_.total_sent(steps) * fields_;
       received = static_cast<double>((fast_.length - 2) * (slow_.length - 2));
-      first_sent = fast_.sent(0, steps) * slow_.sent(0, steps);
+      first_sent = fast_.sent(0, steps) * slow_.sent(0, steps) * fields_;
       first_owned = fast_.owned(0) * slow_.owned(0);
       last_owned = last_received = fast_.owned(fast_.tiles() - 1) * slow_.owned(slow_.tiles() - 1);
     } else {
-      sent = slow_.total_sent(steps) * row_values_;
+      sent = slow_.total_sent(steps) * row_values_ * fields_;
       received = static_cast<double>(slow_.length - 2) * row_values_;
-      first_sent = slow_.sent(0, steps) * row_values_;
+      first_sent = slow_.sent(0, steps) * row_values_ * fields_;
       first_owned = slow_.owned(0) * row_interior_;
       last_owned = slow_.owned(slow_.tiles() - 1) * row_interior_;
       last_received = slow_.owned(slow_.tiles() - 1) * row_values_;
@@ -175,7 +177,7 @@ class ExtentCosts {
   Cut slow_, fast_;  // the cut axis, and (blocks) the other one
   TransferCost up_, down_;
   const DeviceConstants& k_;
-  double row_values_ = 1, row_interior_ = 1, padded_row_values_ = 1, tasks_ = 0, computed_ = 0;
+  double row_values_ = 1, row_interior_ = 1, padded_row_values_ = 1, fields_ = 1, tasks_ = 0, computed_ = 0;
   std::size_t align_ = 1;
   std::vector<PassCosts> costs_;  // costs_[s]: a pass of s steps (costs_[0] unused)
 };
@@ -367,6 +369,7 @@ void Problem::validate() const {
   }
   checked_node_count(extents);
   if (steps == 0) throw InvalidArgument("the model needs at least one time step");
+  if (uploaded_fields < 1) throw InvalidArgument("a task uploads at least its grid: uploaded_fields must be 1 or more");
   if (value_bytes != 4 && value_bytes != 8) {
     throw InvalidArgument("grid values are 4 (float) or 8 (double) bytes, got " + std::to_string(value_bytes));
   }
@@ -384,7 +387,8 @@ std::vector<TaskCounts> pass_counts(const Problem& problem, const PyramidLayout&
   if (layout.decomposition == Decomposition::incore) {
     double values = 1;
     for (const std::size_t extent : problem.extents) values *= static_cast<double>(extent);
-    return {TaskCounts{values, values, problem.interior_nodes() * static_cast<double>(pass_steps), pass_steps}};
+    return {TaskCounts{values * static_cast<double>(problem.uploaded_fields), values,
+                       problem.interior_nodes() * static_cast<double>(pass_steps), pass_steps}};
   }
   std::vector<TaskCounts> counts;
   for (const auto& task : tasks_of(problem, layout, pass_steps)) counts.push_back(task.counts);
@@ -438,7 +442,8 @@ std::size_t max_block_side(const Problem& problem, const Budget& budget) {
 
 bool fits_incore(const Problem& problem, std::uint64_t budget_bytes) {
   problem.validate();
-  return 2.0 * incore_values(problem) * static_cast<double>(problem.value_bytes) <= static_cast<double>(budget_bytes);
+  return static_cast<double>(1 + problem.uploaded_fields) * incore_values(problem) * static_cast<double>(problem.value_bytes) <=
+         static_cast<double>(budget_bytes);
 }
 
 double task_buffer_values(const Problem& problem, const PyramidLayout& layout) {
@@ -598,7 +603,7 @@ Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstan
   if (choice == Decomposition::incore) {
     if (!fits_incore(problem, budget.bytes)) {
       throw InvalidArgument("grid " + extents_string(problem.extents) + " does not fit in " + bytes_text(budget.bytes) +
-                            " of device memory (two time layers needed)");
+                            " of device memory (two time layers and the inputs needed)");
     }
     Plan plan;
     plan.layout = {Decomposition::incore, 0, 0};

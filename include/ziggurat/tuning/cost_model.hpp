@@ -61,6 +61,10 @@ struct Problem {
   /// Device buffers pad rows (2D) and plane rows (3D) to a multiple of this many values, so that
   /// every row starts aligned; buffer sizes count the padding, transfers do not.
   std::size_t row_alignment = 1;
+  /// Arrays uploaded per node of a task's region: the grid, plus read-only inputs beside it (2 for
+  /// the Poisson solver, which sends the right-hand side with the field). Each also takes a
+  /// buffer: a task slot holds two time layers and the inputs.
+  std::size_t uploaded_fields = 1;
 
   void validate() const;
   double interior_nodes() const;
@@ -96,7 +100,7 @@ Budget paper_budget(std::uint64_t bytes, Schedule schedule);
 /// The largest strip buffer R (whole rows or planes) and block side B that a layer holds.
 std::size_t max_strip_rows(const Problem& problem, const Budget& budget);
 std::size_t max_block_side(const Problem& problem, const Budget& budget);
-/// Whether the whole grid, two time layers of it, fits in `budget_bytes`.
+/// Whether the whole grid, two time layers of it and its inputs, fits in `budget_bytes`.
 bool fits_incore(const Problem& problem, std::uint64_t budget_bytes);
 
 /// The smallest budget of `layers` buffers that holds pyramid passes of `height` steps: tasks of
