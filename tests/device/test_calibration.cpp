@@ -12,6 +12,7 @@
 #include "ziggurat/base/program.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/poisson_planner.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 using namespace ziggurat;
@@ -76,9 +77,10 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
     CHECK(p.launch_pipelined_s <= 1.5 * p.launch_blocking_s);  // back to back is never dearer than waited for
     if (d.profiling) CHECK(p.copy_bytes_per_s() > 1e8);
     REQUIRE(!p.kernels.empty());
-    CHECK(p.kernels.size() == (d.fp64 ? 6u : 3u));  // 1D, 2D and 3D, each in float (and double)
+    // The heat step in 1D, 2D and 3D and the Jacobi sweep, each in float (and double).
+    CHECK(p.kernels.size() == (d.fp64 ? 8u : 4u));
     for (const auto& k : p.kernels) {
-      CHECK(k.kernel == "heat" + std::to_string(k.dims) + "d_box");
+      CHECK((k.kernel == "heat" + std::to_string(k.dims) + "d_box" || (k.kernel == kJacobiKernel && k.dims == 3)));
       CHECK(k.extents.size() == k.dims);
       CHECK_NOTHROW(model::heat_constants(p, k.dims, k.value_bytes));
       CHECK(k.ns_per_node < 1000);
@@ -87,6 +89,8 @@ TEST_CASE("calibration yields a complete, plausible profile, cached, and re-meas
     CHECK(p.axpy_wave_s > 0);
     CHECK(p.axpy_call_s > 0);
     CHECK(model::heat_constants(p, 2, 4).tau_a_ns == p.kernels.front().ns_per_node);
+    CHECK(poisson_constants(p, 4).tau_a_ns == p.jacobi_tau_a_ns(4));
+    CHECK(poisson_constants(p, 4).tau_a_ns != model::heat_constants(p, 3, 4).tau_a_ns);
     // tau_a describes the kernel: an in-device run of the same kernel on another grid (a quarter of
     // the size, so caches may help a little) takes about tau_a a node and step.
     {

@@ -7,6 +7,7 @@ namespace ziggurat::cli {
 
 void add_devices_command(CLI::App& app);
 void add_heat_command(CLI::App& app);
+void add_poisson_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ziggurat::cli::add_devices_command(app);
   ziggurat::cli::add_heat_command(app);
+  ziggurat::cli::add_poisson_command(app);
   ziggurat::cli::add_solve_command(app);
   ziggurat::cli::add_spmm_command(app);
   ziggurat::cli::add_calibrate_command(app);
