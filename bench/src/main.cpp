@@ -6,6 +6,9 @@
 //   spmm   sparse products beside ViennaCL, cuSPARSE and the traffic limit (bench_spmm.cpp)
 //   solve  preconditioned Krylov solvers beside ViennaCL, cuSPARSE, SciPy and the bandwidth bound
 //          (bench_solve.cpp)
+//   poisson  the Jacobi Poisson solver in and out of core beside the streaming limit and its models
+//            (bench_poisson.cpp)
+//   long-vector  the long-vector algorithm over grid sizes beside model (1) (bench_long_vector.cpp)
 //   build  program build time with a cold and a warm binary cache (bench_build.cpp)
 
 #include <memory>
@@ -38,6 +41,8 @@ int main(int argc, char** argv) {
   add_bench_solve_options(solve_command, *solve);
   solve_command->callback([solve] { run_bench_solve(*solve); });
 
+  add_bench_long_vector_command(app);
+  add_bench_poisson_command(app);
   add_bench_build_command(app);
   return run_app(app, argc, argv);
 }

@@ -37,7 +37,7 @@ namespace {
 
 void add_bench_command(CLI::App& app) {
   auto* command = app.add_subcommand("bench", "Benchmarks beside their peers and the physical limits: heat, spmm, "
-                                              "build (runs ziggurat-bench; `ziggurat bench --help` lists them)");
+                                              "long-vector, poisson, build (runs ziggurat-bench; `ziggurat bench --help` lists them)");
   command->prefix_command();
   command->set_help_flag();  // --help goes to ziggurat-bench
   command->callback([command] { run_benchmarks(command->remaining()); });
