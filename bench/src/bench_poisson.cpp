@@ -34,6 +34,7 @@ struct BenchPoissonOptions {
   std::string device_mem = "1536MiB";
   std::string heights;  // empty: a spread over the valid range
   std::size_t passes = 3;
+  bool height_sweep = true;
   bool serial_sweep = true;
   std::string precision = "f32";
   std::string device;
@@ -167,8 +168,9 @@ void run(const BenchPoissonOptions& o) {
 
   // 3. The height sweep, overlapped (what the solver runs) and serial (the paper's schedule, eq. 2).
   const std::size_t most = (chosen.predicted.buffer_extent + 2 * h_model - 1) / 4;  // R >= 4h keeps tasks sensible
-  std::vector<Schedule> schedules{Schedule::overlapped};
-  if (o.serial_sweep) schedules.push_back(Schedule::serial);
+  std::vector<Schedule> schedules;
+  if (o.height_sweep) schedules.push_back(Schedule::overlapped);
+  if (o.height_sweep && o.serial_sweep) schedules.push_back(Schedule::serial);
   for (const Schedule schedule : schedules) {
     request.schedule = schedule;
     std::vector<Measured> points;
@@ -231,6 +233,7 @@ void add_bench_poisson_command(CLI::App& app) {
   command->add_option("--device-mem", o->device_mem, "Device-memory budget of the out-of-core runs")->capture_default_str();
   command->add_option("--heights", o->heights, "Heights of the sweep, comma-separated (default: a spread over the valid range)");
   command->add_option("--passes", o->passes, "Passes per measured run")->capture_default_str()->check(whole_number(1));
+  command->add_flag("!--no-height-sweep", o->height_sweep, "Only the in-core and the model's out-of-core runs");
   command->add_flag("!--no-serial", o->serial_sweep, "Skip the serial-schedule sweep");
   add_precision_option(command, o->precision, "f32 or f64");
   command->add_option("--device", o->device, "Device selection");

@@ -29,6 +29,7 @@
 #include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/solver/krylov.hpp"
+#include "ziggurat/solver/long_vector_heat.hpp"
 #include "ziggurat/solver/poisson_pyramid.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
 

@@ -36,12 +36,19 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
   const bool in_buffer = x < pitch && y <= y1;
   const bool active = x >= x0 && x < x1 && y < y1;
   size_t c = (size_t)plane_begin * plane + (size_t)y * pitch + x;
+  // Each work-item keeps two planes ahead of u and one of f in flight (loaded an iteration before
+  // they are used), so that several loads cover the memory latency: one at a time cannot reach
+  // full bandwidth.
   REAL behind = in_buffer ? u[c - plane] : (REAL)0;
   REAL here = in_buffer ? u[c] : (REAL)0;
+  REAL front = in_buffer ? u[c + plane] : (REAL)0;
+  REAL source = active && plane_begin < plane_end ? f[c] : (REAL)0;
   REAL update = (REAL)0;
   uint side = 0;
   for (uint z = plane_begin; z < plane_end; ++z) {  // the same count for the whole group
-    const REAL front = in_buffer ? u[c + plane] : (REAL)0;
+    // Planes up to z1 are in the buffer (z1 is the box's back neighbour plane).
+    const REAL ahead = in_buffer && z + 2 <= z1 ? u[c + 2 * (size_t)plane] : (REAL)0;
+    const REAL next_source = active && z + 1 < plane_end ? f[c + plane] : (REAL)0;
     tile[side][ly + 1][lx + 1] = here;
     if (lx == 0) tile[side][ly + 1][0] = in_buffer && x > 0 ? u[c - 1] : (REAL)0;
     if (lx == TILE_X - 1) tile[side][ly + 1][TILE_X + 1] = x + 1 < pitch && y <= y1 ? u[c + 1] : (REAL)0;
@@ -51,12 +58,14 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
     if (active) {
       const REAL sum = ((((tile[side][ly + 1][lx] + tile[side][ly + 1][lx + 2]) + tile[side][ly][lx + 1]) +
                          tile[side][ly + 2][lx + 1]) + behind) + front;
-      const REAL next = sixth * (sum + h2 * f[c]);
+      const REAL next = sixth * (sum + h2 * source);
       v[c] = next;
       update = larger(update, fabs(next - here));
     }
     behind = here;
     here = front;
+    front = ahead;
+    source = next_source;
     c += plane;
     side ^= 1;
   }

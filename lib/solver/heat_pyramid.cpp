@@ -35,15 +35,6 @@ class HeatTaskKernels final : public detail::TaskKernels<T> {
 
 }  // namespace
 
-const char* to_string(HeatTimelineEntry::Engine engine) {
-  switch (engine) {
-    case HeatTimelineEntry::Engine::upload: return "upload";
-    case HeatTimelineEntry::Engine::compute: return "compute";
-    case HeatTimelineEntry::Engine::download: return "download";
-  }
-  return "?";
-}
-
 template <class T>
 struct HeatSolver<T>::Impl {
   Context context;

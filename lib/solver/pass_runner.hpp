@@ -20,7 +20,7 @@
 #include "solver/pyramid_tiling.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
-#include "ziggurat/solver/heat_pyramid.hpp"
+#include "ziggurat/solver/pyramid_layout.hpp"
 
 namespace ziggurat::detail {
 

@@ -34,4 +34,13 @@ void validate(const PyramidLayout& layout, const std::vector<std::size_t>& exten
 
 std::size_t solver_buffer_layers(Schedule schedule) { return schedule == Schedule::serial ? 2 : 4; }
 
+const char* to_string(HeatTimelineEntry::Engine engine) {
+  switch (engine) {
+    case HeatTimelineEntry::Engine::upload: return "upload";
+    case HeatTimelineEntry::Engine::compute: return "compute";
+    case HeatTimelineEntry::Engine::download: return "download";
+  }
+  return "?";
+}
+
 }  // namespace ziggurat

@@ -233,6 +233,68 @@ class Heat(ScratchFolderTest):
         self.assertEqual(os.listdir(self.tmp), [])
 
 
+class LongVector(ScratchFolderTest):
+    """`ziggurat heat --method long-vector` (CLBlast calls on the unrolled grid) and its benchmark."""
+
+    def test_matches_numpy_keeps_the_boundary_and_reports_its_calls(self):
+        rng = np.random.default_rng(13)
+        for dtype in (np.float64, np.float32):
+            u0 = rng.uniform(-1, 1, size=(21, 34)).astype(dtype)  # H = 21, W = 34: not square
+            np.save(self.path("init.npy"), u0)
+            try:
+                summary = json.loads(run("heat", "--method", "long-vector", "--init", self.path("init.npy"), "--out",
+                                         self.path("out.npy"), "--steps", 12, "--alpha", 0.2, "--json")[0])
+            except AssertionError as refused:
+                if dtype == np.float64 and "double precision" in str(refused):
+                    continue  # a device without fp64
+                raise
+            out = np.load(self.path("out.npy"))
+            self.assertEqual((out.shape, out.dtype), (u0.shape, dtype))
+            # Another order of additions than the stencil's: within the bound of the device tests.
+            np.testing.assert_allclose(out, numpy_heat(u0, 0.2, 12), rtol=0, atol=8 * 12 * np.finfo(dtype).eps)
+            for edge in (np.s_[0, :], np.s_[-1, :], np.s_[:, 0], np.s_[:, -1]):
+                self.assertEqual(out[edge].tobytes(), u0[edge].tobytes())
+            self.assertEqual(summary["method"], "long-vector")
+            self.assertEqual([c["routine"] for c in summary["plan"]["calls_per_step"]],
+                             ["xCOPY", "xAXPY", "xHAD", "xAXPY", "xOMATCOPY"])
+            self.assertEqual(summary["plan"]["calls_per_step"][2]["length"], (21 - 2) * 34 - 2)
+            self.assertGreater(summary["time_s"], 0)
+
+    def test_default_field_and_human_output(self):
+        summary = json.loads(run("heat", "--method", "long-vector", "--size", "40x40", "--steps", 30, "--json")[0])
+        self.assertLess(summary["max_error_vs_exact"], 1e-5)
+        self.assertGreater(summary["predicted_s"], 0)  # model (1), from the device's profile
+        out = run("heat", "--method", "long-vector", "--size", "17x9", "--steps", 3, "--png", self.path("f.png"))[0]
+        self.assertIn("long-vector", out)
+        self.assertIn("model (1)", out)
+        self.assertTrue(os.path.exists(self.path("f.png")))
+
+    def test_bad_arguments_are_clear_errors(self):
+        def check(args, message):
+            self.assertIn(message, run("heat", "--method", "long-vector", *args, expect=1)[1])
+        check(["--size", "20x20x20", "--alpha", 0.1], "steps 2D grids")
+        check(["--size", "100"], "steps 2D grids")
+        check(["--mode", "strip"], "--mode belongs to the pyramid solver")
+        check(["--device-mem", "1MiB"], "--device-mem belongs to the pyramid solver")
+        check(["--height", 3], "--height belongs")
+        check(["--size", "20x20", "--alpha", 0.3], "unstable")
+        self.assertIn("--method is stencil or long-vector",
+                      run("heat", "--method", "sideways", expect=1)[1])
+        run("heat", "--method", "long-vector", "--mode", "block", "--out", self.path("never.npy"), expect=1)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_benchmark_through_the_tool(self):
+        bench = os.path.join(os.path.dirname(ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
+        if not os.path.exists(bench):
+            self.skipTest("the optional benchmark component is not built")
+        report = json.loads(run("bench", "long-vector", "--min-n", 10, "--max-n", 110, "--step-small", 40,
+                                "--step-large", 10, "--steps", 3, "--repeat", 1, "--json")[0])
+        self.assertEqual([p["N"] for p in report["points"]], [10, 50, 90, 100, 110])
+        self.assertTrue(all(p["measured_s"] > 0 and p["modelled_s"] > 0 for p in report["points"]))
+        for key in ("paper_eps", "rms_relative_error", "max_relative_error", "constants"):
+            self.assertIn(key, report)
+
+
 class Calibrate(unittest.TestCase):
     def test_json_profile_then_cached_then_forced(self):
         profile = json.loads(run("calibrate", "--json")[0])

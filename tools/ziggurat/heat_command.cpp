@@ -1,14 +1,19 @@
 // `ziggurat heat`: the explicit heat scheme in 1D, 2D or 3D on a grid held in host memory, run on
-// the device by the pyramid method (or in core when it fits), as the cost model plans it.
+// the device by the pyramid method (or in core when it fits), as the cost model plans it; or, with
+// --method long-vector, in device memory by the long-vector algorithm (CLBlast calls), as model (1)
+// predicts it.
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "format.hpp"
@@ -18,8 +23,11 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/precision.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
+#include "ziggurat/solver/long_vector_heat.hpp"
+#include "ziggurat/tuning/model_constants.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
@@ -37,6 +45,7 @@ struct HeatOptions {
   std::string out;
   std::string png;
   std::string timeline;
+  std::string method = "stencil";
   std::string mode = "auto";
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
@@ -162,8 +171,136 @@ std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
          " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule);
 }
 
+// --method long-vector runs in device memory only, in 2D: refuses the options of the pyramid
+// solver instead of ignoring them.
+void check_long_vector_options(const HeatOptions& options, const std::vector<std::size_t>& extents) {
+  if (extents.size() != 2) {
+    throw InvalidArgument("--method long-vector steps 2D grids; this one is " + extents_string(extents) +
+                          ": use --method stencil");
+  }
+  const auto refuse = [](bool given, const char* option) {
+    if (given) {
+      throw InvalidArgument(std::string(option) + " belongs to the pyramid solver (--method stencil); --method "
+                            "long-vector holds the whole grid in device memory");
+    }
+  };
+  refuse(options.mode != "auto" && options.mode != "incore", "--mode");
+  refuse(!options.decomposition.empty(), "--decomposition");
+  refuse(options.height > 0, "--height");
+  refuse(!options.device_mem.empty(), "--device-mem");
+  refuse(!options.timeline.empty(), "--timeline");
+  refuse(options.serial, "--serial");
+}
+
+// The run's time beside model (1) (method notes, section 2). The steps alone are compared: the
+// whole run also builds CLBlast's kernels (on the first use in a process), which the model has not.
+struct LongVectorRun {
+  double seconds = 0;       // upload with CLBlast's builds, steps, download
+  double step_seconds = 0;  // the steps alone
+  std::optional<double> predicted_s, predicted_step_s;  // the whole run (with T_cpu/gpu), one step
+};
+
+template <class T>
+void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>& extents, double alpha) {
+  check_long_vector_options(options, extents);
+  Context context(options.device);
+  require_device_precision(context.device(), options.precision);
+  LongVectorHeat<T>::check_fits(context.device(), extents);
+  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  ProfileOrigin origin;
+  if (progress && options.profile.empty() && !load_cached_profile(context.device())) {
+    std::cerr << "calibrating " << context.device().label() << " ...\n";
+  }
+  const DeviceProfile profile =
+      options.profile.empty() ? load_or_calibrate(context, false, &origin) : read_profile_file(options.profile);
+
+  LongVectorRun run;
+  Grid<T> field;
+  {
+    const Grid<T> initial = options.init.empty() ? heat_mode_field<T>(extents) : load_grid<T>(options.init);
+    const auto start = std::chrono::steady_clock::now();
+    LongVectorHeat<T> solver(context, initial, alpha);
+    const StepTiming timing = solver.advance(options.steps);
+    field = solver.read();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.step_seconds = timing.device_seconds >= 0 ? timing.device_seconds : timing.wall_seconds;
+  }
+  if (profile.numstreams > 0) {
+    const auto constants = model::long_vector_constants(profile, sizeof(T), static_cast<double>(field.size()));
+    const std::size_t interior = extents[0] - 2;  // model (1) counts a square grid: N of the fastest axis
+    run.predicted_s = model::long_vector_ns(interior, options.steps, constants) * 1e-9;
+    run.predicted_step_s = (*run.predicted_s - constants.transfer_ns * 1e-9) / std::max<double>(1, options.steps);
+  }
+  if (!options.out.empty()) write_npy(options.out, field.data(), {extents[1], extents[0]});
+  if (!options.png.empty()) write_field_png(options.png, field.data(), extents);
+
+  const double node_steps = static_cast<double>((extents[0] - 2) * (extents[1] - 2)) * static_cast<double>(options.steps);
+  const double ns_per_node = node_steps > 0 ? run.seconds * 1e9 / node_steps : 0;
+  nlohmann::json calls = nlohmann::json::array();
+  for (const VectorCall& call : LongVectorHeat<T>::step_calls(extents)) {
+    calls.push_back({{"routine", call.routine}, {"length", call.length}, {"purpose", call.purpose}});
+  }
+  nlohmann::json summary = {
+      {"device", context.device().name},
+      {"platform", context.device().platform_name},
+      {"driver", context.device().driver_version},
+      {"size", extents},
+      {"dims", 2},
+      {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+      {"alpha", alpha},
+      {"steps", options.steps},
+      {"method", "long-vector"},
+      {"plan", {{"method", "long-vector"}, {"calls_per_step", calls}}},
+      {"profile", !options.profile.empty() ? options.profile : origin.from_cache ? "cached" : "measured now"},
+      {"time_s", run.seconds},
+      {"step_time_s", options.steps > 0 ? run.step_seconds / static_cast<double>(options.steps) : 0.0},
+      {"nodes_per_s", ns_per_node > 0 ? 1e9 / ns_per_node : 0},
+      {"ns_per_node", ns_per_node},
+      {"initial_field", options.init.empty() ? "mode" : options.init},
+  };
+  if (run.predicted_s) {
+    summary["predicted_s"] = *run.predicted_s;
+    summary["predicted_step_time_s"] = *run.predicted_step_s;
+  }
+  if (options.init.empty() && options.steps > 0) {
+    const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
+    summary["max_error_vs_exact"] = error_vs_mode(field.data(), extents, factor);
+  }
+  if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.png.empty()) summary["picture"] = options.png;
+  if (options.json) {
+    std::cout << summary.dump(2) << "\n";
+    return;
+  }
+  std::cout << "device      " << context.device().label() << "\n"
+            << "grid        " << extents_string(extents) << " " << type_name<T>() << ", A = " << alpha << ", "
+            << options.steps << " steps, initial field: " << (options.init.empty() ? "slowest mode" : options.init)
+            << "\n";
+  if (options.steps == 0) return;
+  std::cout << "method      long-vector: " << calls.size() << " CLBlast calls a step on the unrolled grid, in device memory\n"
+            << "time        " << number_text(run.seconds) << " s (upload and CLBlast's kernel builds, steps, download)\n";
+  const double step_s = run.step_seconds / static_cast<double>(options.steps);
+  std::cout << "step        " << number_text(step_s * 1e6) << " us measured";
+  if (run.predicted_step_s) {
+    std::cout << ", " << number_text(*run.predicted_step_s * 1e6) << " us by model (1) ("
+              << (*run.predicted_step_s >= step_s ? "+" : "")
+              << number_text(100 * (*run.predicted_step_s - step_s) / step_s, 2) << " %)";
+  }
+  std::cout << "\nthroughput  " << number_text(1 / ns_per_node) << " Gnodes/s, " << number_text(ns_per_node)
+            << " ns/node\n";
+  if (summary.contains("max_error_vs_exact")) {
+    std::cout << "check       max |u - exact discrete solution| = "
+              << number_text(summary["max_error_vs_exact"].get<double>()) << "\n";
+  }
+  if (!options.png.empty()) std::cout << "picture     " << options.png << "\n";
+  if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
+}
+
 template <class T>
 void run(const HeatOptions& options) {
+  if (options.method != "stencil" && options.method != "long-vector") {
+    throw InvalidArgument("--method is stencil or long-vector, not '" + options.method + "'");
+  }
   const HeatPlanRequest request = plan_request(options);
   const auto extents = grid_extents(options);
   const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
@@ -175,6 +312,10 @@ void run(const HeatOptions& options) {
   check_host_memory(3 * checked_node_count(extents) * sizeof(T), "a " + extents_string(extents) + " grid of " +
                                                                      (sizeof(T) == 4 ? "float" : "double") +
                                                                      " (the initial field and two solver layers)");
+  if (options.method == "long-vector") {
+    run_long_vector<T>(options, extents, alpha);
+    return;
+  }
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
@@ -214,6 +355,7 @@ void run(const HeatOptions& options) {
       {"precision", sizeof(T) == 4 ? "f32" : "f64"},
       {"alpha", alpha},
       {"steps", options.steps},
+      {"method", "stencil"},
       {"plan",
        {{"mode", options.mode},
         {"decomposition", to_string(plan.layout.decomposition)},
@@ -292,6 +434,9 @@ void add_heat_command(CLI::App& app) {
   command->add_option("--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
   command->add_option("--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
                                                        "(Trace Event JSON for chrome://tracing or Perfetto)");
+  command->add_option("--method", options->method, "stencil (the heat kernels, in core or by pyramids) or long-vector "
+                                                   "(CLBlast calls on the unrolled grid, in device memory, 2D only)")
+      ->capture_default_str();
   command->add_option("--mode", options->mode, "auto, incore, trivial (one step per transfer), strip or block (pyramids)")
       ->capture_default_str();
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "

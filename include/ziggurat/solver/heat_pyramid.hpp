@@ -45,17 +45,6 @@ struct HeatRunOptions {
   bool record_timeline = false;
 };
 
-/// One task's work on one engine, in seconds since the run's first command started: its upload,
-/// its kernels (boundary copy and n steps), or its download.
-struct HeatTimelineEntry {
-  enum class Engine { upload, compute, download };
-  Engine engine = Engine::upload;
-  std::size_t pass = 0, task = 0;
-  double start_s = 0, end_s = 0;
-};
-
-const char* to_string(HeatTimelineEntry::Engine engine);
-
 /// What a run did.
 struct HeatRun {
   HeatPlan plan;                   ///< the plan that ran

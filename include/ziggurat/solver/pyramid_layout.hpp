@@ -49,6 +49,17 @@ struct HeatPlan {
   Schedule schedule = Schedule::overlapped;
 };
 
+/// One task's work on one engine, in seconds since the run's first command started: its upload,
+/// its kernels (boundary copy and n steps), or its download.
+struct HeatTimelineEntry {
+  enum class Engine { upload, compute, download };
+  Engine engine = Engine::upload;
+  std::size_t pass = 0, task = 0;
+  double start_s = 0, end_s = 0;
+};
+
+const char* to_string(HeatTimelineEntry::Engine engine);
+
 /// Task-sized buffers the pyramid solver keeps in device memory: two time layers per task slot
 /// (ping-pong, so that no preparation kernel per step is needed), one slot in the serial schedule
 /// and two in the overlapped one.
