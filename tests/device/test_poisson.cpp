@@ -185,3 +185,20 @@ TEST_CASE("the Poisson solver refuses bad input by name") {
                          doctest::Contains("height"), InvalidArgument);
   });
 }
+
+TEST_CASE("Poisson sweeps in core and in strip passes on a small grid (the Oclgrind subset)" *
+          doctest::test_suite("oclgrind")) {
+  for_each_device([](Context& context) {
+    // 32 nodes wide: rows need no padding on Oclgrind (128-byte alignment), so every transfer is
+    // contiguous, the kind its uninitialised-value check follows.
+    const Problem<float> p = random_problem<float>({32, 5, 11});
+    PoissonSolver<float> incore(context, p.initial, p.rhs, p.spacing);
+    PoissonPlanRequest request;
+    request.mode = PoissonMode::incore;
+    request.height = 2;
+    solve_poisson(incore, PoissonStop{0, 5}, request, fixed_profile());
+    request.mode = PoissonMode::strip;
+    request.device_memory = 2 * minimum_poisson_budget(incore, 5, 2, Schedule::overlapped);
+    check_identical(context, p, 5, request, incore.field());
+  });
+}
