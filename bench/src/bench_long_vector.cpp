@@ -15,13 +15,13 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/solver/long_vector_heat.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
-#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
 
@@ -109,8 +109,7 @@ void bench(const LongVectorOptions& o) {
   const DeviceInfo& device = context.device();
   require_device_precision(device, o.precision);
   const bool progress = !o.json && ::isatty(STDERR_FILENO);
-  if (progress && o.profile.empty() && !load_cached_profile(device)) std::cerr << "calibrating " << device.label() << " ...\n";
-  const DeviceProfile profile = o.profile.empty() ? load_or_calibrate(context) : read_profile_file(o.profile);
+  const DeviceProfile profile = run_profile(context, o.profile, progress).profile;
   if (profile.numstreams == 0) {
     throw UnsupportedFeature("the profile of " + device.label() + " has no long-vector constants (CLBlast could not "
                              "run there), so model (1) has nothing to predict with");

@@ -32,6 +32,7 @@
 #include "ziggurat/solver/long_vector_heat.hpp"
 #include "ziggurat/solver/poisson_pyramid.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
+#include "ziggurat/solver/step_timing.hpp"
 
 #include "ziggurat/tuning/bsr_autotune.hpp"
 #include "ziggurat/tuning/calibration.hpp"

@@ -116,18 +116,10 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlan& plan, const He
     return true;
   };
   const std::array<T*, 2> host{s.layers[start_layer].data(), s.layers[1 - start_layer].data()};
-  try {
-    runner.run(host, on_pass);
-  } catch (...) {
-    try {
-      s.context.finish();  // nothing may still write into host memory
-    } catch (const Error&) {  // the device is already in trouble; the error below says why
-    }
-    const std::size_t passes_done = runner.passes_completed();
+  detail::run_passes(runner, s.context, host, on_pass, [&](std::size_t passes_done) {
     s.current = (start_layer + passes_done) % 2;
     s.steps_done = start_steps + std::min(steps, passes_done * runner.height());
-    throw;
-  }
+  });
   run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   run.ns_per_node = run.seconds * 1e9 / (interior * static_cast<double>(steps));
   s.current = (start_layer + runner.passes()) % 2;

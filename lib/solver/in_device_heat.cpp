@@ -1,12 +1,12 @@
 #include "ziggurat/solver/in_device_heat.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
 
 #include "ops/heat_stencil.hpp"
+#include "solver/timed_steps.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -139,26 +139,13 @@ void InDeviceHeat<T>::Impl::enqueue_step(cl::Event& done) {
 
 template <class T>
 StepTiming InDeviceHeat<T>::advance(std::size_t steps) {
-  StepTiming timing;
-  timing.steps = steps;
-  if (steps == 0) return timing;
   Impl& s = *impl_;
-  // Long runs wait now and then for the batch before last, so that the driver never holds more
-  // than about 2 x kBatch launches (and their memory) while the device stays busy.
-  constexpr std::size_t kBatch = 256;
-  cl::Event first, last, batch_end;
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t step = 0; step < steps; ++step) {
-    s.enqueue_step(last);
-    if (step == 0) first = last;
-    if ((step + 1) % kBatch == 0) {
-      if (batch_end() != nullptr) check(batch_end.wait(), "clWaitForEvents", "running the heat steps");
-      batch_end = last;
-    }
-  }
-  check(s.context.compute_queue().finish(), "clFinish", "running the heat steps");
-  timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (s.context.device().profiling) timing.device_seconds = profiled_seconds(first, last);
+  const StepTiming timing = detail::run_timed_steps(s.context, steps, "running the heat steps", [&](cl::Event* first, cl::Event* last) {
+    cl::Event done;
+    s.enqueue_step(done);
+    if (first != nullptr) *first = done;
+    if (last != nullptr) *last = done;
+  });
   s.steps_done += steps;
   return timing;
 }

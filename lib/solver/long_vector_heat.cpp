@@ -2,11 +2,11 @@
 
 #include <clblast.h>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "solver/timed_steps.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -191,26 +191,9 @@ void LongVectorHeat<T>::Impl::enqueue_step(cl::Event* first, cl::Event* last) {
 
 template <class T>
 StepTiming LongVectorHeat<T>::advance(std::size_t steps) {
-  StepTiming timing;
-  timing.steps = steps;
-  if (steps == 0) return timing;
   Impl& s = *impl_;
-  // As InDeviceHeat does: wait now and then for the batch before last, so that the driver never
-  // holds more than about 2 x kBatch steps of calls while the device stays busy.
-  constexpr std::size_t kBatch = 256;
-  cl::Event first, last, batch_end;
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t step = 0; step < steps; ++step) {
-    const bool ends_batch = (step + 1) % kBatch == 0 || step + 1 == steps;
-    s.enqueue_step(step == 0 ? &first : nullptr, ends_batch ? &last : nullptr);
-    if ((step + 1) % kBatch == 0) {
-      if (batch_end() != nullptr) check(batch_end.wait(), "clWaitForEvents", "running the long-vector heat steps");
-      batch_end = last;
-    }
-  }
-  check(s.context.compute_queue().finish(), "clFinish", "running the long-vector heat steps");
-  timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (s.context.device().profiling) timing.device_seconds = profiled_seconds(first, last);
+  const StepTiming timing = detail::run_timed_steps(s.context, steps, "running the long-vector heat steps",
+                                                    [&](cl::Event* first, cl::Event* last) { s.enqueue_step(first, last); });
   s.steps_done += steps;
   return timing;
 }

@@ -406,4 +406,23 @@ class PassRunner {
   std::vector<Recorded> recorded_;
 };
 
+// Runs the runner's passes between the two host layers. If one fails (an OpenCL error, or an
+// exception from on_pass), waits for what the device still does, tells `on_failure` how many
+// passes completed entirely (their result is in host[passes % 2]) and rethrows.
+template <class T>
+std::size_t run_passes(PassRunner<T>& runner, const Context& context, std::array<T*, 2> host,
+                       const std::function<bool(std::size_t)>& on_pass,
+                       const std::function<void(std::size_t)>& on_failure) {
+  try {
+    return runner.run(host, on_pass);
+  } catch (...) {
+    try {
+      context.finish();  // nothing may still write into host memory
+    } catch (const Error&) {  // the device is already in trouble; the error rethrown says why
+    }
+    on_failure(runner.passes_completed());
+    throw;
+  }
+}
+
 }  // namespace ziggurat::detail

@@ -254,18 +254,10 @@ PoissonRun PoissonSolver<T>::Impl::passes(const PoissonStop& stop, const Pyramid
   };
   const std::array<T*, 2> host{layers[start_layer].data(), layers[1 - start_layer].data()};
   tracker.start();
-  try {
-    run.passes = runner.run(host, on_pass);
-  } catch (...) {
-    try {
-      context.finish();  // nothing may still write into host memory
-    } catch (const Error&) {  // the device is already in trouble; the error below says why
-    }
-    const std::size_t passes_done = runner.passes_completed();
+  run.passes = detail::run_passes(runner, context, host, on_pass, [&](std::size_t passes_done) {
     current = (start_layer + passes_done) % 2;
     sweeps_done += std::min(stop.max_sweeps, passes_done * height);
-    throw;
-  }
+  });
   run.seconds = tracker.seconds();
   run.sweeps = std::min(stop.max_sweeps, run.passes * height);
   current = (start_layer + run.passes) % 2;

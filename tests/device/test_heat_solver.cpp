@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "../support/devices.hpp"
+#include "../support/fixed_profile.hpp"
 #include "../support/util.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/error.hpp"
@@ -17,28 +18,11 @@
 #include "ziggurat/tuning/heat_planner.hpp"
 
 using namespace ziggurat;
+using test::fixed_profile;
 using test::for_each_device;
 using test::identical_nodes;
 
 namespace {
-
-// A device profile with plausible, fixed constants (a PCIe GPU): the plans it leads to are the
-// subject here, not the device's speed, and measuring a profile in every test would take long.
-DeviceProfile fixed_profile() {
-  DeviceProfile p;
-  for (TransferFit* fit : {&p.upload_pinned, &p.download_pinned, &p.upload_pageable, &p.download_pageable,
-                           &p.upload_rect, &p.download_rect}) {
-    fit->latency_s = 10e-6;
-    fit->bytes_per_s = 20e9;
-  }
-  p.launch_pipelined_s = 5e-6;
-  p.overlap.efficiency = p.overlap.duplex_efficiency = 1;
-  p.rect_overlap = p.overlap;
-  for (const std::size_t dims : {1, 2, 3}) {
-    for (const std::size_t bytes : {4, 8}) p.kernels.push_back({"fixed", dims, bytes, {}, 0.01 * static_cast<double>(bytes)});
-  }
-  return p;
-}
 
 template <class T>
 double tolerance(std::size_t steps) {

@@ -9,31 +9,18 @@
 #include <limits>
 
 #include "../support/devices.hpp"
+#include "../support/fixed_profile.hpp"
 #include "../support/util.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 
 using namespace ziggurat;
+using test::fixed_profile;
 using test::for_each_device;
 using test::identical_nodes;
 
 namespace {
-
-// Plausible fixed constants (a PCIe GPU), as in test_heat_solver.cpp: the plans are the subject.
-DeviceProfile fixed_profile() {
-  DeviceProfile p;
-  for (TransferFit* fit : {&p.upload_pinned, &p.download_pinned, &p.upload_pageable, &p.download_pageable,
-                           &p.upload_rect, &p.download_rect}) {
-    fit->latency_s = 10e-6;
-    fit->bytes_per_s = 20e9;
-  }
-  p.launch_pipelined_s = 5e-6;
-  p.overlap.efficiency = p.overlap.duplex_efficiency = 1;
-  p.rect_overlap = p.overlap;
-  for (const std::size_t bytes : {4, 8}) p.kernels.push_back({kJacobiKernel, 3, bytes, {}, 0.01 * static_cast<double>(bytes)});
-  return p;
-}
 
 template <class T>
 struct Problem {

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -28,7 +29,6 @@
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/solver/long_vector_heat.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
-#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
 
@@ -207,12 +207,8 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  ProfileOrigin origin;
-  if (progress && options.profile.empty() && !load_cached_profile(context.device())) {
-    std::cerr << "calibrating " << context.device().label() << " ...\n";
-  }
-  const DeviceProfile profile =
-      options.profile.empty() ? load_or_calibrate(context, false, &origin) : read_profile_file(options.profile);
+  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const DeviceProfile& profile = planned_with.profile;
 
   LongVectorRun run;
   Grid<T> field;
@@ -251,7 +247,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
       {"steps", options.steps},
       {"method", "long-vector"},
       {"plan", {{"method", "long-vector"}, {"calls_per_step", calls}}},
-      {"profile", !options.profile.empty() ? options.profile : origin.from_cache ? "cached" : "measured now"},
+      {"profile", planned_with.origin},
       {"time_s", run.seconds},
       {"step_time_s", options.steps > 0 ? run.step_seconds / static_cast<double>(options.steps) : 0.0},
       {"nodes_per_s", ns_per_node > 0 ? 1e9 / ns_per_node : 0},
@@ -319,12 +315,8 @@ void run(const HeatOptions& options) {
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  ProfileOrigin origin;
-  if (progress && options.profile.empty() && !load_cached_profile(context.device())) {
-    std::cerr << "calibrating " << context.device().label() << " ...\n";
-  }
-  const DeviceProfile profile =
-      options.profile.empty() ? load_or_calibrate(context, false, &origin) : read_profile_file(options.profile);
+  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const DeviceProfile& profile = planned_with.profile;
 
   std::unique_ptr<HeatSolver<T>> solver;
   {
@@ -368,7 +360,7 @@ void run(const HeatOptions& options) {
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
       {"pinned_host_memory", result.pinned_host_memory},
-      {"profile", !options.profile.empty() ? options.profile : origin.from_cache ? "cached" : "measured now"},
+      {"profile", planned_with.origin},
       {"time_s", result.seconds},
       {"predicted_s", predicted_s},
       {"nodes_per_s", nodes_per_second},

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -21,7 +22,6 @@
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
-#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
 
@@ -152,11 +152,8 @@ void run(const PoissonOptions& o) {
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  ProfileOrigin origin;
-  if (progress && o.profile.empty() && !load_cached_profile(context.device())) {
-    std::cerr << "calibrating " << context.device().label() << " ...\n";
-  }
-  const DeviceProfile profile = o.profile.empty() ? load_or_calibrate(context, false, &origin) : read_profile_file(o.profile);
+  const RunProfile planned_with = run_profile(context, o.profile, progress);
+  const DeviceProfile& profile = planned_with.profile;
 
   std::optional<Grid<T>> solution;
   std::unique_ptr<PoissonSolver<T>> solver;
@@ -207,7 +204,7 @@ void run(const PoissonOptions& o) {
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
       {"pinned_host_memory", result.pinned_host_memory},
-      {"profile", !o.profile.empty() ? o.profile : origin.from_cache ? "cached" : "measured now"},
+      {"profile", planned_with.origin},
       {"time_s", result.seconds},
       {"predicted_s", predicted_s},
       {"ns_per_node_sweep", result.ns_per_node},

@@ -10,14 +10,9 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
+#include "ziggurat/solver/step_timing.hpp"
 
 namespace ziggurat {
-
-struct StepTiming {
-  std::size_t steps = 0;
-  double wall_seconds = 0;    ///< host clock, enqueue of the first step to the end of the last
-  double device_seconds = -1; ///< profiling counters, first kernel start to last kernel end; -1 without profiling
-};
 
 /// Which kernel steps an in-device grid.
 enum class StepKernel {
