@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/io/npy.hpp"
 
 namespace ziggurat::cli {
 
@@ -194,6 +195,11 @@ void check_output_path(const std::string& path, const char* option, const std::s
   if (!std::filesystem::is_directory(folder, error)) {
     throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
   }
+}
+
+std::string precision_or_input_type(const std::string& precision, const std::string& input) {
+  if (!precision.empty()) return precision;
+  return !input.empty() && read_npy_header(input).type == NpyType::f64 ? "f64" : "f32";
 }
 
 }  // namespace ziggurat::cli

@@ -33,6 +33,9 @@ CLI::Validator whole_number(std::size_t min);
 void add_precision_option(CLI::App* command, std::string& precision,
                           const std::string& help = "f32 (float) or f64 (double)");
 
+/// --precision as given, else the type of the .npy array at `input` (f64 or f32), else f32.
+std::string precision_or_input_type(const std::string& precision, const std::string& input);
+
 /// Throws UnsupportedFeature, in terms of the options, when --precision is f64 and `device` has no
 /// double precision.
 void require_device_precision(const DeviceInfo& device, const std::string& precision);

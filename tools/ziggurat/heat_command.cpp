@@ -443,10 +443,7 @@ void add_heat_command(CLI::App& app) {
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
-    if (options->precision.empty()) {
-      const bool f64 = !options->init.empty() && read_npy_header(options->init).type == NpyType::f64;
-      options->precision = f64 ? "f64" : "f32";
-    }
+    options->precision = precision_or_input_type(options->precision, options->init);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });
 }

@@ -278,10 +278,7 @@ void add_poisson_command(CLI::App& app) {
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
-    if (options->precision.empty()) {
-      const bool f64 = !options->rhs.empty() && read_npy_header(options->rhs).type == NpyType::f64;
-      options->precision = f64 ? "f64" : "f32";
-    }
+    options->precision = precision_or_input_type(options->precision, options->rhs);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });
 }

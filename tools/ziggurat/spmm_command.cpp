@@ -204,10 +204,7 @@ void add_spmm_command(CLI::App& app) {
   command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str();
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
-    if (options->precision.empty()) {
-      const bool f64 = !options->x.empty() && read_npy_header(options->x).type == NpyType::f64;
-      options->precision = f64 ? "f64" : "f32";
-    }
+    options->precision = precision_or_input_type(options->precision, options->x);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });
 }
