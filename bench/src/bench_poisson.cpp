@@ -43,10 +43,6 @@ struct BenchPoissonOptions {
   bool json = false;
 };
 
-double interior(const std::vector<std::size_t>& e) {
-  return static_cast<double>(e[0] - 2) * static_cast<double>(e[1] - 2) * static_cast<double>(e[2] - 2);
-}
-
 // f = 1 everywhere and a zero boundary: cheap to build at any size, and the iterates stay bounded.
 template <class T>
 std::unique_ptr<PoissonSolver<T>> make_solver(const Context& context, const std::vector<std::size_t>& extents) {
@@ -87,7 +83,7 @@ Measured measure(PoissonSolver<T>& solver, const PoissonPlanRequest& request, st
   m.sweeps = o.run.sweeps;
   m.ns_per_node = o.run.ns_per_node;
   m.predicted = o.planned.predicted.prediction.ns_per_node;
-  m.paper = o.planned.paper_ns_per_sweep / interior(solver.extents());
+  m.paper = o.planned.paper_ns_per_sweep / model::Problem{solver.extents(), 1}.interior_nodes();
   m.schedule = request.schedule;
   return m;
 }

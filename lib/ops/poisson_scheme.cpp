@@ -13,20 +13,17 @@ namespace ziggurat {
 
 namespace {
 
-// The largest of two update sizes, where NaN wins: a diverged field must never look converged.
-double larger(double a, double b) { return std::isnan(a) || a > b ? a : b; }
-
-// Calls body(z) for every interior plane z, planes split across cores, and returns the larger()
-// of what the calls return.
+// Calls body(z) for every interior plane z, planes split across cores, and returns the
+// larger_update() of what the calls return.
 template <class Body>
 double over_interior_planes(std::size_t depth, Body body) {
   std::mutex mutex;
   double most = 0;
   detail::parallel_for(depth - 2, 1, [&](std::size_t begin, std::size_t end) {
     double local = 0;
-    for (std::size_t z = begin + 1; z < end + 1; ++z) local = larger(local, body(z));
+    for (std::size_t z = begin + 1; z < end + 1; ++z) local = larger_update(local, body(z));
     const std::lock_guard<std::mutex> lock(mutex);
-    most = larger(most, local);
+    most = larger_update(most, local);
   });
   return most;
 }
@@ -42,13 +39,15 @@ double sweep_plane(const Grid<T>& grid, const T* f, T* v, JacobiCoefficients<T> 
       const std::size_t c = z * sz + y * sy + x;
       const T sum = ((((u[c - 1] + u[c + 1]) + u[c - sy]) + u[c + sy]) + u[c - sz]) + u[c + sz];
       v[c] = k.sixth * (sum + k.h2 * f[c]);
-      most = larger(most, std::abs(static_cast<double>(v[c]) - static_cast<double>(u[c])));
+      most = larger_update(most, std::abs(static_cast<double>(v[c]) - static_cast<double>(u[c])));
     }
   }
   return most;
 }
 
 }  // namespace
+
+double larger_update(double a, double b) { return std::isnan(a) || a > b ? a : b; }
 
 template <class T>
 JacobiCoefficients<T> jacobi_coefficients(double spacing) {
@@ -99,7 +98,7 @@ double poisson_residual(const std::vector<std::size_t>& extents, const T* u, con
         const std::size_t c = z * sz + y * W + x;
         double sum = 0;
         for (const std::size_t step : {std::size_t{1}, W, sz}) sum += double(u[c - step]) + double(u[c + step]);
-        most = larger(most, std::abs(double(f[c]) + (sum - 6.0 * double(u[c])) * inverse_h2));
+        most = larger_update(most, std::abs(double(f[c]) + (sum - 6.0 * double(u[c])) * inverse_h2));
       }
     }
     return most;

@@ -24,9 +24,6 @@ constexpr std::size_t kDefaultIncoreCheck = 32;  // sweeps between stopping test
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The larger of two updates, where NaN wins (a diverged field never looks converged).
-double larger(double a, double b) { return std::isnan(a) || a > b ? a : b; }
-
 // Work-groups a sweep of any box inside a buffer of `extents` (x: the padded pitch) launches at
 // most: one tile more on x and y than the buffer holds, for boxes that start off a tile boundary.
 std::size_t most_groups(const Context& context, const std::array<std::size_t, 3>& extents) {
@@ -65,7 +62,7 @@ class JacobiTaskKernels final : public detail::TaskKernels<T> {
   // The largest update of the pass's last sweep, once its downloads are done.
   double pass_update(std::size_t pass) const {
     double most = 0;
-    for (std::size_t t = 0; t < tasks_; ++t) most = larger(most, static_cast<double>(updates_[(pass % kRing) * tasks_ + t]));
+    for (std::size_t t = 0; t < tasks_; ++t) most = larger_update(most, static_cast<double>(updates_[(pass % kRing) * tasks_ + t]));
     return most;
   }
 
@@ -176,7 +173,7 @@ struct PoissonSolver<T>::Impl {
 template <class T>
 PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t test_every, StopTracker& tracker) {
   BufferShape shape;
-  shape.pitch = detail::round_up(extents[0], value_alignment);
+  shape.pitch = detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]);
   shape.plane = shape.pitch * extents[1];
   const std::size_t values = shape.plane * extents[2];
   DeviceBuffer<T> u[2] = {DeviceBuffer<T>(context, values, "Poisson field"), DeviceBuffer<T>(context, values, "Poisson field")};
@@ -207,8 +204,11 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
           "clEnqueueReadBuffer", "downloading the Poisson field");
   };
   tracker.start();
-  for (auto& layer : u) upload(layer.get(), layers[current].data());
+  upload(u[0].get(), layers[current].data());
   upload(f.get(), rhs.data());
+  // The second layer needs the boundary values: a copy on the device, not a second crossing of the bus.
+  check(context.compute_queue().enqueueCopyBuffer(u[0].get(), u[1].get(), 0, 0, bytes), "clEnqueueCopyBuffer",
+        "copying the Poisson field");
   PoissonRun run;
   std::size_t in = 0, done = 0;
   T update = 0;
@@ -242,7 +242,7 @@ PoissonRun PoissonSolver<T>::Impl::passes(const PoissonStop& stop, const Pyramid
   const std::size_t tasks = detail::Cut(extents[2], layout.task_extent).tiles();
   const std::size_t planes = std::min(extents[2], layout.task_extent + 2 * height);
   JacobiTaskKernels<T> kernels(context, coefficients, rhs.data(),
-                               most_groups(context, {detail::round_up(extents[0], value_alignment), extents[1], planes}), tasks);
+                               most_groups(context, {detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]), extents[1], planes}), tasks);
   detail::PassRunner<T> runner(context, extents, kernels, value_alignment, layout, stop.max_sweeps, overlapped);
   PoissonRun run;
   run.device_bytes = runner.device_bytes();
@@ -319,13 +319,16 @@ PoissonRun PoissonSolver<T>::solve(const PoissonStop& stop, const HeatPlan& plan
 
 template <class T>
 Grid<T> PoissonSolver<T>::field() const {
-  const T* values = impl_->layers[impl_->current].data();
+  const T* values = data();
   return Grid<T>(impl_->extents, std::vector<T>(values, values + checked_node_count(impl_->extents)));
 }
 
 template <class T>
+const T* PoissonSolver<T>::data() const noexcept { return impl_->layers[impl_->current].data(); }
+
+template <class T>
 double PoissonSolver<T>::residual() const {
-  return poisson_residual(impl_->extents, impl_->layers[impl_->current].data(), impl_->rhs.data(), impl_->spacing);
+  return poisson_residual(impl_->extents, data(), impl_->rhs.data(), impl_->spacing);
 }
 
 template <class T>

@@ -171,20 +171,35 @@ std::vector<std::size_t> measurement_grid(std::size_t dims, double values, std::
   return {side(std::cbrt(values), align), side(std::cbrt(values), 1), side(std::cbrt(values), 1)};
 }
 
+// The grid a stencil rate is measured on: about `bytes` per buffer, rows aligned.
+struct StencilGrid {
+  std::vector<std::size_t> extents;
+  detail::BufferShape shape;
+  std::size_t values = 0;
+};
+
+template <class T>
+StencilGrid stencil_grid(const Context& context, std::size_t dims, std::size_t bytes) {
+  const std::size_t align = detail::row_alignment(context.device(), sizeof(T));
+  StencilGrid g;
+  g.extents = measurement_grid(dims, static_cast<double>(bytes / sizeof(T)), align);
+  g.shape.pitch = g.extents[0];
+  g.shape.plane = g.extents[0] * (dims > 1 ? g.extents[1] : 1);
+  g.values = g.shape.plane * (dims > 2 ? g.extents[2] : 1);
+  return g;
+}
+
 // tau_a of a stencil kernel of `dims` dimensions (the aligned kernels every solver mode runs), on
-// the interior of a grid of about `bytes` per buffer, in the steady state: well beyond the
+// the interior of `grid`, in the steady state: well beyond the
 // caches. The buffers are filled on the device with a constant, a fixed point of the heat scheme,
 // so that the values stay ordinary numbers and no grid crosses the bus. `step` enqueues one step
-// of a box from one buffer into another (extra buffers it needs are its own).
+// of a box from one buffer into another (extra buffers it needs are its own, made beforehand).
 template <class T, class Step>
-KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, std::size_t dims, std::size_t bytes,
+KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, const StencilGrid& grid,
                            const std::string& name, Step step) {
-  const std::size_t align = detail::row_alignment(context.device(), sizeof(T));
-  const std::vector<std::size_t> extents = measurement_grid(dims, static_cast<double>(bytes / sizeof(T)), align);
-  detail::BufferShape shape;
-  shape.pitch = extents[0];
-  shape.plane = extents[0] * (dims > 1 ? extents[1] : 1);
-  const std::size_t values = shape.plane * (dims > 2 ? extents[2] : 1);
+  const std::vector<std::size_t>& extents = grid.extents;
+  const detail::BufferShape& shape = grid.shape;
+  const std::size_t dims = extents.size(), values = grid.values;
   DeviceBuffer<T> in(context, values, "calibration grid"), out(context, values, "calibration grid");
   for (const auto* buffer : {&in, &out}) detail::enqueue_fill(context, context.compute_queue(), buffer->get(), values, T(0.5));
   detail::Box interior;
@@ -214,7 +229,7 @@ KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, std
 template <class T>
 KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::size_t dims, std::size_t bytes) {
   detail::HeatBoxStep<T> step(context, dims, heat_coefficients<T>(0.8 * max_stable_alpha(dims), dims));
-  return measure_stencil<T>(context, timer, dims, bytes, "heat" + std::to_string(dims) + "d_box",
+  return measure_stencil<T>(context, timer, stencil_grid<T>(context, dims, bytes), "heat" + std::to_string(dims) + "d_box",
                             [&](const cl::Buffer& in, const cl::Buffer& out, const detail::BufferShape& shape,
                                 const detail::Box& box, cl::Event* done) {
                               step.enqueue(context.compute_queue(), in, out, shape, box, nullptr, done);
@@ -226,16 +241,13 @@ KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::s
 template <class T>
 KernelRate measure_jacobi(const Context& context, const DeviceTimer& timer, std::size_t bytes) {
   detail::JacobiBoxSweep<T> sweep(context, jacobi_coefficients<T>(1.0));
-  std::optional<DeviceBuffer<T>> f;
-  return measure_stencil<T>(context, timer, 3, bytes, kJacobiKernel,
+  const StencilGrid grid = stencil_grid<T>(context, 3, bytes);
+  DeviceBuffer<T> f(context, grid.values, "calibration right-hand side");
+  detail::enqueue_fill(context, context.compute_queue(), f.get(), grid.values, T(0));
+  return measure_stencil<T>(context, timer, grid, kJacobiKernel,
                             [&](const cl::Buffer& in, const cl::Buffer& out, const detail::BufferShape& shape,
                                 const detail::Box& box, cl::Event* done) {
-                              if (!f) {
-                                const std::size_t values = shape.plane * (box.end[2] + 1);
-                                f.emplace(context, values, "calibration right-hand side");
-                                detail::enqueue_fill(context, context.compute_queue(), f->get(), values, T(0));
-                              }
-                              sweep.enqueue(context.compute_queue(), in, out, f->get(), nullptr, shape, box, nullptr, done);
+                              sweep.enqueue(context.compute_queue(), in, out, f.get(), nullptr, shape, box, nullptr, done);
                             });
 }
 

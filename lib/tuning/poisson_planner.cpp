@@ -6,21 +6,11 @@
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
+#include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
 
 namespace ziggurat {
-
-namespace {
-
-// Bytes of one device buffer of the whole grid, rows padded as the solver pads them.
-std::uint64_t incore_buffer_bytes(const model::Problem& problem) {
-  const std::size_t align = std::max<std::size_t>(1, problem.row_alignment);
-  const std::uint64_t pitch = (problem.extents[0] + align - 1) / align * align;
-  return pitch * problem.extents[1] * problem.extents[2] * problem.value_bytes;
-}
-
-}  // namespace
 
 const char* to_string(PoissonMode mode) {
   switch (mode) {
@@ -78,12 +68,13 @@ PlannedPoissonRun plan_poisson(const PoissonSolver<T>& solver, const PoissonStop
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   const std::size_t layers = poisson_buffer_layers(request.schedule);
   const model::Budget budget{std::min<std::uint64_t>(run.budget_bytes, layers * device.max_alloc_bytes), layers};
-  const bool one_allocation = incore_buffer_bytes(problem) <= device.max_alloc_bytes;
+  const std::uint64_t incore_bytes = InDeviceHeat<T>::buffer_bytes(device, problem.extents);
+  const bool one_allocation = incore_bytes <= device.max_alloc_bytes;
   const bool incore_fits = one_allocation && model::fits_incore(problem, run.budget_bytes);
   if (request.mode == PoissonMode::incore && !incore_fits) {
     throw InvalidArgument("grid " + extents_string(problem.extents) + " of " + type_name<T>() +
                           " does not fit in core: its two layers and right-hand side need " +
-                          std::to_string(3 * incore_buffer_bytes(problem) >> 20) + " MiB in buffers of at most " +
+                          std::to_string(3 * incore_bytes >> 20) + " MiB in buffers of at most " +
                           std::to_string(device.max_alloc_bytes >> 20) + " MiB, the budget is " +
                           std::to_string(run.budget_bytes >> 20) + " MiB: run it in strip passes (mode strip or auto)");
   }

@@ -36,6 +36,9 @@ JacobiCoefficients<T> jacobi_coefficients(double spacing);
 /// the caller in the message.
 void require_poisson_grid(const std::vector<std::size_t>& extents, const char* who);
 
+/// The larger of two update sizes, where NaN wins: a diverged field must never look converged.
+double larger_update(double a, double b);
+
 /// CPU reference: `sweeps` Jacobi sweeps of `u` in place (f: the right-hand side on the same
 /// grid; its boundary values are not used). Returns the largest |U' - U| of the last sweep (NaN
 /// if a value is NaN).

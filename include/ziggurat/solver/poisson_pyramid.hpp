@@ -90,7 +90,9 @@ class PoissonSolver {
   /// holds the state after the last pass that completed.
   PoissonRun solve(const PoissonStop& stop, const HeatPlan& plan, const PoissonRunOptions& options = {});
 
-  Grid<T> field() const;  ///< the current field (a copy)
+  /// The current field (a copy), and a view of it valid until the next solve().
+  Grid<T> field() const;
+  const T* data() const noexcept;
   /// The true residual max |f + Laplace_h u| of the current field (host, double, every core).
   double residual() const;
   double spacing() const noexcept;
