@@ -83,7 +83,10 @@ class JacobiTaskKernels final : public detail::TaskKernels<T> {
 std::size_t sweeps_left(const PoissonStop& stop, std::size_t done, double update, double previous,
                         std::size_t sweeps_between) {
   const std::size_t most = stop.max_sweeps - std::min(stop.max_sweeps, done);
-  if (!(previous > update && update > stop.tolerance && stop.tolerance > 0 && sweeps_between > 0)) return most;
+  // The first test has no previous one (previous is infinite): no rate yet.
+  if (!(std::isfinite(previous) && previous > update && update > stop.tolerance && stop.tolerance > 0 && sweeps_between > 0)) {
+    return most;
+  }
   const double rate = std::pow(update / previous, 1.0 / static_cast<double>(sweeps_between));
   return std::min(most, static_cast<std::size_t>(std::ceil(std::log(stop.tolerance / update) / std::log(rate))));
 }
