@@ -20,6 +20,17 @@ void check_host_memory(std::uint64_t bytes, const std::string& what) {
   }
 }
 
+void check_device_buffers(const DeviceInfo& device, std::size_t count, std::uint64_t bytes, const std::string& what,
+                          const std::string& advice) {
+  if (bytes <= device.max_alloc_bytes && count * bytes <= device.global_mem_bytes) return;
+  const auto mib = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  static const char* const words[] = {"no", "one", "two", "three", "four"};
+  const std::string number = count < 5 ? words[count] : std::to_string(count);
+  throw OutOfDeviceMemory(what + " needs " + number + " device buffers of " + mib(bytes) + " each, but " +
+                          device.label() + " allows " + mib(device.max_alloc_bytes) + " per buffer and has " +
+                          mib(device.global_mem_bytes) + " in all: " + advice);
+}
+
 namespace detail {
 
 namespace {

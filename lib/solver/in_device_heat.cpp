@@ -75,14 +75,9 @@ void InDeviceHeat<T>::check_fits(const DeviceInfo& device, const std::vector<std
     throw InvalidArgument("grid " + extents_string(extents) + " is too large for the heat kernels, which index "
                           "rows, columns and planes with 32-bit integers");
   }
-  const auto mib = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
-  if (bytes > device.max_alloc_bytes || 2 * bytes > device.global_mem_bytes) {
-    throw OutOfDeviceMemory("a " + extents_string(extents) + " grid of " + type_name<T>() +
-                            " needs two device buffers of " + mib(bytes) + " each, but " + device.label() +
-                            " allows " + mib(device.max_alloc_bytes) + " per buffer and has " +
-                            mib(device.global_mem_bytes) + " in all: make the grid smaller, choose a "
-                            "device with more memory, or solve it out of core (HeatSolver, solver/heat_pyramid.hpp)");
-  }
+  check_device_buffers(device, 2, bytes, "a " + extents_string(extents) + " grid of " + type_name<T>(),
+                       "make the grid smaller, choose a device with more memory, or solve it out of core (HeatSolver, "
+                       "solver/heat_pyramid.hpp)");
 }
 
 template <class T>

@@ -101,15 +101,9 @@ void LongVectorHeat<T>::check_fits(const DeviceInfo& device, const std::vector<s
   const Layout l = layout_of(extents);
   const std::uint64_t field_bytes = static_cast<std::uint64_t>(l.values()) * sizeof(T);
   // V, P and the ones are each about one grid; the boundary is small.
-  const std::uint64_t total = field_bytes * 3;
-  const auto mib = [](std::uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
-  if (field_bytes > device.max_alloc_bytes || total > device.global_mem_bytes) {
-    throw OutOfDeviceMemory("the long-vector algorithm on a " + extents_string(extents) + " grid of " + type_name<T>() +
-                            " needs three device buffers of about " + mib(field_bytes) + " each, but " + device.label() +
-                            " allows " + mib(device.max_alloc_bytes) + " per buffer and has " +
-                            mib(device.global_mem_bytes) + " in all: make the grid smaller or choose a device with "
-                            "more memory");
-  }
+  check_device_buffers(device, 3, field_bytes,
+                       "the long-vector algorithm on a " + extents_string(extents) + " grid of " + type_name<T>(),
+                       "make the grid smaller or choose a device with more memory");
 }
 
 template <class T>

@@ -15,6 +15,12 @@ namespace ziggurat {
 /// Throws InvalidArgument naming `what` unless `bytes` fit in the machine's physical memory.
 void check_host_memory(std::uint64_t bytes, const std::string& what);
 
+/// Throws OutOfDeviceMemory unless `count` buffers of `bytes` each fit the device: each within its
+/// largest allocation, all within its memory. The message says "`what` needs `count` device buffers
+/// of ... each", the device's limits, and then `advice`.
+void check_device_buffers(const DeviceInfo& device, std::size_t count, std::uint64_t bytes, const std::string& what,
+                          const std::string& advice);
+
 namespace detail {
 /// Creates a buffer of count * element_size bytes. Throws InvalidArgument for zero or overflowing
 /// sizes and OutOfDeviceMemory when the size exceeds the device's largest allocation.
