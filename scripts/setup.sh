@@ -10,6 +10,8 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd oclgrind clinfo
   # libraries
   libclblast-dev doctest-dev libcli11-dev nlohmann-json3-dev
+  # the subspace iteration's small generalised eigenproblems (header-only)
+  libeigen3-dev
   # benchmark peer (ziggurat bench spmm): ViennaCL's OpenCL sparse products
   libviennacl-dev
   # fuzzing the Matrix Market parser (libFuzzer)

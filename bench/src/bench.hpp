@@ -1,7 +1,7 @@
 #pragma once
 // The benchmarks of `ziggurat-bench` (main.cpp), each in its own file: heat (bench_heat.cpp), spmm
-// (bench_spmm.cpp), solve (bench_solve.cpp), long-vector (bench_long_vector.cpp) and build
-// (bench_build.cpp).
+// (bench_spmm.cpp), solve (bench_solve.cpp), long-vector (bench_long_vector.cpp), poisson
+// (bench_poisson.cpp), ebe (bench_ebe.cpp) and build (bench_build.cpp).
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
@@ -56,6 +56,7 @@ struct BenchSolveOptions {
 void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options);
 void run_bench_solve(const BenchSolveOptions& options);
 
+void add_bench_ebe_command(CLI::App& app);
 void add_bench_long_vector_command(CLI::App& app);
 void add_bench_poisson_command(CLI::App& app);
 void add_bench_build_command(CLI::App& app);

@@ -12,15 +12,19 @@
 #include "ziggurat/base/version.hpp"
 
 #include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/elements.hpp"
 #include "ziggurat/matrix/grid.hpp"
+#include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 
+#include "ziggurat/io/element_files.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/io/npy.hpp"
 
 #include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 #include "ziggurat/ops/spmm.hpp"
@@ -33,6 +37,7 @@
 #include "ziggurat/solver/poisson_pyramid.hpp"
 #include "ziggurat/solver/pyramid_layout.hpp"
 #include "ziggurat/solver/step_timing.hpp"
+#include "ziggurat/solver/subspace_iteration.hpp"
 
 #include "ziggurat/tuning/bsr_autotune.hpp"
 #include "ziggurat/tuning/calibration.hpp"

@@ -20,7 +20,19 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
 
-std::size_t item_size(NpyType type) { return type == NpyType::f32 ? 4 : 8; }
+std::size_t item_size(NpyType type) { return type == NpyType::f32 || type == NpyType::i32 ? 4 : 8; }
+
+const char* descr_of(NpyType type) {
+  switch (type) {
+    case NpyType::f32: return "<f4";
+    case NpyType::f64: return "<f8";
+    case NpyType::i32: return "<i4";
+    case NpyType::i64: return "<i8";
+  }
+  return "";
+}
+
+bool is_integer(NpyType type) { return type == NpyType::i32 || type == NpyType::i64; }
 
 [[noreturn]] void bad(const std::filesystem::path& path, const std::string& problem) {
   throw IoError("'" + path.string() + "' is not a usable .npy file: " + problem);
@@ -129,21 +141,38 @@ class HeaderParser {
   std::size_t at_ = 0;
 };
 
-NpyType parse_descr(const std::string& descr, const std::filesystem::path& path) {
-  if (descr == "<f4") return NpyType::f32;
-  if (descr == "<f8") return NpyType::f64;
-  if (descr == ">f4" || descr == ">f8") {
-    bad(path, "its values are big-endian ('" + descr + "'); convert with numpy: a.astype('<" +
-                  descr.substr(1) + "')");
+// What a reader takes: values (grids, vectors) are floats, indices integers.
+enum class Kind { any, floats, integers };
+
+// Checked before the file's size, so that a file of the wrong kind is named as such.
+void check_kind(NpyType type, Kind kind, const std::filesystem::path& path) {
+  if (kind == Kind::floats && is_integer(type)) {
+    bad(path, std::string("its dtype is '") + descr_of(type) + "' (integers); float32 ('<f4') or float64 ('<f8') "
+              "values are needed here: convert with numpy, e.g. a.astype(numpy.float64)");
   }
-  bad(path, "its dtype is '" + descr + "'; ziggurat reads float32 ('<f4') and float64 ('<f8') "
-            "arrays: convert with numpy, e.g. a.astype(numpy.float64)");
+  if (kind == Kind::integers && !is_integer(type)) {
+    bad(path, std::string("its dtype is '") + descr_of(type) + "'; indices are read from int32 ('<i4') or int64 "
+              "('<i8') arrays: convert with numpy, e.g. a.astype(numpy.int32)");
+  }
+}
+
+NpyType parse_descr(const std::string& descr, const std::filesystem::path& path) {
+  for (const NpyType type : {NpyType::f32, NpyType::f64, NpyType::i32, NpyType::i64}) {
+    const std::string little = descr_of(type);
+    if (descr == little) return type;
+    if (descr == ">" + little.substr(1)) {
+      bad(path, "its values are big-endian ('" + descr + "'); convert with numpy: a.astype('" + little + "')");
+    }
+  }
+  bad(path, "its dtype is '" + descr + "'; ziggurat reads float32 ('<f4') and float64 ('<f8') arrays, and "
+            "int32 ('<i4') and int64 ('<i8') ones for indices: convert with numpy, e.g. a.astype(numpy.float64)");
 }
 
 template <class T>
 constexpr NpyType npy_type_of() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
-  return std::is_same_v<T, float> ? NpyType::f32 : NpyType::f64;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t>,
+                "float, double or std::int32_t");
+  return std::is_same_v<T, float> ? NpyType::f32 : std::is_same_v<T, double> ? NpyType::f64 : NpyType::i32;
 }
 
 std::size_t element_count(const std::vector<std::size_t>& shape, const std::filesystem::path& path) {
@@ -177,9 +206,7 @@ void convert_stream(std::ifstream& in, To* out, std::size_t count, const std::fi
   }
 }
 
-}  // namespace
-
-NpyHeader read_npy_header(const std::filesystem::path& path) {
+NpyHeader read_header(const std::filesystem::path& path, Kind kind) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot open '" + path.string() + "': " + detail::system_error_text(errno));
   unsigned char prefix[12] = {};
@@ -211,6 +238,7 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   }
   NpyHeader header;
   header.type = parse_descr(fields.descr, path);
+  check_kind(header.type, kind, path);
   header.shape = fields.shape;
   header.data_offset = prefix_size + header_size;
 
@@ -233,36 +261,45 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   return header;
 }
 
-namespace {
-
+// The values of the file converted to T; the caller has checked that the header's type suits T.
 template <class T>
-std::vector<T> read_values(const std::filesystem::path& path, const NpyHeader& header) {
+std::vector<T> read_converted(const std::filesystem::path& path, const NpyHeader& header) {
   const std::size_t count = element_count(header.shape, path);
   std::vector<T> values(count);
   std::ifstream in(path, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(header.data_offset));
   if (!in) throw IoError("cannot read '" + path.string() + "': " + detail::system_error_text(errno));
-  if (header.type == NpyType::f32) {
-    convert_stream<float>(in, values.data(), count, path);
-  } else {
-    convert_stream<double>(in, values.data(), count, path);
+  switch (header.type) {
+    case NpyType::f32: convert_stream<float>(in, values.data(), count, path); break;
+    case NpyType::f64: convert_stream<double>(in, values.data(), count, path); break;
+    case NpyType::i32: convert_stream<std::int32_t>(in, values.data(), count, path); break;
+    case NpyType::i64: convert_stream<std::int64_t>(in, values.data(), count, path); break;
   }
   return values;
 }
 
 }  // namespace
 
+NpyHeader read_npy_header(const std::filesystem::path& path) { return read_header(path, Kind::any); }
+
 template <class T>
 std::vector<T> read_npy(const std::filesystem::path& path, std::vector<std::size_t>& shape) {
-  const NpyHeader header = read_npy_header(path);
-  auto values = read_values<T>(path, header);
+  const NpyHeader header = read_header(path, Kind::floats);
+  auto values = read_converted<T>(path, header);
+  shape = header.shape;
+  return values;
+}
+
+std::vector<std::int64_t> read_npy_integers(const std::filesystem::path& path, std::vector<std::size_t>& shape) {
+  const NpyHeader header = read_header(path, Kind::integers);
+  auto values = read_converted<std::int64_t>(path, header);
   shape = header.shape;
   return values;
 }
 
 template <class T>
 void write_npy(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& shape) {
-  std::string header = std::string("{'descr': '") + (npy_type_of<T>() == NpyType::f32 ? "<f4" : "<f8") +
+  std::string header = std::string("{'descr': '") + descr_of(npy_type_of<T>()) +
                        "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
   // Version 1.0 holds headers up to 65535 bytes; the whole prefix is padded to 64 bytes.
   const bool version2 = header.size() + 11 + 64 > 65535;
@@ -282,12 +319,12 @@ void write_npy(const std::filesystem::path& path, const T* values, const std::ve
 
 template <class T>
 Grid<T> load_grid(const std::filesystem::path& path) {
-  const NpyHeader header = read_npy_header(path);
+  const NpyHeader header = read_header(path, Kind::floats);
   if (header.shape.empty() || header.shape.size() > 3) {
     bad(path, "a grid needs a 1-, 2- or 3-dimensional array, this one has shape " + python_tuple(header.shape));
   }
   if (element_count(header.shape, path) == 0) bad(path, "its shape " + python_tuple(header.shape) + " holds no values");
-  return Grid<T>(std::vector<std::size_t>(header.shape.rbegin(), header.shape.rend()), read_values<T>(path, header));
+  return Grid<T>(std::vector<std::size_t>(header.shape.rbegin(), header.shape.rend()), read_converted<T>(path, header));
 }
 
 template <class T>
@@ -300,6 +337,7 @@ template std::vector<float> read_npy<float>(const std::filesystem::path&, std::v
 template std::vector<double> read_npy<double>(const std::filesystem::path&, std::vector<std::size_t>&);
 template void write_npy<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&);
 template void write_npy<double>(const std::filesystem::path&, const double*, const std::vector<std::size_t>&);
+template void write_npy<std::int32_t>(const std::filesystem::path&, const std::int32_t*, const std::vector<std::size_t>&);
 template Grid<float> load_grid<float>(const std::filesystem::path&);
 template Grid<double> load_grid<double>(const std::filesystem::path&);
 template void save_grid<float>(const std::filesystem::path&, const Grid<float>&);

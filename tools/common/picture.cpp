@@ -76,6 +76,31 @@ void viridis(double t, unsigned char* rgb) {
   }
 }
 
+// Writes 8-bit RGB rows, top row first, as a PNG file, atomically.
+void write_rgb_png(const std::filesystem::path& path, const std::vector<unsigned char>& rgb, std::size_t width,
+                   std::size_t height) {
+  const std::string temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + ".png";
+  const std::string what = "cannot write the picture '" + path.string() + "': ";
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) throw IoError(what + std::strerror(errno));
+  char error[kMessageSize] = "";
+  const bool encoded =
+      encode_png(file, rgb.data(), static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), error);
+  const bool closed = std::fclose(file) == 0;  // may be the first to see a full disk
+  const int close_errno = errno;
+  std::error_code ignored;
+  if (!encoded || !closed) {
+    std::filesystem::remove(temporary, ignored);
+    throw IoError(what + (encoded ? std::strerror(close_errno) : error));
+  }
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (renamed) {
+    std::filesystem::remove(temporary, ignored);
+    throw IoError(what + renamed.message());
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -131,31 +156,32 @@ void write_field_png(const std::filesystem::path& path, const T* values, const s
     }
   }
 
-  const std::string temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + ".png";
-  const std::string what = "cannot write the picture '" + path.string() + "': ";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) throw IoError(what + std::strerror(errno));
-  char error[kMessageSize] = "";
-  const bool encoded = encode_png(file, rgb.data(), static_cast<png_uint_32>(out_width),
-                                  static_cast<png_uint_32>(out_height), error);
-  const bool closed = std::fclose(file) == 0;  // may be the first to see a full disk
-  const int close_errno = errno;
-  std::error_code ignored;
-  if (!encoded || !closed) {
-    std::filesystem::remove(temporary, ignored);
-    throw IoError(what + (encoded ? std::strerror(close_errno) : error));
-  }
-  std::error_code renamed;
-  std::filesystem::rename(temporary, path, renamed);
-  if (renamed) {
-    std::filesystem::remove(temporary, ignored);
-    throw IoError(what + renamed.message());
-  }
+  write_rgb_png(path, rgb, out_width, out_height);
 }
 
 template void write_field_png<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&,
                                      std::size_t);
 template void write_field_png<double>(const std::filesystem::path&, const double*, const std::vector<std::size_t>&,
                                       std::size_t);
+
+void write_lines_png(const std::filesystem::path& path, const std::vector<Segment>& segments, std::size_t width,
+                     std::size_t height) {
+  if (width == 0 || height == 0 || width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX)
+    throw InvalidArgument("a picture needs a size of 1 to 2^31 - 1 pixels a side");
+  std::vector<unsigned char> rgb(width * height * 3, 255);
+  const auto plot = [&](long x, long y, const std::array<unsigned char, 3>& colour) {
+    if (x < 0 || y < 0 || x >= long(width) || y >= long(height)) return;
+    std::copy(colour.begin(), colour.end(), &rgb[((height - 1 - std::size_t(y)) * width + std::size_t(x)) * 3]);
+  };
+  for (const Segment& s : segments) {
+    const double dx = s.x1 - s.x0, dy = s.y1 - s.y0;
+    const long steps = std::max(1L, std::lround(std::max(std::abs(dx), std::abs(dy))));
+    for (long i = 0; i <= steps; ++i) {
+      const double t = double(i) / double(steps);
+      plot(std::lround(s.x0 + t * dx), std::lround(s.y0 + t * dy), s.colour);
+    }
+  }
+  write_rgb_png(path, rgb, width, height);
+}
 
 }  // namespace ziggurat::cli

@@ -1,6 +1,7 @@
 #pragma once
 // Colour-mapped pictures of grid fields as PNG files, through libpng.
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <vector>
@@ -17,6 +18,17 @@ namespace ziggurat::cli {
 template <class T>
 void write_field_png(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& extents,
                      std::size_t max_side = 2048);
+
+/// A straight line from (x0, y0) to (x1, y1) in pixels, y upwards, in one colour.
+struct Segment {
+  double x0, y0, x1, y1;
+  std::array<unsigned char, 3> colour;
+};
+
+/// Draws line segments on white, one pixel wide, as a PNG of width x height pixels (atomic write);
+/// what falls outside is clipped.
+void write_lines_png(const std::filesystem::path& path, const std::vector<Segment>& segments, std::size_t width,
+                     std::size_t height);
 
 extern template void write_field_png<float>(const std::filesystem::path&, const float*,
                                             const std::vector<std::size_t>&, std::size_t);

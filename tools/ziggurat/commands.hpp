@@ -12,6 +12,7 @@ void add_bench_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_model_command(CLI::App& app);
+void add_modes_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
 void add_spmm_command(CLI::App& app);
 

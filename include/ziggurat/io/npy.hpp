@@ -1,9 +1,10 @@
 #pragma once
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0): little-endian float32 or float64 arrays
-// in C order. Grids map to arrays with their extents reversed: a W x H grid is an array of shape
-// (H, W), a W x H x D grid one of shape (D, H, W).
+// in C order, and int32 or int64 arrays for indices. Grids map to arrays with their extents
+// reversed: a W x H grid is an array of shape (H, W), a W x H x D grid one of shape (D, H, W).
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -11,7 +12,7 @@
 
 namespace ziggurat {
 
-enum class NpyType { f32, f64 };
+enum class NpyType { f32, f64, i32, i64 };
 
 struct NpyHeader {
   NpyType type = NpyType::f64;
@@ -20,16 +21,21 @@ struct NpyHeader {
 };
 
 /// Reads and validates a .npy header. Throws IoError naming the file and the problem for a bad
-/// magic string, an unsupported version, a malformed header, a dtype other than '<f4' or '<f8',
-/// Fortran order, or a file whose size does not match the shape.
+/// magic string, an unsupported version, a malformed header, a dtype other than '<f4', '<f8',
+/// '<i4' or '<i8', Fortran order, or a file whose size does not match the shape.
 NpyHeader read_npy_header(const std::filesystem::path& path);
 
-/// The values of a .npy file converted to T; `shape` receives the array's shape.
+/// The values of a float32 or float64 .npy file converted to T (float or double; IoError for an
+/// integer file); `shape` receives the array's shape.
 template <class T>
 std::vector<T> read_npy(const std::filesystem::path& path, std::vector<std::size_t>& shape);
 
-/// Writes `values` (C order, `shape` slowest axis first) as a .npy file of T, atomically: the
-/// file appears whole under its name or not at all.
+/// The values of an int32 or int64 .npy file (IoError for a float file); `shape` receives the
+/// array's shape.
+std::vector<std::int64_t> read_npy_integers(const std::filesystem::path& path, std::vector<std::size_t>& shape);
+
+/// Writes `values` (C order, `shape` slowest axis first) as a .npy file of T (float, double or
+/// std::int32_t), atomically: the file appears whole under its name or not at all.
 template <class T>
 void write_npy(const std::filesystem::path& path, const T* values,
                const std::vector<std::size_t>& shape);

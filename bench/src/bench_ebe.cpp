@@ -1,0 +1,504 @@
+// `ziggurat-bench ebe`: the element-by-element projection K+ = X^T K X and the subspace-iteration
+// eigen-solve (method notes, section 4) beside their peers and the device's physical limits.
+//   1. The projection with k vectors on a generated brick cantilever (default ~1.87 M DOF, the
+//      paper's size): ziggurat's EBE kernels resident and streamed, ziggurat's multithreaded CPU
+//      EBE, the assembled route (block CSR x k vectors, then X^T Y by CLBlast's GEMM), PyTorch's or
+//      CuPy's batched matrix products (ebe_peers.py), and the roofline: the bytes the projection
+//      must move over the measured copy bandwidth, its flops over the measured FMA peak.
+//   2. Y = K X with either scatter (colouring, atomics).
+//   3. The eigen-solve of `modes` modes: ziggurat on the device, the same algorithm on a CPU OpenCL
+//      device (all cores), and SciPy's shift-invert eigsh on the assembled matrices.
+
+#include <clblast.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "bench.hpp"
+#include "format.hpp"
+#include "peer_support.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/base/version.hpp"
+#include "ziggurat/io/element_files.hpp"
+#include "ziggurat/io/npy.hpp"
+#include "ziggurat/matrix/hex_mesh.hpp"
+#include "ziggurat/ops/ebe.hpp"
+#include "ziggurat/ops/spmm.hpp"
+#include "ziggurat/solver/subspace_iteration.hpp"
+#include "ziggurat/tuning/calibration.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+using namespace ziggurat::fem;
+using Clock = std::chrono::steady_clock;
+
+struct BenchEbeOptions {
+  std::string mesh = "9.6x2.8x2.8:192,56,56";  // 1,871,424 DOF (the paper's model: 1,858,824)
+  std::string solve_mesh;                       // empty: --mesh
+  std::string cpu_solve_mesh = "2.4x0.7x0.7:48,14,14";
+  std::size_t vectors = 27;
+  std::size_t modes = 27;
+  std::size_t repeat = 5;
+  double tolerance = 1e-8;
+  std::string precision = "f64";
+  std::string device;
+  std::string cpu_device = "cpu";
+  std::string python = "python3";
+  double eigsh_timeout = 900;
+  bool peers = true;
+  bool solve = true;
+  bool convergence_only = false;
+  std::string convergence_meshes = "20x1x2,40x2x4,80x4x8,160x8x16";
+  bool json = false;
+};
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+template <class F>
+double best_of(std::size_t repeat, F run) {
+  run();  // warm-up: first touches, lazy builds
+  double best = HUGE_VAL;
+  for (std::size_t i = 0; i < repeat; ++i) {
+    const auto start = Clock::now();
+    run();
+    best = std::min(best, seconds_since(start));
+  }
+  return best;
+}
+
+template <class T>
+std::vector<T> random_vectors(std::size_t n, std::size_t k) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> value(-1, 1);
+  std::vector<T> x(n * k);
+  for (T& v : x) v = T(value(random));
+  return x;
+}
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(b[i]));
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+// The device's fused multiply-add rate in flops/s (2 per FMA): eight independent chains per
+// work-item, enough work-items to fill every compute unit.
+template <class T>
+double measure_fma_peak(const Context& context) {
+  const std::string source = std::string(std::is_same_v<T, double> ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") +
+                             "__kernel void fma_peak(__global REAL* out, const uint n, const REAL a, const REAL b) {\n"
+                             "  REAL x[8];\n"
+                             "  for (int c = 0; c < 8; ++c) x[c] = get_global_id(0) * 1e-9 + c;\n"
+                             "  for (uint i = 0; i < n; ++i)\n"
+                             "    for (int c = 0; c < 8; ++c) x[c] = fma(x[c], a, b);\n"
+                             "  REAL s = 0;\n"
+                             "  for (int c = 0; c < 8; ++c) s += x[c];\n"
+                             "  out[get_global_id(0)] = s;\n"
+                             "}\n";
+  const cl::Program& program = context.program_from_source(
+      "bench_fma_peak", source, std::string("-DREAL=") + (std::is_same_v<T, double> ? "double" : "float"));
+  cl::Kernel kernel = context.kernel(program, "fma_peak");
+  const std::size_t items = std::size_t{context.device().compute_units} * 2048, n = 4096;
+  DeviceBuffer<T> out(context, items, "FMA peak output");
+  check(kernel.setArg(0, out.get()), "clSetKernelArg", "fma_peak");
+  check(kernel.setArg(1, cl_uint(n)), "clSetKernelArg", "fma_peak");
+  check(kernel.setArg(2, T(0.999)), "clSetKernelArg", "fma_peak");
+  check(kernel.setArg(3, T(0.001)), "clSetKernelArg", "fma_peak");
+  const double seconds = best_of(3, [&] {
+    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(128)),
+          "clEnqueueNDRangeKernel", "fma_peak");
+    check(context.compute_queue().finish(), "clFinish", "fma_peak");
+  });
+  return 2.0 * 8 * double(n) * double(items) / seconds;
+}
+
+struct Route {
+  std::string name;
+  double seconds = 0;
+  double difference = 0;  // max |K+ - K+_device| / max |K+_device|
+  std::string note;
+};
+
+// The assembled route: Y = K X with K in block CSR (b = 3), then K+ = X^T Y by CLBlast's GEMM.
+template <class T>
+Route assembled_route(const Context& context, const ElementSet<T>& stiffness, const std::vector<T>& x, std::size_t k,
+                      std::size_t repeat, const std::vector<double>& reference) {
+  const sparse::Bsr<T> bsr = assemble_bsr(stiffness, 3);
+  sparse::DeviceBsr<T> a(context, bsr);
+  sparse::BsrMultiplier<T> product(context, a, k, sparse::BsrKernel{});
+  sparse::DeviceVectors<T> dx = sparse::input_vectors(context, a, k), dy = sparse::output_vectors(context, a, k);
+  dx.upload(x);
+  DeviceBuffer<T> kp(context, k * k, "K+");
+  cl_command_queue queue = context.compute_queue()();
+  const auto run = [&] {
+    product.enqueue(dx, dy);
+    const auto status = clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, clblast::Transpose::kNo,
+                                         k, k, stiffness.dofs, T(1), dx.buffer().get()(), 0, k, dy.buffer().get()(), 0,
+                                         k, T(0), kp.get()(), 0, k, &queue);
+    if (status != clblast::StatusCode::kSuccess)
+      throw Error("CLBlast's GEMM failed with status " + std::to_string(int(status)));
+    check(context.compute_queue().finish(), "clFinish", "the assembled projection");
+  };
+  Route route{"assembled: block CSR (b = 3, " + product.kernel().name() + ") x " + std::to_string(k) +
+                  " vectors + CLBlast GEMM X^T Y",
+              best_of(repeat, run)};
+  std::vector<T> values(k * k);
+  detail::read_buffer(context.compute_queue(), kp.get(), values.data(), values.size() * sizeof(T));
+  route.difference = relative_difference(std::vector<double>(values.begin(), values.end()), reference);
+  route.note = std::to_string(bsr.blocks()) + " blocks, " + bytes_text(bsr.values.size() * sizeof(T)) + " of values";
+  return route;
+}
+
+// PyTorch's or CuPy's batched products (ebe_peers.py project), on element files in a scratch folder.
+template <class T>
+Route torch_route(const BenchEbeOptions& o, const ElementSet<T>& stiffness, const std::vector<T>& x, std::size_t k,
+                  const std::vector<double>& reference) {
+  Route route{"PyTorch / CuPy batched matmul (gather, bmm, sum)"};
+  const std::string why = run_peer_script(
+      o.python, "ebe_peers.py",
+      [&](const std::filesystem::path& folder) {
+        save_elements(folder / "L.npy", folder / "V.npy", stiffness);
+        write_npy(folder / "X.npy", x.data(), {stiffness.dofs, k});
+        const std::string request = nlohmann::json{{"command", "project"}, {"repeat", o.repeat}}.dump();
+        write_file(folder / "request.json", request.data(), request.size());
+      },
+      [&](const std::filesystem::path&, const nlohmann::json& answer) {
+        if (answer.contains("unavailable")) {
+          route.note = answer["unavailable"].get<std::string>();
+          return;
+        }
+        route.name = answer.value("peer", route.name) + " on " + answer.value("device", std::string("?"));
+        route.seconds = answer["seconds"].get<double>();
+        const auto result = answer["result"].get<std::vector<std::vector<double>>>();
+        std::vector<double> flat;
+        for (const auto& row : result) flat.insert(flat.end(), row.begin(), row.end());
+        route.difference = relative_difference(flat, reference);
+        route.note = "upload " + number_text(answer.value("upload_seconds", 0.0)) + " s, not counted";
+      });
+  if (!why.empty()) route.note = why;
+  return route;
+}
+
+template <class T>
+void projection_section(const BenchEbeOptions& o, const Context& context, const ElasticModel<T>& model,
+                        nlohmann::json& report) {
+  std::ostream& out = std::cout;
+  const ElementSet<T>& stiffness = model.stiffness;
+  const std::size_t k = o.vectors;
+  const std::vector<T> x = random_vectors<T>(stiffness.dofs, k);
+  const auto [kernel_copy, driver_copy] =
+      measure_copy_bandwidth(context, std::min<std::size_t>(context.device().max_alloc_bytes / 4, 512u << 20), 3);
+  const double copy = std::max(kernel_copy, driver_copy);
+  const double peak = measure_fma_peak<T>(context);
+  const DeviceProfile profile = load_or_calibrate(context);
+
+  EbeOperator<T> resident(context, stiffness, k);
+  sparse::DeviceVectors<T> dx(context, stiffness.dofs, k), dy(context, stiffness.dofs, k);
+  dx.upload(x);
+  std::vector<double> reference;
+  const double device_s = best_of(o.repeat, [&] { reference = resident.project(dx); });
+  const double bytes = resident.project_bytes(), flops = resident.project_flops();
+  const double roofline_s = std::max(bytes / copy, flops / peak);
+
+  const std::size_t batch = std::max<std::size_t>(kEbeChunk, (std::size_t{256} << 20) / (300 * sizeof(T) + 96));
+  EbeOperator<T> streamed(context, stiffness, k, {EbeScatter::colouring, batch});
+  std::vector<double> streamed_result;
+  const double streamed_s = best_of(std::max<std::size_t>(1, o.repeat / 2), [&] { streamed_result = streamed.project(dx); });
+  const double bus_s = bytes / profile.upload_pinned.bytes_per_s;
+
+  std::vector<double> cpu_result;
+  const double cpu_s = best_of(std::max<std::size_t>(1, o.repeat / 2), [&] { cpu_result = project(stiffness, x, k); });
+
+  std::vector<Route> routes;
+  routes.push_back({"ziggurat EBE, resident (" + std::to_string(resident.colours()) + " colours, chunks of " +
+                        std::to_string(kEbeChunk) + ")",
+                    device_s, 0, "device " + number_text(resident.last_timing().kernels * 1e3) + " ms in kernels"});
+  routes.push_back({"ziggurat EBE, streamed in batches of " + std::to_string(batch) + " elements", streamed_s,
+                    relative_difference(streamed_result, reference),
+                    "bus limit " + number_text(bus_s * 1e3) + " ms (pinned upload " +
+                        number_text(profile.upload_pinned.bytes_per_s * 1e-9) + " GB/s)"});
+  routes.push_back({"ziggurat CPU EBE, " + std::to_string(std::thread::hardware_concurrency()) + " host threads", cpu_s,
+                    relative_difference(cpu_result, reference), "host"});
+  routes.push_back(assembled_route(context, stiffness, x, k, o.repeat, reference));
+  if (o.peers) routes.push_back(torch_route(o, stiffness, x, k, reference));
+
+  out << "## Projection K+ = X^T K X, " << k << " vectors, " << type_name<T>() << "\n\n"
+      << "model: " << stiffness.dofs << " DOFs, " << stiffness.count() << " bricks (l = 24, packed upper triangles); "
+      << "must move " << bytes_text(std::uint64_t(bytes)) << " (matrices, indices, X once) and compute "
+      << number_text(flops * 1e-9) << " GFLOP\n"
+      << "limits: copy " << number_text(copy * 1e-9) << " GB/s -> " << number_text(bytes / copy * 1e3)
+      << " ms; FMA peak " << number_text(peak * 1e-12) << " TFLOP/s -> " << number_text(flops / peak * 1e3)
+      << " ms; roofline " << number_text(roofline_s * 1e3) << " ms\n\n"
+      << "| route | time (ms) | of roofline | vs CPU EBE | GB/s | GFLOP/s | max diff | note |\n"
+      << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Route& r : routes) {
+    if (r.seconds <= 0) {
+      out << "| " << r.name << " | - | - | - | - | - | - | " << r.note << " |\n";
+      continue;
+    }
+    out << "| " << r.name << " | " << number_text(r.seconds * 1e3) << " | " << number_text(roofline_s / r.seconds, 3)
+        << " | " << number_text(cpu_s / r.seconds, 3) << " | " << number_text(bytes / r.seconds * 1e-9) << " | "
+        << number_text(flops / r.seconds * 1e-9) << " | " << number_text(r.difference, 2) << " | " << r.note << " |\n";
+    rows.push_back({{"route", r.name}, {"seconds", r.seconds}, {"difference", r.difference}, {"note", r.note}});
+  }
+  out << "\n";
+  report["projection"] = {{"dofs", stiffness.dofs}, {"elements", stiffness.count()}, {"k", k}, {"bytes", bytes},
+                          {"flops", flops}, {"copy_bytes_per_s", copy}, {"fma_flops_per_s", peak},
+                          {"roofline_s", roofline_s}, {"routes", rows}};
+
+  // Y = K X with each scatter.
+  out << "## Y = K X, " << k << " vectors\n\n| scatter | time (ms) | launches |\n| --- | ---: | ---: |\n";
+  for (const EbeScatter scatter : {EbeScatter::colouring, EbeScatter::atomics}) {
+    try {
+      EbeOperator<T> op(context, stiffness, k, {scatter, 0});
+      const double s = best_of(o.repeat, [&] { op.multiply(dx, dy); });
+      out << "| " << to_string(scatter) << " | " << number_text(s * 1e3) << " | " << op.last_timing().launches << " |\n";
+      report["multiply"][to_string(scatter)] = s;
+    } catch (const UnsupportedFeature& e) {
+      out << "| " << to_string(scatter) << " | - | " << e.what() << " |\n";
+    }
+  }
+  out << "\n" << std::flush;
+}
+
+struct SolveRow {
+  std::string who;
+  double seconds = 0, first_iteration = 0;
+  std::size_t iterations = 0, cg = 0;
+  double worst_residual = 0;
+  std::vector<double> eigenvalues;
+  std::string note;
+};
+
+template <class T>
+SolveRow ziggurat_solve(const Context& context, const ElasticModel<T>& model, std::size_t modes, double tolerance) {
+  SubspaceOptions options;
+  options.modes = modes;
+  options.tolerance = tolerance;
+  SolveRow row{context.device().label()};
+  const auto start = Clock::now();
+  options.progress = [&](const SubspaceProgress& p) {
+    if (p.iteration == 1) row.first_iteration = seconds_since(start);
+  };
+  const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
+  row.seconds = r.times.total;
+  row.first_iteration -= r.times.setup;
+  row.iterations = r.iterations;
+  row.cg = r.solve_iterations;
+  row.eigenvalues = r.eigenvalues;
+  for (const double v : r.residuals) row.worst_residual = std::max(row.worst_residual, v);
+  row.note = "setup " + number_text(r.times.setup) + " s, solve " + number_text(r.times.solve) + " s, projection " +
+             number_text(r.times.projection) + " s, M X " + number_text(r.times.mass) + " s, small " +
+             number_text(r.times.small) + " s, update " + number_text(r.times.update) + " s; " + r.reason;
+  return row;
+}
+
+template <class T>
+SolveRow eigsh_peer(const BenchEbeOptions& o, const ElasticModel<T>& model, std::size_t modes) {
+  SolveRow row{"SciPy eigsh (shift-invert, sigma = 0, SuperLU)"};
+  const std::string why = run_peer_script(
+      o.python, "ebe_peers.py",
+      [&](const std::filesystem::path& folder) {
+        save_elements(folder / "K.npy", folder / "V.npy", model.stiffness);
+        save_elements(folder / "M.npy", folder / "V.npy", model.mass);
+        const std::string request =
+            nlohmann::json{{"command", "eigsh"}, {"modes", modes}, {"timeout", o.eigsh_timeout}}.dump();
+        write_file(folder / "request.json", request.data(), request.size());
+      },
+      [&](const std::filesystem::path&, const nlohmann::json& answer) {
+        if (answer.contains("unavailable")) row.note = answer["unavailable"].get<std::string>();
+        if (answer.contains("timeout")) row.note = "did not finish in " + number_text(o.eigsh_timeout) + " s";
+        if (!answer.contains("seconds")) return;
+        row.seconds = answer["seconds"].get<double>() + answer.value("assembly_seconds", 0.0);
+        row.eigenvalues = answer["eigenvalues"].get<std::vector<double>>();
+        row.note = "assembly " + number_text(answer.value("assembly_seconds", 0.0)) + " s";
+      });
+  if (!why.empty()) row.note = why;
+  return row;
+}
+
+template <class T>
+void solve_table(const std::string& title, const std::vector<SolveRow>& rows, std::size_t dofs, nlohmann::json& report) {
+  std::ostream& out = std::cout;
+  const std::vector<double>& reference = rows.front().eigenvalues;
+  out << "## " << title << " (" << dofs << " DOFs)\n\n"
+      << "| solver | total (s) | first iteration (s) | iterations | CG iterations | vs this device | worst residual "
+         "| max eigenvalue diff | f1 (Hz) | note |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+  nlohmann::json json_rows = nlohmann::json::array();
+  for (const SolveRow& r : rows) {
+    if (r.seconds <= 0) {
+      out << "| " << r.who << " | - | - | - | - | - | - | - | - | " << r.note << " |\n";
+      continue;
+    }
+    double diff = 0;
+    for (std::size_t i = 0; i < std::min(r.eigenvalues.size(), reference.size()); ++i)
+      diff = std::max(diff, std::abs(r.eigenvalues[i] - reference[i]) / reference[i]);
+    const double f1 = r.eigenvalues.empty() ? 0 : std::sqrt(r.eigenvalues[0]) / (2 * 3.14159265358979323846);
+    out << "| " << r.who << " | " << number_text(r.seconds) << " | "
+        << (r.first_iteration > 0 ? number_text(r.first_iteration) : "-") << " | "
+        << (r.iterations > 0 ? std::to_string(r.iterations) : "-") << " | " << (r.cg > 0 ? std::to_string(r.cg) : "-")
+        << " | " << number_text(r.seconds / rows.front().seconds, 3) << " | "
+        << (r.worst_residual > 0 ? number_text(r.worst_residual, 2) : "-") << " | " << number_text(diff, 2) << " | "
+        << number_text(f1, 5) << " | " << r.note << " |\n";
+    json_rows.push_back({{"solver", r.who}, {"seconds", r.seconds}, {"first_iteration", r.first_iteration},
+                         {"iterations", r.iterations}, {"cg", r.cg}, {"eigenvalues", r.eigenvalues}, {"note", r.note}});
+  }
+  out << "\n" << std::flush;
+  report["solves"].push_back({{"title", title}, {"dofs", dofs}, {"rows", json_rows}});
+}
+
+template <class T>
+void solve_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
+  const MassKind mass = MassKind::consistent;
+  {
+    const ElasticModel<T> model = cantilever<T>(parse_box(o.solve_mesh.empty() ? o.mesh : o.solve_mesh), Material{}, mass);
+    std::vector<SolveRow> rows{ziggurat_solve(context, model, o.modes, o.tolerance)};
+    if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
+    solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", rows, model.stiffness.dofs, report);
+  }
+  if (o.cpu_device.empty()) return;
+  const ElasticModel<T> model = cantilever<T>(parse_box(o.cpu_solve_mesh), Material{}, mass);
+  std::vector<SolveRow> rows{ziggurat_solve(context, model, o.modes, o.tolerance)};
+  try {
+    const Context cpu(o.cpu_device);
+    rows.push_back(ziggurat_solve(cpu, model, o.modes, o.tolerance));
+  } catch (const Error& e) {
+    rows.push_back({"the same algorithm on '" + o.cpu_device + "'", 0, 0, 0, 0, 0, {}, e.what()});
+  }
+  if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
+  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes: device against all CPU cores", rows,
+                 model.stiffness.dofs, report);
+}
+
+// The share of mode j's kinetic-energy-like norm sum u_d^2 along direction d (0 x, 1 y, 2 z).
+template <class T>
+double direction_share(const ElasticModel<T>& model, const std::vector<T>& modes, std::size_t p, std::size_t j,
+                       int direction) {
+  double along = 0, all = 0;
+  for (std::size_t n = 0; n < model.box.nodes(); ++n)
+    for (int d = 0; d < 3; ++d) {
+      const std::int32_t dof = model.node_dofs[3 * n + d];
+      if (dof < 0) continue;
+      const double v = double(modes[std::size_t(dof) * p + j]);
+      all += v * v;
+      if (d == direction) along += v * v;
+    }
+  return all > 0 ? along / all : 0;
+}
+
+// The first bending frequencies in y of a slender cantilever 2 x 0.1 x 0.2 m (the y side is the
+// thinner, so bending in y comes first) as the mesh is refined, beside Euler-Bernoulli.
+template <class T>
+void convergence_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
+  const double length = 2, width = 0.1, height = 0.2;
+  const Material material;
+  const std::size_t wanted = 3;
+  const std::vector<double> beam = euler_bernoulli_frequencies(length, material.young, material.density,
+                                                               height * width * width * width / 12, width * height, wanted);
+  std::ostream& out = std::cout;
+  out << "## Convergence to Euler-Bernoulli: cantilever " << length << " x " << width << " x " << height
+      << " m, bending in y (E = " << material.young << ", nu = " << material.poisson << ", rho = " << material.density
+      << ", consistent mass)\n\n| bricks | DOFs | f1 (Hz) | / EB | f2 (Hz) | / EB | f3 (Hz) | / EB | seconds |\n"
+      << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const std::string& divisions : split(o.convergence_meshes, ',')) {
+    const auto n = parse_extents(divisions, 3, 3);
+    const ElasticModel<T> model = cantilever<T>({length, width, height, n[0], n[1], n[2]}, material);
+    SubspaceOptions options;
+    options.modes = 12;
+    options.tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-5;
+    const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
+    std::vector<double> bending;
+    for (std::size_t j = 0; j < options.modes && bending.size() < wanted; ++j)
+      if (direction_share(model, r.modes, options.modes, j, 1) > 0.9) bending.push_back(r.frequencies[j]);
+    out << "| " << divisions << " | " << model.stiffness.dofs;
+    for (std::size_t i = 0; i < wanted; ++i) {
+      if (i < bending.size()) {
+        out << " | " << number_text(bending[i], 6) << " | " << number_text(bending[i] / beam[i], 4);
+      } else {
+        out << " | - | -";
+      }
+    }
+    out << " | " << number_text(r.times.total) << " |\n" << std::flush;
+    rows.push_back({{"mesh", divisions}, {"dofs", model.stiffness.dofs}, {"bending_hz", bending}});
+  }
+  out << "| Euler-Bernoulli | |";
+  for (const double f : beam) out << " " << number_text(f, 6) << " | 1 |";
+  out << " |\n\n";
+  report["convergence"] = {{"euler_bernoulli_hz", beam}, {"rows", rows}};
+}
+
+template <class T>
+void run(const BenchEbeOptions& o) {
+  Context context(o.device);
+  require_device_precision(context.device(), o.precision);
+  const DeviceInfo& device = context.device();
+  std::cout << "# Element-by-element projection and subspace iteration (" << type_name<T>() << ")\n\n"
+            << "device: " << device.label() << ", driver " << device.driver_version << "; host: "
+            << std::thread::hardware_concurrency() << " threads; ziggurat " << version << "; " << now_text() << "\n\n";
+  nlohmann::json report = {{"benchmark", "ebe"}, {"library_version", version}, {"date", now_text()},
+                           {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
+                           {"precision", type_name<T>()}};
+  if (o.convergence_only) {
+    convergence_section<T>(o, context, report);
+    if (o.json) std::cout << "```json\n" << report.dump(1) << "\n```\n";
+    return;
+  }
+  const auto start = Clock::now();
+  const ElasticModel<T> model = cantilever<T>(parse_box(o.mesh), Material{});
+  std::cout << "model generated in " << number_text(seconds_since(start)) << " s: cantilever " << o.mesh << ", "
+            << model.stiffness.dofs << " DOFs\n\n";
+  projection_section(o, context, model, report);
+  if (o.solve) solve_section<T>(o, context, report);
+  if (o.json) std::cout << "```json\n" << report.dump(1) << "\n```\n";
+}
+
+}  // namespace
+
+void add_bench_ebe_command(CLI::App& app) {
+  auto o = std::make_shared<BenchEbeOptions>();
+  auto* command = app.add_subcommand("ebe", "Element-by-element projection X^T K X beside the CPU, the assembled route, "
+                                            "PyTorch/CuPy and the roofline; the subspace-iteration eigen-solve beside "
+                                            "all CPU cores and SciPy's eigsh");
+  command->add_option("--mesh", o->mesh, "Cantilever LxWxH:nx,ny,nz of the projection")->capture_default_str();
+  command->add_option("--solve-mesh", o->solve_mesh, "Cantilever of the device eigen-solve (default: --mesh)");
+  command->add_option("--cpu-solve-mesh", o->cpu_solve_mesh, "Cantilever of the device-against-CPU eigen-solve")
+      ->capture_default_str();
+  command->add_option("--vectors", o->vectors, "Vectors of the projection")->capture_default_str()->check(whole_number(1));
+  command->add_option("--modes", o->modes, "Modes of the eigen-solves")->capture_default_str()->check(whole_number(1));
+  command->add_option("--repeat", o->repeat, "Timed repeats (the best counts)")->capture_default_str()->check(whole_number(1));
+  command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")->capture_default_str();
+  command->add_option("--cpu-device", o->cpu_device, "The CPU OpenCL device of the same-algorithm run (empty: none)")
+      ->capture_default_str();
+  command->add_option("--python", o->python, "Python of the peers (ebe_peers.py)")->capture_default_str();
+  command->add_option("--eigsh-timeout", o->eigsh_timeout, "Seconds SciPy's eigsh may take")->capture_default_str();
+  command->add_flag("!--no-peers", o->peers, "Skip PyTorch/CuPy and SciPy");
+  command->add_flag("!--no-solve", o->solve, "Only the projection and the products");
+  command->add_flag("--convergence", o->convergence_only, "Only the convergence of a slender cantilever's bending "
+                                                          "frequencies to Euler-Bernoulli under mesh refinement");
+  command->add_option("--convergence-meshes", o->convergence_meshes, "Divisions nx x ny x nz of the refinement")
+      ->capture_default_str();
+  add_precision_option(command, o->precision, "f32 or f64");
+  command->add_option("--device", o->device, "Device selection");
+  command->add_flag("--json", o->json, "Also print the results as JSON");
+  command->callback([o] { with_precision(o->precision, [&](auto zero) { run<decltype(zero)>(*o); }); });
+}
+
+}  // namespace ziggurat::cli

@@ -1,0 +1,93 @@
+#pragma once
+// Element-by-element operators on a device (method notes, section 4): Y = K X and the projection
+// K+ = X^T K X for a set of k vectors, K given by element matrices (matrix/elements.hpp), never
+// assembled.
+//
+// The elements go to the device in colour order (colour_elements(): the elements of one colour share
+// no DOF), as packed upper triangles. A work-group takes a chunk of kEbeChunk consecutive elements,
+// one work-item per vector (lib/ops/ebe.cl says why); a launch takes many chunks, so launches are
+// few, and the last group of a launch takes what is left.
+//   resident  every element stays in device memory (uploaded once, by the constructor);
+//   streamed  elements go up in batches through two pinned staging buffers: the host copies batch
+//             b + 1 into one while batch b uploads and runs from the other (the paper's
+//             asynchronous scheme), for element sets larger than device memory.
+// Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
+// run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
+// varies from run to run). The projection is the same in both: each work-group sums its chunk in
+// element order, and the chunk sums are reduced on the device in a fixed order, so resident and
+// streamed runs, and every batch size, give the same bits.
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/elements.hpp"
+
+namespace ziggurat::fem {
+
+enum class EbeScatter { colouring, atomics };
+const char* to_string(EbeScatter scatter);
+/// "colouring" or "atomics"; InvalidArgument otherwise.
+EbeScatter parse_ebe_scatter(std::string_view text);
+
+struct EbeOptions {
+  EbeScatter scatter = EbeScatter::colouring;
+  /// 0: resident. Otherwise streamed in batches of this many elements (rounded up to whole chunks).
+  std::size_t batch_elements = 0;
+};
+
+/// Elements per work-group chunk: the unit of the fixed-order projection (batches are whole chunks).
+inline constexpr std::size_t kEbeChunk = 32;
+
+/// Device seconds of the last operation (0 without profiling), and how it ran.
+struct EbeTiming {
+  double kernels = 0;   ///< device: the products and the reduction
+  double uploads = 0;   ///< device: element batches (streamed only)
+  double wall = 0;      ///< the whole call, host preparation included
+  std::size_t launches = 0;
+};
+
+template <class T>
+class EbeOperator {
+ public:
+  /// `elements` must pass validate(); streamed operators read it at every operation, so it must
+  /// outlive the operator unless its storage is full (then a packed copy is kept). k is 1..64.
+  /// Throws UnsupportedFeature for double without fp64, for atomics in double without
+  /// cl_khr_int64_base_atomics, and when an element's matrix and vectors do not fit local memory.
+  EbeOperator(const Context& context, const ElementSet<T>& elements, std::size_t k, EbeOptions options = {});
+  ~EbeOperator();
+  EbeOperator(EbeOperator&&) noexcept;
+  EbeOperator& operator=(EbeOperator&&) noexcept;
+
+  std::size_t dofs() const noexcept;
+  std::size_t k() const noexcept;
+  std::size_t elements() const noexcept;
+  std::size_t colours() const noexcept;
+  bool resident() const noexcept;
+  const EbeOptions& options() const noexcept;
+
+  /// Y = K X (Y overwritten; X and Y dofs x k, distinct). Returns when the result is complete.
+  void multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y);
+  /// X^T K X as k x k values, row-major, symmetric.
+  std::vector<double> project(const sparse::DeviceVectors<T>& x);
+  const EbeTiming& last_timing() const noexcept;
+
+  /// The bytes a projection must move at least: the packed matrices, the indices, X once.
+  double project_bytes() const noexcept;
+  /// Multiply-adds of a projection counted as 2 flops: l^2 k for L_i X_i and l k(k+1)/2 for the
+  /// upper triangle of X_i^T Y_i, per element.
+  double project_flops() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The batch size to use for `elements` on this device: 0 (resident) when the packed elements take
+/// at most half the device's memory, else batches of about 256 MiB of element data.
+template <class T>
+std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements);
+
+}  // namespace ziggurat::fem

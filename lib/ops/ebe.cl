@@ -1,0 +1,219 @@
+// Element-by-element products (method notes, section 4): Y = K X and K+ = X^T K X with
+// K = sum_i P_i^T L_i P_i, L_i given as packed upper triangles (row by row) and the index vector
+// V_i of each element (negative: a constrained DOF, read as zero and never written).
+//
+// Build options: L (local DOFs per element), K (vectors; X and Y are dofs x K interleaved), TR
+// (rows of a product tile, dividing L), WG (work-group size, at least (L / TR) * KQ), TPT
+// (projection tiles per work-item), CHUNK (elements per work-group), REDUCE_GROUP (the
+// reduction's group size), ATOMICS (1: scatter with atomic adds).
+//
+// A work-group takes CHUNK consecutive elements, one at a time. It stages the element's matrix
+// (unpacked, in local memory) and X_i (its L rows of X, K values each, rows padded to KP) and then
+//   product     Y_i = L_i X_i in register tiles of TR rows x 4 vectors, one per work-item: per
+//               column c of L_i, one 4-value load of X_i's row c and TR loads of L_i's column c
+//               (L_i is symmetric: its row c) feed 4 TR multiply-adds;
+//   projection  the upper triangle of X_i^T Y_i in tiles of 4 x 4, one per work-item (TPT each
+//               when there are more tiles than work-items): per row r, two 4-value loads feed 16
+//               multiply-adds; each tile's sums stay in registers over the whole chunk.
+// So every value read from local memory serves 4 or more multiply-adds, and the work-items of
+// a product or projection tile are busy in each of its steps whatever K is.
+
+#define KP ((K + 3) / 4 * 4)  // row stride of X_i and Y_i in local memory: whole 4-value loads
+#define KQ (KP / 4)           // 4-vector columns of a tile
+#define PRODUCT_TILES ((L / TR) * KQ)
+#define PROJECTION_TILES (KQ * (KQ + 1) / 2)
+#define PACKED (L * (L + 1) / 2)
+#define CONCAT_(a, b) a##b
+#define CONCAT(a, b) CONCAT_(a, b)
+#define REAL4 CONCAT(REAL, 4)
+
+// The pad columns of X_i's rows (j >= K), which 4-value loads read, are zero: set once per group.
+inline void clear_vector_pads(__local REAL* Xs) {
+#if KP > K
+  for (uint p = get_local_id(0); p < L * (KP - K); p += WG) Xs[(p / (KP - K)) * KP + K + p % (KP - K)] = 0;
+#endif
+}
+
+// Element e's matrix unpacked into Ls (L x L), and X_i into Xs (L x KP, zero at constrained DOFs).
+// `rc` maps a packed position to (row << 8) | column.
+inline void stage_element(const uint e, __global const REAL* restrict matrices, __global const int* restrict indices,
+                          __global const ushort* restrict rc, __global const REAL* restrict x, __local REAL* Ls,
+                          __local REAL* Xs) {
+  __global const REAL* m = matrices + (size_t)e * PACKED;
+  for (uint p = get_local_id(0); p < PACKED; p += WG) {
+    const uint r = rc[p] >> 8, c = rc[p] & 0xff;
+    const REAL v = m[p];
+    Ls[r * L + c] = v;
+    Ls[c * L + r] = v;
+  }
+  for (uint p = get_local_id(0); p < L * K; p += WG) {
+    const uint c = p / K, j = p - c * K;
+    const int d = indices[(size_t)e * L + c];
+    Xs[c * KP + j] = d >= 0 ? x[(size_t)d * K + j] : (REAL)0;
+  }
+}
+
+// The product tile of work-item t < PRODUCT_TILES: rows tr*TR .. tr*TR+TR-1 of Y_i, vectors
+// 4 jq .. 4 jq + 3, as acc[0..TR).
+inline void product_tile(const uint t, __local const REAL* Ls, __local const REAL* Xs, REAL4* acc) {
+  const uint r0 = (t / KQ) * TR, j0 = (t % KQ) * 4;
+#pragma unroll
+  for (uint i = 0; i < TR; ++i) acc[i] = (REAL4)(0);
+#pragma unroll 4
+  for (uint c = 0; c < L; ++c) {
+    const REAL4 xv = vload4(0, Xs + c * KP + j0);
+#pragma unroll
+    for (uint i = 0; i < TR; ++i) acc[i] += Ls[c * L + r0 + i] * xv;
+  }
+}
+
+#ifdef ATOMICS
+#ifdef REAL_IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+inline void add_to(volatile __global REAL* p, const REAL v) {
+  union { ulong u; double f; } old, updated;
+  do {
+    old.f = *p;
+    updated.f = old.f + v;
+  } while (atom_cmpxchg((volatile __global ulong*)p, old.u, updated.u) != old.u);
+}
+#else
+inline void add_to(volatile __global REAL* p, const REAL v) {
+  union { uint u; float f; } old, updated;
+  do {
+    old.f = *p;
+    updated.f = old.f + v;
+  } while (atomic_cmpxchg((volatile __global uint*)p, old.u, updated.u) != old.u);
+}
+#endif
+#else
+// Colouring: no other work-item of this launch touches this DOF.
+inline void add_to(__global REAL* p, const REAL v) { *p += v; }
+#endif
+
+// Y += K X over elements first .. first + count - 1 (one colour when ATOMICS is off).
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void ebe_multiply(
+    const uint first, const uint count, __global const REAL* restrict matrices, __global const int* restrict indices,
+    __global const ushort* restrict rc, __global const REAL* restrict x, __global REAL* y) {
+  __local REAL Ls[L * L];
+  __local REAL Xs[L * KP];
+  clear_vector_pads(Xs);
+  const uint t = get_local_id(0);
+  const uint begin = first + get_group_id(0) * CHUNK;
+  const uint end = min(begin + CHUNK, first + count);
+  for (uint e = begin; e < end; ++e) {
+    stage_element(e, matrices, indices, rc, x, Ls, Xs);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < PRODUCT_TILES) {
+      REAL4 acc[TR];
+      product_tile(t, Ls, Xs, acc);
+      const uint r0 = (t / KQ) * TR, j0 = (t % KQ) * 4;
+#pragma unroll
+      for (uint i = 0; i < TR; ++i) {
+        const int d = indices[(size_t)e * L + r0 + i];
+        if (d < 0) continue;
+        __global REAL* row = y + (size_t)d * K + j0;
+        add_to(row, acc[i].x);
+        if (j0 + 1 < K) add_to(row + 1, acc[i].y);
+        if (j0 + 2 < K) add_to(row + 2, acc[i].z);
+        if (j0 + 3 < K) add_to(row + 3, acc[i].w);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+// Tile n of the projection's upper triangle of 4 x 4 tiles: (aq, bq) with aq <= bq, row by row.
+inline void projection_tile(uint n, uint* aq, uint* bq) {
+  uint a = 0;
+  while (n >= KQ - a) {
+    n -= KQ - a;
+    ++a;
+  }
+  *aq = a;
+  *bq = a + n;
+}
+
+// The upper triangle of sum_i X_i^T L_i X_i over the chunk of work-group g, into
+// partial[entry * chunks + first_chunk + g], entry numbering the upper triangle row by row.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void ebe_project(
+    const uint first, const uint count, __global const REAL* restrict matrices, __global const int* restrict indices,
+    __global const ushort* restrict rc, __global const REAL* restrict x, __global REAL* restrict partial,
+    const uint first_chunk, const uint chunks) {
+  __local REAL Ls[L * L];
+  __local REAL Xs[L * KP];
+  __local REAL Ys[L * KP];
+  clear_vector_pads(Xs);
+  const uint t = get_local_id(0);
+  const uint begin = first + get_group_id(0) * CHUNK;
+  const uint end = min(begin + CHUNK, first + count);
+  REAL4 sum[TPT][4];  // sum[s][u]: row 4 aq + u of tile t + s WG, vectors 4 bq .. 4 bq + 3
+#pragma unroll
+  for (uint s = 0; s < TPT; ++s)
+#pragma unroll
+    for (uint u = 0; u < 4; ++u) sum[s][u] = (REAL4)(0);
+  for (uint e = begin; e < end; ++e) {
+    stage_element(e, matrices, indices, rc, x, Ls, Xs);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < PRODUCT_TILES) {
+      REAL4 acc[TR];
+      product_tile(t, Ls, Xs, acc);
+      const uint r0 = (t / KQ) * TR, j0 = (t % KQ) * 4;
+#pragma unroll
+      for (uint i = 0; i < TR; ++i) vstore4(acc[i], 0, Ys + (r0 + i) * KP + j0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint s = 0; s < TPT; ++s) {
+      const uint n = t + s * WG;
+      if (n < PROJECTION_TILES) {
+        uint aq, bq;
+        projection_tile(n, &aq, &bq);
+#pragma unroll 4
+        for (uint r = 0; r < L; ++r) {
+          const REAL4 xa = vload4(0, Xs + r * KP + 4 * aq), yb = vload4(0, Ys + r * KP + 4 * bq);
+          sum[s][0] += xa.x * yb;
+          sum[s][1] += xa.y * yb;
+          sum[s][2] += xa.z * yb;
+          sum[s][3] += xa.w * yb;
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const uint g = first_chunk + get_group_id(0);
+#pragma unroll
+  for (uint s = 0; s < TPT; ++s) {
+    const uint n = t + s * WG;
+    if (n >= PROJECTION_TILES) continue;
+    uint aq, bq;
+    projection_tile(n, &aq, &bq);
+#pragma unroll
+    for (uint u = 0; u < 4; ++u) {
+      const uint a = 4 * aq + u;
+      const REAL values[4] = {sum[s][u].x, sum[s][u].y, sum[s][u].z, sum[s][u].w};
+#pragma unroll
+      for (uint v = 0; v < 4; ++v) {
+        const uint b = 4 * bq + v;
+        if (a <= b && b < K) partial[(size_t)(a * K - a * (a - 1) / 2 + (b - a)) * chunks + g] = values[v];
+      }
+    }
+  }
+}
+
+// result[entry] = sum over the chunks of partial[entry * chunks + c], one work-group per entry, in
+// a fixed order (each work-item's stride in order, then a fixed tree): the same bits every run.
+__kernel __attribute__((reqd_work_group_size(REDUCE_GROUP, 1, 1))) void ebe_reduce(
+    __global const REAL* restrict partial, const uint chunks, __global REAL* restrict result) {
+  __local REAL sums[REDUCE_GROUP];
+  const uint lid = get_local_id(0), entry = get_group_id(0);
+  REAL s = 0;
+  for (uint c = lid; c < chunks; c += REDUCE_GROUP) s += partial[(size_t)entry * chunks + c];
+  sums[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint stride = REDUCE_GROUP / 2; stride > 0; stride >>= 1) {
+    if (lid < stride) sums[lid] += sums[lid + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) result[entry] = sums[0];
+}

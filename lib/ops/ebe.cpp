@@ -1,0 +1,405 @@
+#include "ziggurat/ops/ebe.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "base/integer_math.hpp"
+#include "base/kernel_launch.hpp"
+#include "base/parallel.hpp"
+#include "ops/stream.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/base/program.hpp"
+
+namespace ziggurat::fem {
+
+const char* to_string(EbeScatter scatter) { return scatter == EbeScatter::colouring ? "colouring" : "atomics"; }
+
+EbeScatter parse_ebe_scatter(std::string_view text) {
+  if (text == "colouring") return EbeScatter::colouring;
+  if (text == "atomics") return EbeScatter::atomics;
+  throw InvalidArgument("unknown scatter '" + std::string(text) + "': expected colouring or atomics");
+}
+
+namespace {
+
+constexpr std::size_t kMaxVectors = 64;
+constexpr std::size_t kStreamBatchBytes = std::size_t{256} << 20;
+
+cl_uint u32(std::size_t value) { return static_cast<cl_uint>(value); }
+
+std::size_t packed_size(std::size_t l) { return l * (l + 1) / 2; }
+
+// Packed position -> (row << 8) | column, for the kernels' unpacking.
+std::vector<cl_ushort> packed_rows_columns(std::size_t l) {
+  std::vector<cl_ushort> rc;
+  rc.reserve(packed_size(l));
+  for (std::size_t r = 0; r < l; ++r)
+    for (std::size_t c = r; c < l; ++c) rc.push_back(static_cast<cl_ushort>(r << 8 | c));
+  return rc;
+}
+
+bool has_extension(const DeviceInfo& device, const char* name) {
+  if (device.device() == nullptr) return false;
+  return device.device.getInfo<CL_DEVICE_EXTENSIONS>().find(name) != std::string::npos;
+}
+
+// How the kernels split an element's work (ebe.cl): product tiles of `rows` x 4 vectors, projection
+// tiles of 4 x 4, `group` work-items (whole warps of 32), `tiles_per_item` projection tiles each.
+struct Tiling {
+  std::size_t rows = 1, group = 32, tiles_per_item = 1;
+};
+
+// Warp-steps of multiply-adds per element for product tiles of `rows` rows: the product's warps
+// times their steps, plus the projection's. Each divisor of l up to 8 is tried and the cheapest
+// kept (the smaller group on a tie), so that warps are full whatever k is.
+Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
+  constexpr std::size_t warp = 32;
+  const std::size_t quads = detail::ceil_div(k, 4), tiles = quads * (quads + 1) / 2;
+  Tiling best;
+  std::size_t best_cost = SIZE_MAX;
+  for (std::size_t rows = 1; rows <= std::min<std::size_t>(l, 8); ++rows) {
+    if (l % rows != 0) continue;
+    const std::size_t group = detail::round_up((l / rows) * quads, warp);
+    if (group > max_group) continue;
+    const std::size_t passes = detail::ceil_div(tiles, group);
+    std::size_t cost = (group / warp) * l * rows;  // product: 4 rows-wide steps per column
+    for (std::size_t pass = 0; pass < passes; ++pass)
+      cost += detail::ceil_div(std::min(group, tiles - pass * group), warp) * l * 4;  // projection
+    if (cost < best_cost || (cost == best_cost && group < best.group)) {
+      best_cost = cost;
+      best = {rows, group, passes};
+    }
+  }
+  if (best_cost == SIZE_MAX)
+    throw UnsupportedFeature("element-by-element kernels for " + std::to_string(l) + " DOFs and " + std::to_string(k) +
+                             " vectors need work-groups of more than " + std::to_string(max_group) +
+                             " work-items: use fewer vectors at a time");
+  return best;
+}
+
+// Local memory of the kernels: the unpacked matrix, X_i and Y_i (rows padded to 4 vectors).
+template <class T>
+std::size_t local_bytes(std::size_t l, std::size_t k) {
+  return l * (l + 2 * detail::round_up(k, 4)) * sizeof(T);
+}
+
+template <class T>
+void check_operator(const Context& context, const ElementSet<T>& elements, std::size_t k, const EbeOptions& options) {
+  require_precision<T>(context.device(), "an element-by-element operator");
+  if (k == 0 || k > kMaxVectors)
+    throw InvalidArgument("an element-by-element operator takes 1 to " + std::to_string(kMaxVectors) + " vectors, not " +
+                          std::to_string(k));
+  if (elements.count() == 0) throw InvalidArgument("the element set is empty");
+  const std::size_t local = local_bytes<T>(elements.element_size, k);
+  if (local > context.device().local_mem_bytes)
+    throw UnsupportedFeature("an element of " + std::to_string(elements.element_size) + " DOFs with " +
+                             std::to_string(k) + " vectors needs " + std::to_string(local) +
+                             " bytes of local memory; the device has " +
+                             std::to_string(context.device().local_mem_bytes) + ": use fewer vectors at a time");
+  if (options.scatter == EbeScatter::atomics && std::is_same_v<T, double> &&
+      !has_extension(context.device(), "cl_khr_int64_base_atomics"))
+    throw UnsupportedFeature(context.device().label() +
+                             " has no 64-bit atomics (cl_khr_int64_base_atomics): use --scatter colouring");
+}
+
+}  // namespace
+
+template <class T>
+std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements) {
+  const std::size_t per_element = packed_size(elements.element_size) * sizeof(T) + elements.element_size * 4;
+  if (per_element * elements.count() <= context.device().global_mem_bytes / 2) return 0;
+  return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
+}
+
+template <class T>
+struct EbeOperator<T>::Impl {
+  Context context;
+  EbeOptions options;
+  std::size_t dofs, l, k, count, packed;
+  Tiling tiling;
+  std::size_t reduce_group;
+  ElementColouring colouring;
+  ElementSet<T> owned;              // a packed copy when the input is stored full
+  const ElementSet<T>* source;      // the packed elements, in the caller's order
+  cl::Kernel multiply_kernel, project_kernel, reduce_kernel;
+  DeviceBuffer<cl_ushort> rc;
+  // Resident: every element, in colour order. Streamed: two batches, and their pinned staging.
+  DeviceBuffer<T> matrices[2];
+  DeviceBuffer<cl_int> indices[2];
+  std::optional<PinnedHostBuffer<T>> staged_matrices[2];
+  std::optional<PinnedHostBuffer<cl_int>> staged_indices[2];
+  std::size_t batch;  // elements per batch; count when resident
+  DeviceBuffer<T> partial, result;
+  EbeTiming timing;
+
+  Impl(const Context& context_, const ElementSet<T>& elements, std::size_t k_, EbeOptions options_)
+      : context(context_),
+        options(options_),
+        dofs(elements.dofs),
+        l(elements.element_size),
+        k(k_),
+        count(elements.count()),
+        packed(packed_size(elements.element_size)),
+        tiling(choose_tiling(elements.element_size, k_, context_.device().max_work_group_size)),
+        reduce_group(detail::power_of_two_at_most(std::min<std::size_t>(context_.device().max_work_group_size, 256))),
+        colouring(colour_elements(elements)),
+        owned(elements.storage == ElementStorage::full ? to_upper(elements) : ElementSet<T>{}),
+        source(elements.storage == ElementStorage::full ? &owned : &elements) {
+    build_kernels();
+    rc = upload(packed_rows_columns(l), "element unpacking table");
+    batch = options.batch_elements == 0 ? count : detail::round_up(options.batch_elements, kEbeChunk);
+    if (batch >= count) {
+      batch = count;
+      place_resident();
+    } else {
+      place_streamed();
+    }
+    const std::size_t chunks = detail::ceil_div(count, kEbeChunk);
+    partial = DeviceBuffer<T>(context, chunks * k * (k + 1) / 2, "projection partial sums");
+    result = DeviceBuffer<T>(context, k * (k + 1) / 2, "projection");
+  }
+
+  template <class V>
+  DeviceBuffer<V> upload(const std::vector<V>& values, const char* purpose) {
+    DeviceBuffer<V> buffer(context, values.size(), purpose, CL_MEM_READ_ONLY);
+    detail::write_buffer(context.compute_queue(), buffer.get(), values.data(), values.size() * sizeof(V));
+    return buffer;
+  }
+
+  void build_kernels() {
+    BuildOptions build;
+    build.real_type<T>()
+        .define("L", l)
+        .define("K", k)
+        .define("TR", tiling.rows)
+        .define("WG", tiling.group)
+        .define("TPT", tiling.tiles_per_item)
+        .define("CHUNK", kEbeChunk)
+        .define("REDUCE_GROUP", reduce_group);
+    if (options.scatter == EbeScatter::atomics) build.define("ATOMICS", 1);
+    const cl::Program& program = context.program("ebe", build.str());
+    multiply_kernel = context.kernel(program, "ebe_multiply");
+    project_kernel = context.kernel(program, "ebe_project");
+    reduce_kernel = context.kernel(program, "ebe_reduce");
+    detail::require_work_group(context.device(), multiply_kernel, tiling.group, "ebe_multiply");
+    detail::require_work_group(context.device(), project_kernel, tiling.group, "ebe_project");
+    detail::require_work_group(context.device(), reduce_kernel, reduce_group, "ebe_reduce");
+  }
+
+  // Copies elements [first, first + n) of the colour order into host arrays (the batch's layout).
+  void gather(std::size_t first, std::size_t n, T* matrices_out, cl_int* indices_out) const {
+    detail::parallel_for(n, 1024, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t e = colouring.order[first + i];
+        std::memcpy(matrices_out + i * packed, source->matrices.data() + e * packed, packed * sizeof(T));
+        std::memcpy(indices_out + i * l, source->indices.data() + e * l, l * sizeof(cl_int));
+      }
+    });
+  }
+
+  void place_resident() {
+    std::vector<T> m(count * packed);
+    std::vector<cl_int> idx(count * l);
+    gather(0, count, m.data(), idx.data());
+    matrices[0] = upload(m, "element matrices");
+    indices[0] = upload(idx, "element indices");
+  }
+
+  void place_streamed() {
+    for (int s = 0; s < 2; ++s) {
+      matrices[s] = DeviceBuffer<T>(context, batch * packed, "element matrix batch", CL_MEM_READ_ONLY);
+      indices[s] = DeviceBuffer<cl_int>(context, batch * l, "element index batch", CL_MEM_READ_ONLY);
+      staged_matrices[s].emplace(context, batch * packed);
+      staged_indices[s].emplace(context, batch * l);
+    }
+  }
+
+  std::size_t batches() const { return detail::ceil_div(count, batch); }
+
+  // Runs launch(slot, first, n) for every batch in order, with the batch's elements in slot `slot`
+  // of the device buffers; launch enqueues kernels on the compute queue waiting on `ready` and
+  // returns the last one's event.
+  template <class Launch>
+  void for_each_batch(Launch launch) {
+    if (batch == count) {
+      launch(0, std::size_t{0}, count, std::vector<cl::Event>{});
+      return;
+    }
+    cl::Event uploaded[2], used[2];
+    cl::CommandQueue& up = context.upload_queue();
+    for (std::size_t b = 0; b < batches(); ++b) {
+      const int s = static_cast<int>(b % 2);
+      const std::size_t first = b * batch, n = std::min(batch, count - first);
+      if (uploaded[s]() != nullptr) uploaded[s].wait();  // the staging buffer is free again
+      gather(first, n, staged_matrices[s]->data(), staged_indices[s]->data());
+      std::vector<cl::Event> after_use;
+      if (used[s]() != nullptr) after_use.push_back(used[s]);
+      cl::Event matrices_up;
+      check(up.enqueueWriteBuffer(matrices[s].get(), CL_FALSE, 0, n * packed * sizeof(T), staged_matrices[s]->data(),
+                                  &after_use, &matrices_up),
+            "clEnqueueWriteBuffer", "uploading a batch of element matrices");
+      check(up.enqueueWriteBuffer(indices[s].get(), CL_FALSE, 0, n * l * sizeof(cl_int), staged_indices[s]->data(),
+                                  &after_use, &uploaded[s]),
+            "clEnqueueWriteBuffer", "uploading a batch of element indices");
+      check(up.flush(), "clFlush", "uploading element batches");
+      timing_upload(matrices_up, uploaded[s]);
+      used[s] = launch(s, first, n, std::vector<cl::Event>{matrices_up, uploaded[s]});
+      check(context.compute_queue().flush(), "clFlush", "element batches");
+    }
+  }
+
+  std::vector<std::pair<cl::Event, cl::Event>> upload_events, kernel_events;
+  void timing_upload(const cl::Event& first, const cl::Event& last) { upload_events.emplace_back(first, last); }
+
+  cl::Event enqueue(cl::Kernel& kernel, std::size_t groups, std::size_t items, const std::vector<cl::Event>& wait,
+                    const char* what) {
+    cl::Event done;
+    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(groups * items),
+                                                       cl::NDRange(items), wait.empty() ? nullptr : &wait, &done),
+          "clEnqueueNDRangeKernel", what);
+    kernel_events.emplace_back(done, done);
+    ++timing.launches;
+    return done;
+  }
+
+  cl::Event multiply_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x, const cl::Buffer& y,
+                           const std::vector<cl::Event>& wait) {
+    detail::set_args(multiply_kernel, "ebe_multiply", u32(first), u32(n), matrices[slot].get(), indices[slot].get(),
+                     rc.get(), x, y);
+    return enqueue(multiply_kernel, detail::ceil_div(n, kEbeChunk), tiling.group, wait, "running ebe_multiply");
+  }
+
+  // One batch (elements [first, first + n) of the colour order, in `slot`): one launch per colour
+  // it meets, or one launch with atomics.
+  cl::Event multiply_batch(int slot, std::size_t first, std::size_t n, const cl::Buffer& x, const cl::Buffer& y,
+                           const std::vector<cl::Event>& wait) {
+    if (options.scatter == EbeScatter::atomics) return multiply_range(slot, 0, n, x, y, wait);
+    cl::Event last;
+    std::vector<cl::Event> ready = wait;
+    for (std::size_t c = 0; c < colouring.colours(); ++c) {
+      const std::size_t begin = std::max(colouring.colour_start[c], first);
+      const std::size_t end = std::min(colouring.colour_start[c + 1], first + n);
+      if (begin >= end) continue;
+      last = multiply_range(slot, begin - first, end - begin, x, y, ready);
+      ready.clear();  // the queue is in order: only the first launch waits for the upload
+    }
+    return last;
+  }
+
+  void begin_timing() {
+    timing = EbeTiming{};
+    upload_events.clear();
+    kernel_events.clear();
+  }
+
+  void end_timing(std::chrono::steady_clock::time_point start) {
+    timing.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!context.device().profiling) return;
+    for (const auto& [first, last] : kernel_events) timing.kernels += profiled_seconds(first, last);
+    for (const auto& [first, last] : upload_events) timing.uploads += profiled_seconds(first, last);
+  }
+};
+
+template <class T>
+EbeOperator<T>::EbeOperator(const Context& context, const ElementSet<T>& elements, std::size_t k, EbeOptions options) {
+  check_operator(context, elements, k, options);
+  impl_ = std::make_unique<Impl>(context, elements, k, options);
+}
+
+template <class T>
+EbeOperator<T>::~EbeOperator() = default;
+template <class T>
+EbeOperator<T>::EbeOperator(EbeOperator&&) noexcept = default;
+template <class T>
+EbeOperator<T>& EbeOperator<T>::operator=(EbeOperator&&) noexcept = default;
+
+template <class T>
+std::size_t EbeOperator<T>::dofs() const noexcept { return impl_->dofs; }
+template <class T>
+std::size_t EbeOperator<T>::k() const noexcept { return impl_->k; }
+template <class T>
+std::size_t EbeOperator<T>::elements() const noexcept { return impl_->count; }
+template <class T>
+std::size_t EbeOperator<T>::colours() const noexcept { return impl_->colouring.colours(); }
+template <class T>
+bool EbeOperator<T>::resident() const noexcept { return impl_->batch == impl_->count; }
+template <class T>
+const EbeOptions& EbeOperator<T>::options() const noexcept { return impl_->options; }
+template <class T>
+const EbeTiming& EbeOperator<T>::last_timing() const noexcept { return impl_->timing; }
+
+template <class T>
+void check_vectors(const sparse::DeviceVectors<T>& v, std::size_t dofs, std::size_t k, const char* name) {
+  if (v.rows() != dofs || v.k() != k)
+    throw InvalidArgument(std::string(name) + " has " + std::to_string(v.rows()) + " x " + std::to_string(v.k()) +
+                          " values; the operator takes " + std::to_string(dofs) + " x " + std::to_string(k));
+}
+
+template <class T>
+void EbeOperator<T>::multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) {
+  Impl& im = *impl_;
+  check_vectors(x, im.dofs, im.k, "X");
+  check_vectors(y, im.dofs, im.k, "Y");
+  if (x.buffer().get()() == y.buffer().get()()) throw InvalidArgument("Y = K X needs distinct X and Y");
+  const auto start = std::chrono::steady_clock::now();
+  im.begin_timing();
+  detail::enqueue_fill<T>(im.context, im.context.compute_queue(), y.buffer().get(), y.buffer().size(), T(0));
+  const cl::Buffer& xb = x.buffer().get();
+  const cl::Buffer& yb = y.buffer().get();
+  im.for_each_batch([&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
+    return im.multiply_batch(slot, first, n, xb, yb, ready);
+  });
+  check(im.context.compute_queue().finish(), "clFinish", "an element-by-element product");
+  im.end_timing(start);
+}
+
+template <class T>
+std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
+  Impl& im = *impl_;
+  check_vectors(x, im.dofs, im.k, "X");
+  const auto start = std::chrono::steady_clock::now();
+  im.begin_timing();
+  const std::size_t chunks = detail::ceil_div(im.count, kEbeChunk);
+  im.for_each_batch([&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
+    detail::set_args(im.project_kernel, "ebe_project", u32(0), u32(n), im.matrices[slot].get(),
+                     im.indices[slot].get(), im.rc.get(), x.buffer().get(), im.partial.get(),
+                     u32(first / kEbeChunk), u32(chunks));
+    return im.enqueue(im.project_kernel, detail::ceil_div(n, kEbeChunk), im.tiling.group, ready, "running ebe_project");
+  });
+  detail::set_args(im.reduce_kernel, "ebe_reduce", im.partial.get(), u32(chunks), im.result.get());
+  im.enqueue(im.reduce_kernel, im.k * (im.k + 1) / 2, im.reduce_group, {}, "reducing the projection");
+  std::vector<T> upper(im.k * (im.k + 1) / 2);
+  detail::read_buffer(im.context.compute_queue(), im.result.get(), upper.data(), upper.size() * sizeof(T));
+  std::vector<double> full(im.k * im.k);
+  std::size_t entry = 0;
+  for (std::size_t a = 0; a < im.k; ++a)
+    for (std::size_t b = a; b < im.k; ++b, ++entry) full[a * im.k + b] = full[b * im.k + a] = upper[entry];
+  im.end_timing(start);
+  return full;
+}
+
+template <class T>
+double EbeOperator<T>::project_bytes() const noexcept {
+  const Impl& im = *impl_;
+  return static_cast<double>(im.count) * (im.packed * sizeof(T) + im.l * 4) + double(im.dofs) * im.k * sizeof(T);
+}
+
+template <class T>
+double EbeOperator<T>::project_flops() const noexcept {
+  const Impl& im = *impl_;
+  const double per_element = double(im.l) * im.l * im.k + double(im.l) * im.k * (im.k + 1) / 2;
+  return 2 * per_element * im.count;
+}
+
+template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&);
+template std::size_t default_batch_elements<double>(const Context&, const ElementSet<double>&);
+template class EbeOperator<float>;
+template class EbeOperator<double>;
+
+}  // namespace ziggurat::fem

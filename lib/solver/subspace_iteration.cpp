@@ -1,0 +1,376 @@
+#include "ziggurat/solver/subspace_iteration.hpp"
+
+#include <clblast.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "base/integer_math.hpp"
+#include "base/parallel.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
+
+namespace ziggurat::fem {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using sparse::DeviceVectors;
+constexpr double kPi = 3.14159265358979323846;
+constexpr std::size_t kMaxSolveVectors = 16;  // KrylovSolver's limit on vectors per solve
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+template <class T>
+void check_problem(const ElementSet<T>& stiffness, const ElementSet<T>& mass, const SubspaceOptions& options) {
+  if (stiffness.dofs != mass.dofs)
+    throw InvalidArgument("the stiffness has " + std::to_string(stiffness.dofs) + " DOFs but the mass " +
+                          std::to_string(mass.dofs) + ": both must index the same DOFs");
+  if (options.modes == 0) throw InvalidArgument("ask for at least one mode");
+  if (options.modes > stiffness.dofs)
+    throw InvalidArgument("asked for " + std::to_string(options.modes) + " modes of a model with only " +
+                          std::to_string(stiffness.dofs) + " DOFs");
+  if (iteration_vectors(options, stiffness.dofs) < options.modes)
+    throw InvalidArgument("the iteration vectors (" + std::to_string(options.vectors) +
+                          ") must be at least the modes wanted (" + std::to_string(options.modes) + ")");
+  if (!(options.tolerance >= 0)) throw InvalidArgument("the eigenvalue tolerance must be >= 0 (0: the default)");
+}
+
+// Every DOF moved by the same amount is a rigid translation (of a scalar field, or of every
+// component of a displacement field): K 1 = 0 means nothing holds the model in place.
+template <class T>
+void check_constrained(const ElementSet<T>& stiffness) {
+  const std::vector<T> force = multiply(stiffness, std::vector<T>(stiffness.dofs, T(1)), 1);
+  const std::vector<T> d = diagonal(stiffness);
+  double largest_force = 0, largest_diagonal = 0;
+  for (const T f : force) largest_force = std::max(largest_force, std::abs(double(f)));
+  for (const T v : d) largest_diagonal = std::max(largest_diagonal, std::abs(double(v)));
+  const double eps = std::is_same_v<T, double> ? 1e-12 : 1e-5;
+  if (largest_force <= eps * largest_diagonal)
+    throw InvalidArgument("the stiffness matrix is singular: moving every DOF by 1 costs no force, so the model can "
+                          "move as a rigid body; constrain it (clamp a face, or mark constrained DOFs with negative "
+                          "indices)");
+}
+
+// Bathe's starting vectors, dofs x q interleaved: diag(M); unit vectors at the DOFs of least
+// k_ii / m_ii; a random vector.
+template <class T>
+std::vector<T> starting_vectors(const std::vector<T>& k_diagonal, const std::vector<T>& m_diagonal, std::size_t q) {
+  const std::size_t n = k_diagonal.size();
+  std::vector<T> x(n * q, T(0));
+  for (std::size_t i = 0; i < n; ++i) x[i * q] = m_diagonal[i];
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const auto ratio = [&](std::size_t i) {
+    return m_diagonal[i] > 0 ? double(k_diagonal[i]) / double(m_diagonal[i]) : HUGE_VAL;
+  };
+  const std::size_t units = q >= 2 ? q - 2 : 0;
+  std::partial_sort(order.begin(), order.begin() + std::min(units, n), order.end(),
+                    [&](std::size_t a, std::size_t b) { return ratio(a) < ratio(b) || (ratio(a) == ratio(b) && a < b); });
+  for (std::size_t j = 0; j < units; ++j) x[order[j] * q + 1 + j] = T(1);
+  if (q >= 2) {
+    std::mt19937_64 random(20261124);
+    std::uniform_real_distribution<double> uniform(-1, 1);
+    for (std::size_t i = 0; i < n; ++i) x[i * q + q - 1] = T(uniform(random));
+  }
+  return x;
+}
+
+void check_clblast(clblast::StatusCode status, const char* what) {
+  if (status != clblast::StatusCode::kSuccess)
+    throw Error(std::string("CLBlast refused ") + what + " with status " + std::to_string(static_cast<int>(status)) +
+                " (clblast.h names it); please report it");
+}
+
+// The K Y = R solves, q vectors in chunks of at most 16 (the last one padded with zero vectors,
+// which converge at once).
+template <class T>
+class ChunkedSolve {
+ public:
+  ChunkedSolve(const Context& context, const sparse::Bsr<T>& k, std::size_t q, sparse::SolverOptions options)
+      : q_(q),
+        chunks_(detail::ceil_div(q, kMaxSolveVectors)),
+        width_(detail::ceil_div(q, chunks_)),
+        solver_(context, k, width_, std::move(options)) {}
+
+  /// Solves for every vector of r (dofs x q), starting from y, which receives the solution.
+  /// Returns the most CG iterations of a chunk; `failure` gets the reason of a chunk that failed.
+  std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure) {
+    const std::size_t n = r.size() / q_;
+    std::vector<T> b(n * width_), x(n * width_);
+    std::size_t most = 0;
+    for (std::size_t c = 0; c < chunks_; ++c) {
+      const std::size_t j0 = c * width_, w = std::min(width_, q_ - j0);
+      pack(r, b, j0, w, n);
+      pack(y, x, j0, w, n);
+      const sparse::SolveReport report = solver_.solve(b, x);
+      most = std::max(most, report.iterations);
+      if (!report.converged && failure.empty()) failure = report.reason;
+      detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
+          std::copy_n(x.begin() + i * width_, w, y.begin() + i * q_ + j0);
+      });
+    }
+    return most;
+  }
+
+ private:
+  void pack(const std::vector<T>& all, std::vector<T>& chunk, std::size_t j0, std::size_t w, std::size_t n) const {
+    detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        std::copy_n(all.begin() + i * q_ + j0, w, chunk.begin() + i * width_);
+        std::fill(chunk.begin() + i * width_ + w, chunk.begin() + (i + 1) * width_, T(0));
+      }
+    });
+  }
+
+  std::size_t q_, chunks_, width_;
+  sparse::KrylovSolver<T> solver_;
+};
+
+struct SmallProblem {
+  std::vector<double> eigenvalues;  // q ascending
+  std::vector<double> vectors;      // q x q row-major, column j the j-th eigenvector
+};
+
+// K+ Q = M+ Q Lambda with Q^T M+ Q = I. Throws InvalidArgument when M+ is not positive definite
+// (the iteration vectors became dependent) or K+ shows a zero or negative eigenvalue (singular K).
+SmallProblem solve_small(const std::vector<double>& kp, const std::vector<double>& mp, std::size_t q) {
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Matrix a = Eigen::Map<const Matrix>(kp.data(), q, q);
+  const Matrix b = Eigen::Map<const Matrix>(mp.data(), q, q);
+  Eigen::GeneralizedSelfAdjointEigenSolver<Matrix> solver(a, b);
+  if (solver.info() != Eigen::Success)
+    throw InvalidArgument("the projected mass Y^T M Y is not positive definite: the mass matrix is singular or the "
+                          "iteration vectors became dependent (ask for fewer modes, or check the mass)");
+  SmallProblem small;
+  small.eigenvalues.assign(solver.eigenvalues().data(), solver.eigenvalues().data() + q);
+  Matrix v = solver.eigenvectors();
+  small.vectors.assign(v.data(), v.data() + q * q);
+  return small;
+}
+
+template <class T>
+std::vector<double> column_norms(const std::vector<T>& v, std::size_t q) {
+  std::vector<double> sums(q, 0.0);
+  for (std::size_t i = 0; i < v.size() / q; ++i)
+    for (std::size_t j = 0; j < q; ++j) sums[j] += double(v[i * q + j]) * double(v[i * q + j]);
+  for (double& s : sums) s = std::sqrt(s);
+  return sums;
+}
+
+template <class T>
+class SubspaceRun {
+ public:
+  SubspaceRun(const Context& context, const ElementSet<T>& stiffness, const ElementSet<T>& mass,
+              const SubspaceOptions& options)
+      : context_(context),
+        options_(options),
+        n_(stiffness.dofs),
+        q_(iteration_vectors(options, stiffness.dofs)),
+        p_(options.modes),
+        k_op_(context, stiffness, q_, options.ebe),
+        m_op_(context, mass, q_, options.ebe),
+        x_(context, n_, q_),
+        y_(context, n_, q_),
+        r_(context, n_, q_),
+        q_matrix_(context, q_ * q_, "Ritz vectors"),
+        solve_(context, assembled(stiffness, options), q_, solver_options(options)) {
+    x_.upload(starting_vectors(diagonal(stiffness), diagonal(mass), q_));
+    result_.vectors = q_;
+  }
+
+  SubspaceResult<T> run() {
+    const double tolerance = eigenvalue_tolerance<T>(options_);
+    double smallest_change = HUGE_VAL;
+    std::size_t since_smallest = 0;
+    std::vector<double> previous;
+    std::vector<T> r_host, y_host(n_ * q_, T(0));
+    for (std::size_t it = 1; it <= options_.max_iterations; ++it) {
+      auto t = Clock::now();
+      m_op_.multiply(x_, r_);
+      r_host = r_.download();
+      warm_start(y_host, previous);
+      result_.times.mass += seconds_since(t);
+
+      t = Clock::now();
+      std::string failure;
+      const std::size_t cg = solve_.solve(r_host, y_host, failure);
+      result_.solve_iterations += cg;
+      if (!failure.empty()) result_.solve_report = failure;
+      result_.times.solve += seconds_since(t);
+
+      t = Clock::now();
+      y_.upload(y_host);
+      const std::vector<double> kp = k_op_.project(y_), mp = m_op_.project(y_);
+      result_.times.projection += seconds_since(t);
+
+      t = Clock::now();
+      const SmallProblem small = solve_small(kp, mp, q_);
+      check_singular(small.eigenvalues);
+      result_.times.small += seconds_since(t);
+
+      t = Clock::now();
+      update(small.vectors);
+      result_.times.update += seconds_since(t);
+
+      result_.iterations = it;
+      const double change = record(small.eigenvalues, previous);
+      if (options_.progress) options_.progress({it, change, cg});
+      previous = small.eigenvalues;
+      if (change <= tolerance) {
+        result_.converged = true;
+        result_.reason = "every wanted eigenvalue changed by at most " + format(tolerance) +
+                         " relative in the last iteration";
+        break;
+      }
+      if (change < smallest_change) {
+        smallest_change = change;
+        since_smallest = 0;
+      } else if (++since_smallest == kStagnationIterations) {
+        result_.reason = "stagnated: the largest eigenvalue change has stayed above its smallest, " +
+                         format(smallest_change) + ", for " + std::to_string(kStagnationIterations) +
+                         " iterations, the accuracy this precision attains here; loosen the tolerance or "
+                         "solve in double";
+        break;
+      }
+    }
+    if (result_.reason.empty())
+      result_.reason = "the eigenvalues still changed after " + std::to_string(options_.max_iterations) +
+                       " iterations: raise --max-iterations or the tolerance";
+    finish();
+    return std::move(result_);
+  }
+
+  SubspaceResult<T>& result() { return result_; }
+
+ private:
+  static sparse::Bsr<T> assembled(const ElementSet<T>& stiffness, const SubspaceOptions& options) {
+    return assemble_bsr(stiffness, options.block_size);
+  }
+
+  static sparse::SolverOptions solver_options(const SubspaceOptions& options) {
+    sparse::SolverOptions s;
+    s.method = sparse::KrylovMethod::cg;
+    s.preconditioner = options.preconditioner;
+    s.ordering = options.ordering;
+    s.tolerance = options.solve_tolerance > 0 ? options.solve_tolerance : (std::is_same_v<T, double> ? 1e-10 : 1e-5);
+    s.max_iterations = options.max_solve_iterations;
+    return s;
+  }
+
+  static std::string format(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+  }
+
+  // Y starts from X diag(lambda)^-1 once Ritz values are known (K Y = M X with X near eigenvectors).
+  void warm_start(std::vector<T>& y, const std::vector<double>& lambda) {
+    if (lambda.empty()) return;
+    const std::vector<T> x = x_.download();
+    detail::parallel_for(n_, 4096, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i)
+        for (std::size_t j = 0; j < q_; ++j) y[i * q_ + j] = T(double(x[i * q_ + j]) / lambda[j]);
+    });
+  }
+
+  void check_singular(const std::vector<double>& lambda) const {
+    const double largest = std::abs(lambda.back());
+    if (!(lambda.front() > 1e-12 * largest))
+      throw InvalidArgument("the stiffness matrix is singular (its lowest eigenvalue is " + format(lambda.front()) +
+                            " against " + format(largest) +
+                            "): the model can move as a rigid body; constrain it (clamp a face, or mark "
+                            "constrained DOFs with negative indices)");
+  }
+
+  // X = Y Q on the device.
+  void update(const std::vector<double>& q_vectors) {
+    std::vector<T> q_values(q_vectors.begin(), q_vectors.end());
+    detail::write_buffer(context_.compute_queue(), q_matrix_.get(), q_values.data(), q_values.size() * sizeof(T));
+    cl_command_queue queue = context_.compute_queue()();
+    check_clblast(clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, n_,
+                                   q_, q_, T(1), y_.buffer().get()(), 0, q_, q_matrix_.get()(), 0, q_, T(0),
+                                   x_.buffer().get()(), 0, q_, &queue),
+                  "the update X = Y Q (GEMM)");
+    check(context_.compute_queue().finish(), "clFinish", "the update X = Y Q");
+  }
+
+  double record(const std::vector<double>& lambda, const std::vector<double>& previous) {
+    result_.eigenvalues.assign(lambda.begin(), lambda.begin() + p_);
+    result_.changes.assign(p_, HUGE_VAL);
+    double change = previous.empty() ? HUGE_VAL : 0.0;
+    if (!previous.empty()) {
+      for (std::size_t i = 0; i < p_; ++i) {
+        result_.changes[i] = std::abs(lambda[i] - previous[i]) / std::abs(lambda[i]);
+        change = std::max(change, result_.changes[i]);
+      }
+    }
+    return change;
+  }
+
+  // Frequencies, the modes, and ||K phi - lambda M phi|| / ||K phi|| per mode.
+  void finish() {
+    const auto t = Clock::now();
+    k_op_.multiply(x_, y_);
+    m_op_.multiply(x_, r_);
+    const std::vector<T> kx = y_.download(), mx = r_.download(), x = x_.download();
+    std::vector<T> difference(n_ * q_);
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::size_t j = 0; j < q_; ++j) {
+        const double lambda = j < p_ ? result_.eigenvalues[j] : 0.0;
+        difference[i * q_ + j] = T(double(kx[i * q_ + j]) - lambda * double(mx[i * q_ + j]));
+      }
+    const std::vector<double> top = column_norms(difference, q_), bottom = column_norms(kx, q_);
+    result_.residuals.resize(p_);
+    result_.frequencies.resize(p_);
+    result_.modes.resize(n_ * p_);
+    for (std::size_t j = 0; j < p_; ++j) {
+      result_.residuals[j] = bottom[j] > 0 ? top[j] / bottom[j] : HUGE_VAL;
+      result_.frequencies[j] = std::sqrt(std::max(result_.eigenvalues[j], 0.0)) / (2 * kPi);
+    }
+    for (std::size_t i = 0; i < n_; ++i) std::copy_n(x.begin() + i * q_, p_, result_.modes.begin() + i * p_);
+    result_.times.residual = seconds_since(t);
+  }
+
+  Context context_;
+  SubspaceOptions options_;
+  std::size_t n_, q_, p_;
+  EbeOperator<T> k_op_, m_op_;
+  DeviceVectors<T> x_, y_, r_;
+  DeviceBuffer<T> q_matrix_;
+  ChunkedSolve<T> solve_;
+  SubspaceResult<T> result_;
+};
+
+}  // namespace
+
+std::size_t iteration_vectors(const SubspaceOptions& options, std::size_t dofs) {
+  const std::size_t p = options.modes;
+  const std::size_t q = options.vectors != 0 ? options.vectors : std::min(2 * p, p + 8);
+  return std::min(q, dofs);
+}
+
+template <class T>
+SubspaceResult<T> subspace_iteration(const Context& context, const ElementSet<T>& stiffness,
+                                     const ElementSet<T>& mass, const SubspaceOptions& options) {
+  check_problem(stiffness, mass, options);
+  check_constrained(stiffness);
+  const auto start = Clock::now();
+  SubspaceRun<T> run(context, stiffness, mass, options);
+  run.result().times.setup = seconds_since(start);
+  SubspaceResult<T> result = run.run();
+  result.times.total = seconds_since(start);
+  return result;
+}
+
+template SubspaceResult<float> subspace_iteration(const Context&, const ElementSet<float>&, const ElementSet<float>&,
+                                                  const SubspaceOptions&);
+template SubspaceResult<double> subspace_iteration(const Context&, const ElementSet<double>&,
+                                                   const ElementSet<double>&, const SubspaceOptions&);
+
+}  // namespace ziggurat::fem

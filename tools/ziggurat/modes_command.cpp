@@ -1,0 +1,365 @@
+// `ziggurat modes`: natural frequencies and mode shapes of a finite-element model, K phi = lambda M phi,
+// by subspace iteration on the device (solver/subspace_iteration.hpp), with K and M element by
+// element: a generated brick cantilever or the user's element matrices.
+
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "commands.hpp"
+#include "format.hpp"
+#include "picture.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/io/element_files.hpp"
+#include "ziggurat/io/npy.hpp"
+#include "ziggurat/matrix/hex_mesh.hpp"
+#include "ziggurat/solver/subspace_iteration.hpp"
+#include "ziggurat/tuning/ebe_autotune.hpp"
+
+namespace ziggurat::cli {
+
+namespace {
+
+using namespace ziggurat::fem;
+
+struct ModesOptions {
+  std::string mesh;
+  std::string material = "210e9,0.3,7850";
+  bool lumped = false;
+  std::string elements, dofs, mass;
+  std::size_t modes = 10;
+  std::size_t vectors = 0;
+  double tolerance = 0;
+  std::size_t max_iterations = 100;
+  double solve_tolerance = 0;
+  std::string preconditioner = "ilu0";
+  std::string ordering = "natural";
+  std::string scatter = "auto";
+  std::size_t batch_elements = 0;
+  std::size_t block_size = 3;
+  std::string precision;
+  std::string device;
+  std::string out;
+  std::string png;
+  std::string save_model;
+  bool quiet = false;
+  bool json = false;
+};
+
+// K and M, generated or read; a generated model keeps its geometry for the picture.
+template <class T>
+struct Model {
+  std::optional<ElasticModel<T>> generated;
+  ElementSet<T> stiffness, mass;  // read from files (empty for a generated model)
+  std::string description;
+  const ElementSet<T>& k() const { return generated ? generated->stiffness : stiffness; }
+  const ElementSet<T>& m() const { return generated ? generated->mass : mass; }
+};
+
+BoxMesh parse_mesh(const std::string& text) {
+  const std::string prefix = "cantilever:";
+  if (text.rfind(prefix, 0) != 0)
+    throw InvalidArgument("--mesh is cantilever:LxWxH:nx,ny,nz (e.g. cantilever:2x0.1x0.1:40,2,2), not '" + text + "'");
+  return parse_box(text.substr(prefix.size()));
+}
+
+// The identity as elements of one DOF each: the standard problem K phi = lambda phi.
+template <class T>
+ElementSet<T> identity_mass(std::size_t dofs) {
+  ElementSet<T> m;
+  m.dofs = dofs;
+  m.element_size = 1;
+  m.matrices.assign(dofs, T(1));
+  m.indices.resize(dofs);
+  for (std::size_t i = 0; i < dofs; ++i) m.indices[i] = static_cast<std::int32_t>(i);
+  return m;
+}
+
+template <class T>
+Model<T> load_model(const ModesOptions& o) {
+  Model<T> model;
+  if (!o.mesh.empty()) {
+    const BoxMesh box = parse_mesh(o.mesh);
+    model.generated = cantilever<T>(box, parse_material(o.material), o.lumped ? MassKind::lumped : MassKind::consistent);
+    model.description = "cantilever " + number_text(box.lx) + " x " + number_text(box.ly) + " x " +
+                        number_text(box.lz) + " m, " + std::to_string(box.nx) + " x " + std::to_string(box.ny) +
+                        " x " + std::to_string(box.nz) + " bricks, clamped at x = 0, " +
+                        (o.lumped ? "lumped" : "consistent") + " mass";
+    return model;
+  }
+  model.stiffness = load_elements<T>(o.elements, o.dofs);
+  model.mass = o.mass.empty() ? identity_mass<T>(model.stiffness.dofs)
+                              : load_elements<T>(o.mass, o.dofs, model.stiffness.dofs);
+  model.description = o.elements + " with " + o.dofs + (o.mass.empty() ? ", identity mass" : ", mass " + o.mass);
+  return model;
+}
+
+void check_sources(const ModesOptions& o) {
+  if (o.mesh.empty() == o.elements.empty())
+    throw InvalidArgument("give the model: --mesh cantilever:LxWxH:nx,ny,nz, or --elements L.npy --dofs V.npy");
+  if (!o.elements.empty() && o.dofs.empty()) throw InvalidArgument("--elements needs --dofs V.npy (the DOF of each local DOF)");
+  if (o.mesh.empty() && (o.lumped || !o.save_model.empty()))
+    throw InvalidArgument("--lumped and --save-model are for a generated --mesh");
+  if (!o.mesh.empty() && (!o.mass.empty() || !o.dofs.empty()))
+    throw InvalidArgument("--mass and --dofs go with --elements, not with --mesh");
+  if (!o.png.empty() && o.mesh.empty())
+    throw InvalidArgument("--png draws a generated --mesh; element files carry no geometry");
+  for (const auto& [path, option] : {std::pair{o.out, "--out"}, std::pair{o.png, "--png"}}) {
+    check_output_path(path, option, o.elements, "--elements");
+    check_output_path(path, option, o.mass, "--mass");
+    check_output_path(path, option, o.dofs, "--dofs");
+  }
+}
+
+// The box's surface grid lines, displaced by `scale` times mode `mode`, in an oblique view (x right,
+// z up, y receding): undisplaced in grey, displaced in blue.
+template <class T>
+void draw_mode(const std::string& path, const ElasticModel<T>& model, const std::vector<T>& modes, std::size_t p,
+               std::size_t mode) {
+  const BoxMesh& b = model.box;
+  const auto node = [&](std::size_t i, std::size_t j, std::size_t l) { return i + (b.nx + 1) * (j + (b.ny + 1) * l); };
+  double largest = 0;
+  for (std::size_t n = 0; n < b.nodes(); ++n)
+    for (int d = 0; d < 3; ++d) {
+      const std::int32_t dof = model.node_dofs[3 * n + d];
+      if (dof >= 0) largest = std::max(largest, std::abs(double(modes[std::size_t(dof) * p + mode])));
+    }
+  const double size = std::max({b.lx, b.ly, b.lz});
+  const double scale = largest > 0 ? 0.15 * size / largest : 0;
+  const double slant = 0.35;
+  const auto position = [&](std::size_t i, std::size_t j, std::size_t l, double s) {
+    std::array<double, 3> x = {b.lx * double(i) / double(b.nx), b.ly * double(j) / double(b.ny), b.lz * double(l) / double(b.nz)};
+    const std::size_t n = node(i, j, l);
+    for (int d = 0; d < 3; ++d) {
+      const std::int32_t dof = model.node_dofs[3 * n + d];
+      if (dof >= 0) x[d] += s * double(modes[std::size_t(dof) * p + mode]);
+    }
+    return std::array<double, 2>{x[0] + slant * x[1], x[2] + slant * x[1]};
+  };
+  // Segments in model units first, then fitted into the picture.
+  std::vector<std::array<double, 4>> lines[2];
+  const auto edge = [&](std::array<std::size_t, 3> a, std::array<std::size_t, 3> c) {
+    for (int k = 0; k < 2; ++k) {
+      const auto p0 = position(a[0], a[1], a[2], k * scale), p1 = position(c[0], c[1], c[2], k * scale);
+      lines[k].push_back({p0[0], p0[1], p1[0], p1[1]});
+    }
+  };
+  const std::size_t n[3] = {b.nx, b.ny, b.nz};
+  for (std::size_t i = 0; i <= b.nx; ++i)
+    for (std::size_t j = 0; j <= b.ny; ++j)
+      for (std::size_t l = 0; l <= b.nz; ++l) {
+        const std::size_t at[3] = {i, j, l};
+        for (int axis = 0; axis < 3; ++axis) {
+          if (at[axis] == n[axis]) continue;
+          // Only lines on the surface: at least one of the other two coordinates on a face.
+          int on_face = 0;
+          for (int other = 0; other < 3; ++other)
+            if (other != axis && (at[other] == 0 || at[other] == n[other])) ++on_face;
+          if (on_face == 0) continue;
+          std::array<std::size_t, 3> a = {i, j, l}, c = a;
+          ++c[axis];
+          edge(a, c);
+        }
+      }
+  double lo[2] = {HUGE_VAL, HUGE_VAL}, hi[2] = {-HUGE_VAL, -HUGE_VAL};
+  for (const auto& set : lines)
+    for (const auto& s : set)
+      for (int e = 0; e < 2; ++e)
+        for (int d = 0; d < 2; ++d) lo[d] = std::min(lo[d], s[2 * e + d]), hi[d] = std::max(hi[d], s[2 * e + d]);
+  const std::size_t width = 1200, margin = 20;
+  const double unit = double(width - 2 * margin) / std::max(hi[0] - lo[0], 1e-300);
+  const std::size_t height = std::min<std::size_t>(4000, std::size_t((hi[1] - lo[1]) * unit) + 2 * margin);
+  std::vector<Segment> segments;
+  const std::array<unsigned char, 3> colours[2] = {{{190, 190, 190}}, {{20, 60, 200}}};
+  for (int k = 0; k < 2; ++k)
+    for (const auto& s : lines[k])
+      segments.push_back({margin + (s[0] - lo[0]) * unit, margin + (s[1] - lo[1]) * unit, margin + (s[2] - lo[0]) * unit,
+                          margin + (s[3] - lo[1]) * unit, colours[k]});
+  write_lines_png(path, segments, width, height);
+}
+
+void show_progress(const SubspaceProgress& p) {
+  std::cerr << "\riteration " << p.iteration << ", largest eigenvalue change " << number_text(p.change, 3) << ", CG "
+            << p.solve_iterations << " iterations   " << std::flush;
+}
+
+template <class T>
+SubspaceOptions solver_options(const Context& context, const ModesOptions& o, const ElementSet<T>& stiffness,
+                               bool progress) {
+  SubspaceOptions s;
+  s.modes = o.modes;
+  s.vectors = o.vectors;
+  s.tolerance = o.tolerance;
+  s.max_iterations = o.max_iterations;
+  s.solve_tolerance = o.solve_tolerance;
+  s.block_size = o.block_size;
+  try {
+    s.preconditioner = sparse::parse_preconditioner(o.preconditioner);
+    s.ordering = sparse::parse_ordering(o.ordering);
+    if (o.scatter != "auto") s.ebe.scatter = parse_ebe_scatter(o.scatter);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string(e.what()) + " (--preconditioner / --ordering / --scatter)");
+  }
+  // auto: the scatter that measured faster for this kind of problem on this device.
+  if (o.scatter == "auto")
+    s.ebe.scatter = choose_ebe_scatter(context, stiffness, iteration_vectors(s, stiffness.dofs)).scatter;
+  s.ebe.batch_elements = o.batch_elements;
+  if (progress) s.progress = show_progress;
+  return s;
+}
+
+template <class T>
+nlohmann::json summary(const Context& context, const ModesOptions& o, const Model<T>& model,
+                       const SubspaceResult<T>& r, EbeScatter scatter) {
+  const SubspaceTimes& t = r.times;
+  return {{"device", context.device().name},
+          {"platform", context.device().platform_name},
+          {"driver", context.device().driver_version},
+          {"model", model.description},
+          {"dofs", model.k().dofs},
+          {"elements", model.k().count()},
+          {"element_size", model.k().element_size},
+          {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+          {"modes", o.modes},
+          {"vectors", r.vectors},
+          {"scatter", to_string(scatter)},
+          {"preconditioner", o.preconditioner},
+          {"ordering", o.ordering},
+          {"converged", r.converged},
+          {"reason", r.reason},
+          {"iterations", r.iterations},
+          {"cg_iterations", r.solve_iterations},
+          {"eigenvalues", r.eigenvalues},
+          {"frequencies_hz", r.frequencies},
+          {"residuals", r.residuals},
+          {"changes", r.changes},
+          {"times_s",
+           {{"setup", t.setup},
+            {"mass", t.mass},
+            {"solve", t.solve},
+            {"projection", t.projection},
+            {"small", t.small},
+            {"update", t.update},
+            {"residual", t.residual},
+            {"total", t.total}}}};
+}
+
+template <class T>
+void print_text(const Context& context, const ModesOptions& o, const Model<T>& model, const SubspaceResult<T>& r,
+                EbeScatter scatter) {
+  const SubspaceTimes& t = r.times;
+  std::cout << "device      " << context.device().label() << "\n"
+            << "model       " << model.description << "\n"
+            << "size        " << model.k().dofs << " DOFs, " << model.k().count() << " elements of "
+            << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
+            << to_string(scatter) << "\n"
+            << "iteration   " << o.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
+            << r.iterations << " iterations, " << r.solve_iterations << " CG iterations)\n"
+            << "time        " << number_text(t.total) << " s: setup " << number_text(t.setup) << ", M X "
+            << number_text(t.mass) << ", solve " << number_text(t.solve) << ", projection " << number_text(t.projection)
+            << ", small problem " << number_text(t.small) << ", update " << number_text(t.update) << ", residual check "
+            << number_text(t.residual) << "\n\n"
+            << "mode  frequency (Hz)  eigenvalue      residual   last change\n";
+  for (std::size_t i = 0; i < r.eigenvalues.size(); ++i) {
+    char line[128];
+    std::snprintf(line, sizeof line, "%4zu  %14.6g  %14.8e  %9.2e  %9.2e\n", i + 1, r.frequencies[i], r.eigenvalues[i],
+                  r.residuals[i], r.changes[i]);
+    std::cout << line;
+  }
+  if (!r.solve_report.empty()) std::cout << "\nwarning     a CG solve did not converge: " << r.solve_report << "\n";
+  if (!o.out.empty()) std::cout << "\noutput      " << o.out << " (dofs x modes, M-orthonormal)\n";
+  if (!o.png.empty()) std::cout << "picture     " << o.png << " (mode 1, displaced in blue)\n";
+}
+
+template <class T>
+void save_model(const std::string& prefix, const ElasticModel<T>& m) {
+  save_elements(prefix + "-stiffness.npy", prefix + "-dofs.npy", m.stiffness);
+  save_elements(prefix + "-mass.npy", prefix + "-dofs.npy", m.mass);
+}
+
+template <class T>
+void run(const ModesOptions& o) {
+  check_sources(o);
+  Context context(o.device);
+  require_device_precision(context.device(), o.precision);
+  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
+  const Model<T> model = load_model<T>(o);
+  if (!o.save_model.empty()) save_model(o.save_model, *model.generated);
+  const SubspaceOptions options = solver_options<T>(context, o, model.k(), progress);
+  const SubspaceResult<T> result = subspace_iteration(context, model.k(), model.m(), options);
+  if (progress) std::cerr << "\n";
+  const std::size_t p = result.eigenvalues.size();
+  if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
+  if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
+  if (o.json) {
+    nlohmann::json s = summary(context, o, model, result, options.ebe.scatter);
+    if (!o.out.empty()) s["output"] = o.out;
+    if (!o.png.empty()) s["picture"] = o.png;
+    std::cout << s.dump(2) << "\n";
+  } else {
+    print_text(context, o, model, result, options.ebe.scatter);
+  }
+}
+
+}  // namespace
+
+void add_modes_command(CLI::App& app) {
+  auto options = std::make_shared<ModesOptions>();
+  auto* command = app.add_subcommand("modes", "Natural frequencies and mode shapes (K phi = lambda M phi) of a "
+                                              "finite-element model by subspace iteration on the device, K and M "
+                                              "element by element");
+  command->add_option("--mesh", options->mesh, "A generated model: cantilever:LxWxH:nx,ny,nz (metres and bricks), "
+                                               "clamped at x = 0, e.g. cantilever:2x0.1x0.1:40,2,2");
+  command->add_option("--material", options->material, "E,nu,rho of the generated model (Pa, -, kg/m^3)")
+      ->capture_default_str();
+  command->add_flag("--lumped", options->lumped, "Lumped (diagonal) mass for the generated model; default consistent");
+  command->add_option("--elements", options->elements, "Element stiffness matrices: .npy of shape (m, l, l)");
+  command->add_option("--dofs", options->dofs, "The DOF of each local DOF: integer .npy of shape (m, l); negative: "
+                                               "constrained");
+  command->add_option("--mass", options->mass, "Element mass matrices, .npy (m, l, l) with the same --dofs; default: "
+                                               "the identity (K phi = lambda phi)");
+  command->add_option("--modes", options->modes, "How many of the lowest modes")->capture_default_str()->check(whole_number(1));
+  command->add_option("--vectors", options->vectors, "Iteration vectors q (default min(2p, p + 8))")->check(whole_number(1));
+  command->add_option("--tol", options->tolerance, "Stop when no wanted eigenvalue changes by more than this, "
+                                                   "relative (default 1e-10 in f64, 1e-4 in f32)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--max-iterations", options->max_iterations, "The most subspace iterations")
+      ->capture_default_str()
+      ->check(whole_number(1));
+  command->add_option("--solve-tol", options->solve_tolerance, "CG's tolerance on ||r|| / ||b|| (default 1e-10 in "
+                                                               "f64, 1e-5 in f32)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--preconditioner", options->preconditioner, "CG's: ilu0, block-jacobi, jacobi or none")
+      ->capture_default_str();
+  command->add_option("--ordering", options->ordering, "ILU(0)'s ordering: natural, levels, colours or "
+                                                       "block-colours")
+      ->capture_default_str();
+  command->add_option("--block-size", options->block_size, "DOFs per node: the block size of the assembled K")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  command->add_option("--scatter", options->scatter, "How element products add into M X: colouring, atomics, or "
+                                                     "auto (the faster on this device, measured once and recorded)")
+      ->capture_default_str();
+  command->add_option("--batch-elements", options->batch_elements, "Stream the elements through the device in "
+                                                                   "batches of this many (default: resident)");
+  add_precision_option(command, options->precision, "f32 (float) or f64 (double); default f64");
+  command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
+  command->add_option("--out", options->out, "Write the modes here (.npy of shape (dofs, modes), M-orthonormal)");
+  command->add_option("--png", options->png, "Draw mode 1 of a generated --mesh here (surface lines, displaced)");
+  command->add_option("--save-model", options->save_model, "Write the generated model's elements as "
+                                                           "PREFIX-stiffness.npy, PREFIX-mass.npy, PREFIX-dofs.npy");
+  command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  command->add_flag("--json", options->json, "Print a machine-readable summary");
+  command->callback([options] {
+    if (options->precision.empty()) options->precision = "f64";
+    with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
+  });
+}
+
+}  // namespace ziggurat::cli
