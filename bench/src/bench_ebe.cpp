@@ -32,6 +32,7 @@
 #include "ziggurat/io/element_files.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
+#include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/ops/spmm.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
@@ -52,15 +53,16 @@ struct BenchEbeOptions {
   std::size_t vectors = 27;
   std::size_t modes = 27;
   std::size_t repeat = 5;
-  double tolerance = 1e-8;
+  double tolerance = 1e-10;
+  std::string preconditioner = "ilu0";
+  std::string ordering = "colours";
   std::string precision = "f64";
   std::string device;
   std::string cpu_device = "cpu";
   std::string python = "python3";
   double eigsh_timeout = 900;
   bool peers = true;
-  bool solve = true;
-  bool convergence_only = false;
+  std::string sections = "projection,solve,cpu";
   std::string convergence_meshes = "20x1x2,40x2x4,80x4x8,160x8x16";
   bool json = false;
 };
@@ -135,10 +137,11 @@ struct Route {
   std::string note;
 };
 
-// The assembled route: Y = K X with K in block CSR (b = 3), then K+ = X^T Y by CLBlast's GEMM.
+// The assembled routes: Y = K X with K in block CSR (b = 3), then K+ = X^T Y by CLBlast's GEMM (the
+// general routine a user would call) or by ziggurat's Gram kernel for tall sets (ops/block_products).
 template <class T>
-Route assembled_route(const Context& context, const ElementSet<T>& stiffness, const std::vector<T>& x, std::size_t k,
-                      std::size_t repeat, const std::vector<double>& reference) {
+std::vector<Route> assembled_routes(const Context& context, const ElementSet<T>& stiffness, const std::vector<T>& x,
+                                    std::size_t k, std::size_t repeat, const std::vector<double>& reference) {
   const sparse::Bsr<T> bsr = assemble_bsr(stiffness, 3);
   sparse::DeviceBsr<T> a(context, bsr);
   sparse::BsrMultiplier<T> product(context, a, k, sparse::BsrKernel{});
@@ -146,8 +149,12 @@ Route assembled_route(const Context& context, const ElementSet<T>& stiffness, co
   dx.upload(x);
   DeviceBuffer<T> kp(context, k * k, "K+");
   cl_command_queue queue = context.compute_queue()();
-  const auto run = [&] {
+  sparse::BlockProducts<T> gram(context, stiffness.dofs, k, k);
+  const auto product_run = [&] {
     product.enqueue(dx, dy);
+    check(context.compute_queue().finish(), "clFinish", "the assembled product");
+  };
+  const auto clblast_run = [&] {
     const auto status = clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, clblast::Transpose::kNo,
                                          k, k, stiffness.dofs, T(1), dx.buffer().get()(), 0, k, dy.buffer().get()(), 0,
                                          k, T(0), kp.get()(), 0, k, &queue);
@@ -155,21 +162,36 @@ Route assembled_route(const Context& context, const ElementSet<T>& stiffness, co
       throw Error("CLBlast's GEMM failed with status " + std::to_string(int(status)));
     check(context.compute_queue().finish(), "clFinish", "the assembled projection");
   };
-  Route route{"assembled: block CSR (b = 3, " + product.kernel().name() + ") x " + std::to_string(k) +
-                  " vectors + CLBlast GEMM X^T Y",
-              best_of(repeat, run)};
-  std::vector<T> values(k * k);
-  detail::read_buffer(context.compute_queue(), kp.get(), values.data(), values.size() * sizeof(T));
-  route.difference = relative_difference(std::vector<double>(values.begin(), values.end()), reference);
-  route.note = std::to_string(bsr.blocks()) + " blocks, " + bytes_text(bsr.values.size() * sizeof(T)) + " of values";
-  return route;
+  const auto gram_run = [&] {
+    gram.gram(dx.buffer().get(), dy.buffer().get(), kp.get());
+    check(context.compute_queue().finish(), "clFinish", "the assembled projection");
+  };
+  const auto difference = [&] {
+    std::vector<T> values(k * k);
+    detail::read_buffer(context.compute_queue(), kp.get(), values.data(), values.size() * sizeof(T));
+    return relative_difference(std::vector<double>(values.begin(), values.end()), reference);
+  };
+  const double product_s = best_of(repeat, product_run);
+  const std::string blocks = std::to_string(bsr.blocks()) + " blocks, " + bytes_text(bsr.values.size() * sizeof(T)) +
+                             " of values";
+  const std::string name = "assembled: block CSR (b = 3, " + product.kernel().name() + ") x " + std::to_string(k) +
+                           " vectors + ";
+  std::vector<Route> routes;
+  const double clblast_s = best_of(repeat, clblast_run);
+  routes.push_back({name + "CLBlast GEMM X^T Y", product_s + clblast_s, difference(),
+                    "product " + number_text(product_s * 1e3) + " ms + GEMM " + number_text(clblast_s * 1e3) + " ms; " +
+                        blocks});
+  const double gram_s = best_of(repeat, gram_run);
+  routes.push_back({name + "ziggurat Gram kernel X^T Y", product_s + gram_s, difference(),
+                    "product " + number_text(product_s * 1e3) + " ms + Gram " + number_text(gram_s * 1e3) + " ms"});
+  return routes;
 }
 
 // PyTorch's or CuPy's batched products (ebe_peers.py project), on element files in a scratch folder.
 template <class T>
 Route torch_route(const BenchEbeOptions& o, const ElementSet<T>& stiffness, const std::vector<T>& x, std::size_t k,
                   const std::vector<double>& reference) {
-  Route route{"PyTorch / CuPy batched matmul (gather, bmm, sum)"};
+  Route route{"PyTorch / CuPy batched matmul (gather, bmm, sum)", 0, 0, ""};
   const std::string why = run_peer_script(
       o.python, "ebe_peers.py",
       [&](const std::filesystem::path& folder) {
@@ -235,7 +257,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
                         number_text(profile.upload_pinned.bytes_per_s * 1e-9) + " GB/s)"});
   routes.push_back({"ziggurat CPU EBE, " + std::to_string(std::thread::hardware_concurrency()) + " host threads", cpu_s,
                     relative_difference(cpu_result, reference), "host"});
-  routes.push_back(assembled_route(context, stiffness, x, k, o.repeat, reference));
+  for (Route& route : assembled_routes(context, stiffness, x, k, o.repeat, reference)) routes.push_back(route);
   if (o.peers) routes.push_back(torch_route(o, stiffness, x, k, reference));
 
   out << "## Projection K+ = X^T K X, " << k << " vectors, " << type_name<T>() << "\n\n"
@@ -287,32 +309,47 @@ struct SolveRow {
   std::string note;
 };
 
-template <class T>
-SolveRow ziggurat_solve(const Context& context, const ElasticModel<T>& model, std::size_t modes, double tolerance) {
+// The solver's settings of a benchmark run: the bench's preconditioner, ordering and tolerance.
+SubspaceOptions solve_options(const BenchEbeOptions& o, std::size_t modes) {
   SubspaceOptions options;
   options.modes = modes;
-  options.tolerance = tolerance;
-  SolveRow row{context.device().label()};
+  options.tolerance = o.tolerance;
+  options.preconditioner = sparse::parse_preconditioner(o.preconditioner);
+  options.ordering = sparse::parse_ordering(o.ordering);
+  return options;
+}
+
+template <class T>
+SolveRow ziggurat_solve(const Context& context, const ElasticModel<T>& model, SubspaceOptions options,
+                        const std::string& label) {
+  SolveRow row{context.device().label() + label, 0, 0, 0, 0, 0, {}, ""};
   const auto start = Clock::now();
   options.progress = [&](const SubspaceProgress& p) {
     if (p.iteration == 1) row.first_iteration = seconds_since(start);
   };
   const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
-  row.seconds = r.times.total;
-  row.first_iteration -= r.times.setup;
+  const SubspaceTimes& t = r.times;
+  row.seconds = t.total;
+  row.first_iteration -= t.setup;
   row.iterations = r.iterations;
   row.cg = r.solve_iterations;
   row.eigenvalues = r.eigenvalues;
   for (const double v : r.residuals) row.worst_residual = std::max(row.worst_residual, v);
-  row.note = "setup " + number_text(r.times.setup) + " s, solve " + number_text(r.times.solve) + " s, projection " +
-             number_text(r.times.projection) + " s, M X " + number_text(r.times.mass) + " s, small " +
-             number_text(r.times.small) + " s, update " + number_text(r.times.update) + " s; " + r.reason;
+  row.note = std::string(to_string(options.preconditioner)) +
+             (options.preconditioner == sparse::PreconditionerKind::ilu0 ? std::string(" ") + to_string(options.ordering)
+                                                                         : std::string()) +
+             (options.deflation && std::is_same_v<T, double> ? ", deflated" : ", not deflated") + "; setup " + number_text(t.setup) + " s, solve " +
+             number_text(t.solve) + " s (device: products " + number_text(t.solve_products) + ", preconditioner " +
+             number_text(t.solve_preconditioner) + ", vector ops " + number_text(t.solve_vector_ops) + ", deflation " +
+             number_text(t.solve_deflation) + "), projection " + number_text(t.projection) + " s, M X " +
+             number_text(t.mass) + " s, small " + number_text(t.small) + " s, update " + number_text(t.update) + " s; " +
+             r.reason;
   return row;
 }
 
 template <class T>
 SolveRow eigsh_peer(const BenchEbeOptions& o, const ElasticModel<T>& model, std::size_t modes) {
-  SolveRow row{"SciPy eigsh (shift-invert, sigma = 0, SuperLU)"};
+  SolveRow row{"SciPy eigsh (shift-invert, sigma = 0, SuperLU)", 0, 0, 0, 0, 0, {}, ""};
   const std::string why = run_peer_script(
       o.python, "ebe_peers.py",
       [&](const std::filesystem::path& folder) {
@@ -364,26 +401,33 @@ void solve_table(const std::string& title, const std::vector<SolveRow>& rows, st
   report["solves"].push_back({{"title", title}, {"dofs", dofs}, {"rows", json_rows}});
 }
 
+// The eigen-solve of the projection's model (or --solve-mesh) on the device, beside SciPy.
 template <class T>
-void solve_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
-  const MassKind mass = MassKind::consistent;
-  {
-    const ElasticModel<T> model = cantilever<T>(parse_box(o.solve_mesh.empty() ? o.mesh : o.solve_mesh), Material{}, mass);
-    std::vector<SolveRow> rows{ziggurat_solve(context, model, o.modes, o.tolerance)};
-    if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
-    solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", rows, model.stiffness.dofs, report);
-  }
-  if (o.cpu_device.empty()) return;
-  const ElasticModel<T> model = cantilever<T>(parse_box(o.cpu_solve_mesh), Material{}, mass);
-  std::vector<SolveRow> rows{ziggurat_solve(context, model, o.modes, o.tolerance)};
+void device_solve_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
+  const ElasticModel<T> model = cantilever<T>(parse_box(o.solve_mesh.empty() ? o.mesh : o.solve_mesh), Material{});
+  std::vector<SolveRow> rows{ziggurat_solve(context, model, solve_options(o, o.modes), "")};
+  if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
+  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", rows, model.stiffness.dofs, report);
+}
+
+// The same algorithm on the device and on a CPU OpenCL device (all its cores), with and without
+// deflation, beside SciPy, on a model the CPU can solve in a few minutes.
+template <class T>
+void cpu_solve_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
+  const ElasticModel<T> model = cantilever<T>(parse_box(o.cpu_solve_mesh), Material{});
+  const SubspaceOptions options = solve_options(o, o.modes);
+  SubspaceOptions plain = options;
+  plain.deflation = false;
+  std::vector<SolveRow> rows{ziggurat_solve(context, model, options, ""),
+                             ziggurat_solve(context, model, plain, ", CG not deflated")};
   try {
     const Context cpu(o.cpu_device);
-    rows.push_back(ziggurat_solve(cpu, model, o.modes, o.tolerance));
+    rows.push_back(ziggurat_solve(cpu, model, options, ""));
   } catch (const Error& e) {
     rows.push_back({"the same algorithm on '" + o.cpu_device + "'", 0, 0, 0, 0, 0, {}, e.what()});
   }
   if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
-  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes: device against all CPU cores", rows,
+  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes: the device against all CPU cores", rows,
                  model.stiffness.dofs, report);
 }
 
@@ -421,9 +465,7 @@ void convergence_section(const BenchEbeOptions& o, const Context& context, nlohm
   for (const std::string& divisions : split(o.convergence_meshes, ',')) {
     const auto n = parse_extents(divisions, 3, 3);
     const ElasticModel<T> model = cantilever<T>({length, width, height, n[0], n[1], n[2]}, material);
-    SubspaceOptions options;
-    options.modes = 12;
-    options.tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-5;
+    SubspaceOptions options = solve_options(o, 12);
     const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
     std::vector<double> bending;
     for (std::size_t j = 0; j < options.modes && bending.size() < wanted; ++j)
@@ -456,17 +498,26 @@ void run(const BenchEbeOptions& o) {
   nlohmann::json report = {{"benchmark", "ebe"}, {"library_version", version}, {"date", now_text()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}};
-  if (o.convergence_only) {
-    convergence_section<T>(o, context, report);
-    if (o.json) std::cout << "```json\n" << report.dump(1) << "\n```\n";
-    return;
+  const std::vector<std::string> sections = split(o.sections, ',');
+  const auto wanted = [&](const char* name) { return std::find(sections.begin(), sections.end(), name) != sections.end(); };
+  for (const std::string& name : sections)
+    if (name != "projection" && name != "solve" && name != "cpu" && name != "convergence")
+      throw InvalidArgument("unknown section '" + name + "' in --sections: use projection, solve, cpu, convergence");
+  // Every kernel of the solves built before anything is timed (programs are kept per context).
+  SubspaceOptions warm = solve_options(o, o.modes);
+  warm.max_iterations = 1;
+  subspace_iteration(context, cantilever<T>({1, 0.25, 0.25, 8, 2, 2}, Material{}).stiffness,
+                     cantilever<T>({1, 0.25, 0.25, 8, 2, 2}, Material{}).mass, warm);
+  if (wanted("projection")) {
+    const auto start = Clock::now();
+    const ElasticModel<T> model = cantilever<T>(parse_box(o.mesh), Material{});
+    std::cout << "model generated in " << number_text(seconds_since(start)) << " s: cantilever " << o.mesh << ", "
+              << model.stiffness.dofs << " DOFs\n\n";
+    projection_section(o, context, model, report);
   }
-  const auto start = Clock::now();
-  const ElasticModel<T> model = cantilever<T>(parse_box(o.mesh), Material{});
-  std::cout << "model generated in " << number_text(seconds_since(start)) << " s: cantilever " << o.mesh << ", "
-            << model.stiffness.dofs << " DOFs\n\n";
-  projection_section(o, context, model, report);
-  if (o.solve) solve_section<T>(o, context, report);
+  if (wanted("solve")) device_solve_section<T>(o, context, report);
+  if (wanted("cpu")) cpu_solve_section<T>(o, context, report);
+  if (wanted("convergence")) convergence_section<T>(o, context, report);
   if (o.json) std::cout << "```json\n" << report.dump(1) << "\n```\n";
 }
 
@@ -485,14 +536,17 @@ void add_bench_ebe_command(CLI::App& app) {
   command->add_option("--modes", o->modes, "Modes of the eigen-solves")->capture_default_str()->check(whole_number(1));
   command->add_option("--repeat", o->repeat, "Timed repeats (the best counts)")->capture_default_str()->check(whole_number(1));
   command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")->capture_default_str();
-  command->add_option("--cpu-device", o->cpu_device, "The CPU OpenCL device of the same-algorithm run (empty: none)")
+  command->add_option("--preconditioner", o->preconditioner, "CG's preconditioner in the solves")->capture_default_str();
+  command->add_option("--ordering", o->ordering, "ILU(0)'s ordering in the solves")->capture_default_str();
+  command->add_option("--cpu-device", o->cpu_device, "The CPU OpenCL device of the same-algorithm run")
       ->capture_default_str();
   command->add_option("--python", o->python, "Python of the peers (ebe_peers.py)")->capture_default_str();
   command->add_option("--eigsh-timeout", o->eigsh_timeout, "Seconds SciPy's eigsh may take")->capture_default_str();
   command->add_flag("!--no-peers", o->peers, "Skip PyTorch/CuPy and SciPy");
-  command->add_flag("!--no-solve", o->solve, "Only the projection and the products");
-  command->add_flag("--convergence", o->convergence_only, "Only the convergence of a slender cantilever's bending "
-                                                          "frequencies to Euler-Bernoulli under mesh refinement");
+  command->add_option("--sections", o->sections, "What to run, comma-separated: projection (and the products), solve "
+                                                "(the eigen-solve on the device), cpu (device against a CPU device), "
+                                                "convergence (bending frequencies against Euler-Bernoulli)")
+      ->capture_default_str();
   command->add_option("--convergence-meshes", o->convergence_meshes, "Divisions nx x ny x nz of the refinement")
       ->capture_default_str();
   add_precision_option(command, o->precision, "f32 or f64");

@@ -133,22 +133,36 @@ void check_vectors(const ElementSet<T>& s, const std::vector<T>& x, std::size_t 
 template <class T>
 struct LocalElement {
   std::vector<std::int32_t> dofs;
-  std::vector<T> a, x, y;
+  std::vector<std::size_t> position;  // l x l: where L(r, c) lies among an element's stored values
+  std::vector<T> a, x, y, term;
 
+  explicit LocalElement(const ElementSet<T>& s) : position(s.element_size * s.element_size) {
+    const std::size_t l = s.element_size;
+    for (std::size_t r = 0; r < l; ++r)
+      for (std::size_t c = 0; c < l; ++c) position[r * l + c] = stored_position(s.storage, l, r, c);
+    dofs.reserve(l);
+    a.reserve(l * l);
+  }
+
+  // The element's free DOFs, its matrix on them (f x f) and their rows of X (f x k).
   void load(const ElementSet<T>& s, std::size_t e, const std::vector<T>& global_x, std::size_t k) {
     const std::size_t l = s.element_size;
     const std::int32_t* v = s.indices.data() + e * l;
     const T* stored = s.matrices.data() + e * s.stored_per_element();
     dofs.clear();
-    a.clear();
-    x.clear();
+    for (std::size_t r = 0; r < l; ++r)
+      if (v[r] >= 0) dofs.push_back(v[r]);
+    const std::size_t f = dofs.size();
+    a.resize(f * f);
+    x.resize(f * k);
+    std::size_t row = 0;
     for (std::size_t r = 0; r < l; ++r) {
       if (v[r] < 0) continue;
-      dofs.push_back(v[r]);
-      x.insert(x.end(), global_x.begin() + v[r] * k, global_x.begin() + (v[r] + 1) * k);
-      for (std::size_t c = 0; c < l; ++c) {
-        if (v[c] >= 0) a.push_back(stored[stored_position(s.storage, l, r, c)]);
-      }
+      std::copy_n(global_x.begin() + static_cast<std::size_t>(v[r]) * k, k, x.begin() + row * k);
+      std::size_t column = 0;
+      for (std::size_t c = 0; c < l; ++c)
+        if (v[c] >= 0) a[row * f + column++] = stored[position[r * l + c]];
+      ++row;
     }
   }
 
@@ -157,22 +171,24 @@ struct LocalElement {
     const std::size_t f = dofs.size();
     y.assign(f * k, T(0));
     for (std::size_t r = 0; r < f; ++r) {
-      T* yr = y.data() + r * k;
+      T* __restrict yr = y.data() + r * k;
       for (std::size_t c = 0; c < f; ++c) {
         const T arc = a[r * f + c];
-        const T* xc = x.data() + c * k;
+        const T* __restrict xc = x.data() + c * k;
         for (std::size_t j = 0; j < k; ++j) yr[j] += arc * xc[j];
       }
     }
   }
 
   // sum += the upper triangle of X_i^T Y_i (k x k row-major), each entry summed over rows in order.
-  void add_projection(std::size_t k, std::vector<T>& term, T* sum) const {
+  void add_projection(std::size_t k, T* sum) {
     term.assign(k * k, T(0));
     for (std::size_t r = 0; r < dofs.size(); ++r) {
+      const T* __restrict yr = y.data() + r * k;
       for (std::size_t i = 0; i < k; ++i) {
         const T xi = x[r * k + i];
-        for (std::size_t j = i; j < k; ++j) term[i * k + j] += xi * y[r * k + j];
+        T* __restrict ti = term.data() + i * k;
+        for (std::size_t j = i; j < k; ++j) ti[j] += xi * yr[j];
       }
     }
     for (std::size_t i = 0; i < k; ++i)
@@ -394,7 +410,7 @@ std::vector<T> multiply(const ElementSet<T>& elements, const std::vector<T>& x, 
     const std::uint32_t* order = colouring.order.data() + colouring.colour_start[colour];
     const std::size_t n = colouring.colour_start[colour + 1] - colouring.colour_start[colour];
     detail::parallel_for(n, kGrain / 4, [&](std::size_t begin, std::size_t end) {
-      LocalElement<T> local;
+      LocalElement<T> local(elements);
       for (std::size_t i = begin; i < end; ++i) {
         local.load(elements, order[i], x, k);
         local.product(k);
@@ -415,14 +431,13 @@ std::vector<double> project(const ElementSet<T>& elements, const std::vector<T>&
   const std::size_t chunks = detail::ceil_div(elements.count(), kProjectionChunk);
   std::vector<T> chunk_sums(chunks * k * k, T(0));
   detail::parallel_for(chunks, 4, [&](std::size_t begin, std::size_t end) {
-    LocalElement<T> local;
-    std::vector<T> term;
+    LocalElement<T> local(elements);
     for (std::size_t chunk = begin; chunk < end; ++chunk) {
       const std::size_t last = std::min(elements.count(), (chunk + 1) * kProjectionChunk);
       for (std::size_t e = chunk * kProjectionChunk; e < last; ++e) {
         local.load(elements, e, x, k);
         local.product(k);
-        local.add_projection(k, term, chunk_sums.data() + chunk * k * k);
+        local.add_projection(k, chunk_sums.data() + chunk * k * k);
       }
     }
   });

@@ -68,22 +68,31 @@ inline void product_tile(const uint t, __local const REAL* Ls, __local const REA
 }
 
 #ifdef ATOMICS
+// Compare-and-swap loops whose every access to *p is atomic (the first one reads it).
 #ifdef REAL_IS_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 inline void add_to(volatile __global REAL* p, const REAL v) {
-  union { ulong u; double f; } old, updated;
+  volatile __global ulong* bits = (volatile __global ulong*)p;
+  union { ulong u; double f; } seen, updated;
+  seen.u = atom_cmpxchg(bits, 0ul, 0ul);
+  ulong expected;
   do {
-    old.f = *p;
-    updated.f = old.f + v;
-  } while (atom_cmpxchg((volatile __global ulong*)p, old.u, updated.u) != old.u);
+    expected = seen.u;
+    updated.f = seen.f + v;
+    seen.u = atom_cmpxchg(bits, expected, updated.u);
+  } while (seen.u != expected);
 }
 #else
 inline void add_to(volatile __global REAL* p, const REAL v) {
-  union { uint u; float f; } old, updated;
+  volatile __global uint* bits = (volatile __global uint*)p;
+  union { uint u; float f; } seen, updated;
+  seen.u = atomic_cmpxchg(bits, 0u, 0u);
+  uint expected;
   do {
-    old.f = *p;
-    updated.f = old.f + v;
-  } while (atomic_cmpxchg((volatile __global uint*)p, old.u, updated.u) != old.u);
+    expected = seen.u;
+    updated.f = seen.f + v;
+    seen.u = atomic_cmpxchg(bits, expected, updated.u);
+  } while (seen.u != expected);
 }
 #endif
 #else

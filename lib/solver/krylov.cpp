@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include <Eigen/Dense>
+
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
@@ -13,6 +15,7 @@
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
 
 namespace ziggurat::sparse {
@@ -185,6 +188,11 @@ struct KrylovSolver<T>::Impl {
   DeviceBuffer<T> jacobi;
   DeviceVectors<T> x, r, rhs, p, q, z, s, t, shat, r0;
   DeviceBuffer<T> basis;  // GMRES: restart + 1 vectors of padded rows
+  // Deflation (deflate()): W, A W and W (W^T A W)^-1 (padded x m, the device's order), an m x k
+  // scratch set, and the products over sets of m and k vectors.
+  std::size_t deflation = 0;
+  DeviceBuffer<T> deflation_w, deflation_aw, deflation_scaled, deflation_g;
+  std::unique_ptr<BlockProducts<T>> deflation_products;
 
   // Device spans waiting to be added to the times (resolved at each read).
   std::vector<std::pair<Span, double*>> pending;
@@ -309,6 +317,25 @@ struct KrylovSolver<T>::Impl {
     return out;
   }
 
+  // ---- deflation ----
+  void set_deflation(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m);
+  // z -= W (W^T A W)^-1 (A W)^T z: z made A-orthogonal to W.
+  void deflate_direction(DeviceVectors<T>& z) {
+    if (deflation == 0) return;
+    Span span;
+    span.first = deflation_products->gram(deflation_aw.get(), z.buffer().get(), deflation_g.get()).first;
+    span.last = deflation_products->combine(deflation_scaled.get(), deflation_g.get(), T(-1), T(1), z.buffer().get()).last;
+    add(span, times.deflation);
+  }
+  // x += W (W^T A W)^-1 W^T r and r = b - A x: the Galerkin correction that leaves W^T r = 0.
+  std::vector<double> deflated_start() {
+    Span span;
+    span.first = deflation_products->gram(deflation_w.get(), r.buffer().get(), deflation_g.get()).first;
+    span.last = deflation_products->combine(deflation_scaled.get(), deflation_g.get(), T(1), T(1), x.buffer().get()).last;
+    add(span, times.deflation);
+    return true_residual();
+  }
+
   SolveReport solve(const std::vector<T>& b_in, std::vector<T>& x_io);
   void cg(struct Progress& state);
   void bicgstab(struct Progress& state);
@@ -387,11 +414,13 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
   // Starting (again) from the true residual in r.
   const auto restart = [&]() -> std::vector<double> {
     precondition(r, z);
+    deflate_direction(z);
     vec(ops.copy(z, p));
     vec(ops.dot_pair(r, z, r, r, kA));
     return read(kA, 2);  // rho, rr
   };
   std::vector<double> rr = true_residual();
+  if (deflation > 0) rr = deflated_start();
   for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
   std::vector<double> start = restart();
   std::vector<double> rho(start.begin(), start.begin() + k);
@@ -421,8 +450,10 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
       rr = read(kC, 1);
       rho_new = rr;
       vec(ops.copy(r, z));
+      if (deflation > 0) deflate_direction(z);  // (r, z) = (r, r): W^T r = 0
     } else {
       precondition(r, z);
+      deflate_direction(z);
       vec(ops.dot(r, z, kD));
       const std::vector<double> both = read(kC, 2);
       rr.assign(both.begin(), both.begin() + k);
@@ -432,6 +463,9 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
     if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
       const bool any_replaced = st.judge(true_residual(), reached);  // r := b - A x for every vector
       if (any_replaced) {  // the recurrences restart from the true residual
+        // Deflated, the true residual has drifted out of W's complement, where the iteration
+        // cannot reduce it: the Galerkin correction puts it back first.
+        if (deflation > 0) deflated_start();
         const std::vector<double> again = restart();
         rho.assign(again.begin(), again.begin() + k);
         continue;
@@ -721,6 +755,59 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   return report;
 }
 
+template <class T>
+void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m) {
+  if (m == 0) {
+    deflation = 0;
+    return;
+  }
+  if (options.method != KrylovMethod::cg) throw InvalidArgument("deflation is for cg, not " + std::string(to_string(options.method)));
+  if (m > rows) throw InvalidArgument("deflation by " + std::to_string(m) + " vectors of " + std::to_string(rows) + " rows");
+  if (w.size() != rows * m || aw.size() != rows * m)
+    throw InvalidArgument("deflation needs W and A W of " + std::to_string(rows) + " x " + std::to_string(m) +
+                          " values, not " + std::to_string(w.size()) + " and " + std::to_string(aw.size()));
+  check_finite(w, "the deflation vectors W", m);
+  check_finite(aw, "the deflation vectors A W", m);
+  // The device's order: the vectors renumbered like the matrix, the padding rows zero.
+  const auto place = [&](const std::vector<T>& values, DeviceBuffer<T>& buffer, const char* what) {
+    std::vector<T> storage;
+    const std::vector<T>& ordered =
+        permutation.identity()
+            ? values
+            : (storage = permute_rows(rows == padded ? values : padded_copy(values, padded * m), permutation, b, m));
+    if (buffer.size() != padded * m) buffer = DeviceBuffer<T>(context, padded * m, what);
+    check(context.compute_queue().enqueueFillBuffer(buffer.get(), T(0), 0, buffer.bytes()), "clEnqueueFillBuffer", what);
+    ::ziggurat::detail::write_buffer(context.compute_queue(), buffer.get(), ordered.data(), std::min(ordered.size(), rows * m) * sizeof(T));
+  };
+  place(w, deflation_w, "deflation vectors W");
+  place(aw, deflation_aw, "deflation vectors A W");
+  if (!deflation_products || deflation_products->m() != m) {
+    deflation_g = DeviceBuffer<T>(context, m * k, "deflation scratch");
+    deflation_products = std::make_unique<BlockProducts<T>>(context, padded, m, k);
+  }
+  // E = W^T A W on the device, inverted on the host in double; then W E^-1 on the device.
+  BlockProducts<T> square(context, padded, m, m);
+  DeviceBuffer<T> e(context, m * m, "deflation W^T A W");
+  square.gram(deflation_w.get(), deflation_aw.get(), e.get());
+  std::vector<T> values(m * m);
+  ::ziggurat::detail::read_buffer(context.compute_queue(), e.get(), values.data(), values.size() * sizeof(T));
+  Eigen::MatrixXd matrix(m, m);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j) matrix(i, j) = 0.5 * (double(values[i * m + j]) + double(values[j * m + i]));
+  const Eigen::LLT<Eigen::MatrixXd> cholesky(matrix);
+  if (cholesky.info() != Eigen::Success)
+    throw InvalidArgument("deflation: W^T A W is not positive definite: the columns of W are dependent, or A is not "
+                          "positive definite on them");
+  const Eigen::MatrixXd inverse = cholesky.solve(Eigen::MatrixXd::Identity(m, m));
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j) values[i * m + j] = T(inverse(i, j));
+  ::ziggurat::detail::write_buffer(context.compute_queue(), e.get(), values.data(), m * m * sizeof(T));
+  if (deflation_scaled.size() != padded * m) deflation_scaled = DeviceBuffer<T>(context, padded * m, "deflation W E^-1");
+  square.combine(deflation_w.get(), e.get(), T(1), T(0), deflation_scaled.get());
+  check(context.compute_queue().finish(), "clFinish", "setting up deflation");
+  deflation = m;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The public class
 
@@ -766,6 +853,11 @@ KrylovSolver<T>& KrylovSolver<T>::operator=(KrylovSolver&&) noexcept = default;
 template <class T>
 SolveReport KrylovSolver<T>::solve(const std::vector<T>& b, std::vector<T>& x) {
   return impl_->solve(b, x);
+}
+
+template <class T>
+void KrylovSolver<T>::deflate(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m) {
+  impl_->set_deflation(w, aw, m);
 }
 
 template <class T>

@@ -1,7 +1,5 @@
 #include "ziggurat/solver/subspace_iteration.hpp"
 
-#include <clblast.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
@@ -13,6 +11,7 @@
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
+#include "ziggurat/ops/block_products.hpp"
 
 namespace ziggurat::fem {
 
@@ -80,12 +79,6 @@ std::vector<T> starting_vectors(const std::vector<T>& k_diagonal, const std::vec
   return x;
 }
 
-void check_clblast(clblast::StatusCode status, const char* what) {
-  if (status != clblast::StatusCode::kSuccess)
-    throw Error(std::string("CLBlast refused ") + what + " with status " + std::to_string(static_cast<int>(status)) +
-                " (clblast.h names it); please report it");
-}
-
 // The K Y = R solves, q vectors in chunks of at most 16 (the last one padded with zero vectors,
 // which converge at once).
 template <class T>
@@ -97,9 +90,13 @@ class ChunkedSolve {
         width_(detail::ceil_div(q, chunks_)),
         solver_(context, k, width_, std::move(options)) {}
 
+  /// Deflates the solves that follow by the q vectors X, given K X (KrylovSolver::deflate).
+  void deflate(const std::vector<T>& x, const std::vector<T>& kx) { solver_.deflate(x, kx, q_); }
+
   /// Solves for every vector of r (dofs x q), starting from y, which receives the solution.
-  /// Returns the most CG iterations of a chunk; `failure` gets the reason of a chunk that failed.
-  std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure) {
+  /// Returns the most CG iterations of a chunk; `failure` gets the reason of a chunk that failed;
+  /// the device parts of the solves are added to `times`.
+  std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure, SubspaceTimes& times) {
     const std::size_t n = r.size() / q_;
     std::vector<T> b(n * width_), x(n * width_);
     std::size_t most = 0;
@@ -108,6 +105,10 @@ class ChunkedSolve {
       pack(r, b, j0, w, n);
       pack(y, x, j0, w, n);
       const sparse::SolveReport report = solver_.solve(b, x);
+      times.solve_products += report.times.products;
+      times.solve_preconditioner += report.times.preconditioner;
+      times.solve_vector_ops += report.times.vector_ops;
+      times.solve_deflation += report.times.deflation;
       most = std::max(most, report.iterations);
       if (!report.converged && failure.empty()) failure = report.reason;
       detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
@@ -179,6 +180,7 @@ class SubspaceRun {
         y_(context, n_, q_),
         r_(context, n_, q_),
         q_matrix_(context, q_ * q_, "Ritz vectors"),
+        update_(context, n_, q_, q_),
         solve_(context, assembled(stiffness, options), q_, solver_options(options)) {
     x_.upload(starting_vectors(diagonal(stiffness), diagonal(mass), q_));
     result_.vectors = q_;
@@ -194,12 +196,19 @@ class SubspaceRun {
       auto t = Clock::now();
       m_op_.multiply(x_, r_);
       r_host = r_.download();
-      warm_start(y_host, previous);
       result_.times.mass += seconds_since(t);
 
       t = Clock::now();
+      if (!previous.empty()) {  // X holds Ritz vectors: K-orthogonal, M-orthonormal
+        const std::vector<T> x = x_.download();
+        warm_start(x, y_host, previous);
+        if (options_.deflation && std::is_same_v<T, double>) {
+          k_op_.multiply(x_, y_);
+          solve_.deflate(x, y_.download());
+        }
+      }
       std::string failure;
-      const std::size_t cg = solve_.solve(r_host, y_host, failure);
+      const std::size_t cg = solve_.solve(r_host, y_host, failure, result_.times);
       result_.solve_iterations += cg;
       if (!failure.empty()) result_.solve_report = failure;
       result_.times.solve += seconds_since(t);
@@ -257,7 +266,8 @@ class SubspaceRun {
     sparse::SolverOptions s;
     s.method = sparse::KrylovMethod::cg;
     s.preconditioner = options.preconditioner;
-    s.ordering = options.ordering;
+    // The ordering is ILU(0)'s: other preconditioners keep the natural one.
+    s.ordering = options.preconditioner == sparse::PreconditionerKind::ilu0 ? options.ordering : sparse::Ordering::natural;
     s.tolerance = options.solve_tolerance > 0 ? options.solve_tolerance : (std::is_same_v<T, double> ? 1e-10 : 1e-5);
     s.max_iterations = options.max_solve_iterations;
     return s;
@@ -269,10 +279,9 @@ class SubspaceRun {
     return text;
   }
 
-  // Y starts from X diag(lambda)^-1 once Ritz values are known (K Y = M X with X near eigenvectors).
-  void warm_start(std::vector<T>& y, const std::vector<double>& lambda) {
-    if (lambda.empty()) return;
-    const std::vector<T> x = x_.download();
+  // Y starts from X diag(lambda)^-1 once Ritz values are known (K Y = M X with X near eigenvectors;
+  // the Galerkin solution in the span of X, as X^T K X = diag(lambda) and X^T M X = I).
+  void warm_start(const std::vector<T>& x, std::vector<T>& y, const std::vector<double>& lambda) {
     detail::parallel_for(n_, 4096, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i)
         for (std::size_t j = 0; j < q_; ++j) y[i * q_ + j] = T(double(x[i * q_ + j]) / lambda[j]);
@@ -292,11 +301,7 @@ class SubspaceRun {
   void update(const std::vector<double>& q_vectors) {
     std::vector<T> q_values(q_vectors.begin(), q_vectors.end());
     detail::write_buffer(context_.compute_queue(), q_matrix_.get(), q_values.data(), q_values.size() * sizeof(T));
-    cl_command_queue queue = context_.compute_queue()();
-    check_clblast(clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, n_,
-                                   q_, q_, T(1), y_.buffer().get()(), 0, q_, q_matrix_.get()(), 0, q_, T(0),
-                                   x_.buffer().get()(), 0, q_, &queue),
-                  "the update X = Y Q (GEMM)");
+    update_.combine(y_.buffer().get(), q_matrix_.get(), T(1), T(0), x_.buffer().get());
     check(context_.compute_queue().finish(), "clFinish", "the update X = Y Q");
   }
 
@@ -343,6 +348,7 @@ class SubspaceRun {
   EbeOperator<T> k_op_, m_op_;
   DeviceVectors<T> x_, y_, r_;
   DeviceBuffer<T> q_matrix_;
+  sparse::BlockProducts<T> update_;
   ChunkedSolve<T> solve_;
   SubspaceResult<T> result_;
 };

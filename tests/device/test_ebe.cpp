@@ -13,6 +13,8 @@
 #include "../support/devices.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
 
@@ -274,4 +276,33 @@ TEST_CASE("Subspace iteration refuses a model that is not held in place") {
         CHECK_THROWS_AS(subspace_iteration(context, model.stiffness, model.mass, options), InvalidArgument);
       },
       test::Needs::fp64);
+}
+
+TEST_CASE_TEMPLATE("EBE products, projections and block products on a small mesh (the Oclgrind subset)" *
+                       doctest::test_suite("oclgrind"),
+                   T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticModel<T> model = cantilever<T>({1, 0.4, 0.2, 5, 4, 2}, Material{});  // 40 bricks
+        const std::size_t k = 5;
+        const std::vector<T> x = random_vectors<T>(model.stiffness.dofs, k, 21);
+        for (const EbeScatter scatter : {EbeScatter::colouring, EbeScatter::atomics}) {
+          try {
+            check_operator(context, model.stiffness, k, scatter);
+          } catch (const UnsupportedFeature& e) {
+            MESSAGE("atomics skipped: " << e.what());
+          }
+        }
+        EbeOperator<T> resident(context, model.stiffness, k), streamed(context, model.stiffness, k, {EbeScatter::colouring, 32});
+        CHECK(device_project(context, streamed, x) == device_project(context, resident, x));
+        sparse::BlockProducts<T> products(context, model.stiffness.dofs, k, 3);
+        sparse::DeviceVectors<T> a(context, model.stiffness.dofs, k), b(context, model.stiffness.dofs, 3);
+        a.upload(x);
+        b.upload(random_vectors<T>(model.stiffness.dofs, 3, 22));
+        DeviceBuffer<T> g(context, k * 3, "G");
+        products.gram(a.buffer().get(), b.buffer().get(), g.get());
+        products.combine(a.buffer().get(), g.get(), T(1), T(0), b.buffer().get());
+        CHECK(b.download().size() == model.stiffness.dofs * 3);
+      },
+      test::needs_for<T>());
 }

@@ -331,7 +331,7 @@ TEST_CASE("element validate names the element and the problem") {
   validate(set);
   set = base();
   set.matrices[5 * 25 + 6] = std::nan("");
-  refused(set, "element 5: stored value 6 is nan");
+  refused(set, "element 5: stored value 6 is NaN");
   set.matrices[5 * 25 + 6] = HUGE_VAL;
   refused(set, "element 5: stored value 6 is inf");
   set = base();

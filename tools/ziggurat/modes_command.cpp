@@ -39,7 +39,7 @@ struct ModesOptions {
   std::size_t max_iterations = 100;
   double solve_tolerance = 0;
   std::string preconditioner = "ilu0";
-  std::string ordering = "natural";
+  std::string ordering = "colours";
   std::string scatter = "auto";
   std::size_t batch_elements = 0;
   std::size_t block_size = 3;
@@ -48,6 +48,7 @@ struct ModesOptions {
   std::string out;
   std::string png;
   std::string save_model;
+  bool no_deflation = false;
   bool quiet = false;
   bool json = false;
 };
@@ -199,6 +200,7 @@ SubspaceOptions solver_options(const Context& context, const ModesOptions& o, co
   s.max_iterations = o.max_iterations;
   s.solve_tolerance = o.solve_tolerance;
   s.block_size = o.block_size;
+  s.deflation = !o.no_deflation;
   try {
     s.preconditioner = sparse::parse_preconditioner(o.preconditioner);
     s.ordering = sparse::parse_ordering(o.ordering);
@@ -230,6 +232,7 @@ nlohmann::json summary(const Context& context, const ModesOptions& o, const Mode
           {"vectors", r.vectors},
           {"scatter", to_string(scatter)},
           {"preconditioner", o.preconditioner},
+          {"deflation", !o.no_deflation && std::is_same_v<T, double>},
           {"ordering", o.ordering},
           {"converged", r.converged},
           {"reason", r.reason},
@@ -243,6 +246,11 @@ nlohmann::json summary(const Context& context, const ModesOptions& o, const Mode
            {{"setup", t.setup},
             {"mass", t.mass},
             {"solve", t.solve},
+            {"solve_device",
+             {{"products", t.solve_products},
+              {"preconditioner", t.solve_preconditioner},
+              {"vector_ops", t.solve_vector_ops},
+              {"deflation", t.solve_deflation}}},
             {"projection", t.projection},
             {"small", t.small},
             {"update", t.update},
@@ -340,6 +348,7 @@ void add_modes_command(CLI::App& app) {
   command->add_option("--ordering", options->ordering, "ILU(0)'s ordering: natural, levels, colours or "
                                                        "block-colours")
       ->capture_default_str();
+  command->add_flag("--no-deflation", options->no_deflation, "Plain CG: no deflation by the Ritz vectors (f32 always runs without)");
   command->add_option("--block-size", options->block_size, "DOFs per node: the block size of the assembled K")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));

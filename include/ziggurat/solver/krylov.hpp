@@ -99,6 +99,7 @@ struct SolveTimes {
   double products = 0;
   double preconditioner = 0;
   double vector_ops = 0;
+  double deflation = 0;       ///< device: deflated CG's projections and corrections
   double solve = 0;           ///< wall: solve(), uploads and downloads included
   bool device_timed = false;  ///< false when the device has no profiling: device parts are 0
 };
@@ -132,6 +133,16 @@ class KrylovSolver {
   /// Solves for b (a.rows x k interleaved), starting from x (a.cols x k; empty: zeros), and leaves
   /// the solution in x.
   SolveReport solve(const std::vector<T>& b, std::vector<T>& x);
+
+  /// Deflated CG (Saad, Yeung, Erhel and Guyomarc'h 2000) for the solves that follow: the error
+  /// along the m columns of W (a.rows x m interleaved, the caller's order) is removed by a Galerkin
+  /// correction at the start, and every direction is kept A-orthogonal to W, so that the part of
+  /// A's spectrum that W holds (e.g. its lowest modes) no longer slows CG. Each iteration costs a
+  /// pass over A W and one over W more (ops/block_products.hpp). `aw` is A W. m = 0 (empty vectors)
+  /// turns deflation off.
+  /// InvalidArgument for a method other than cg, mismatched sizes, non-finite values, or a W whose
+  /// W^T A W is not positive definite (dependent columns).
+  void deflate(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m);
   const SolverOptions& options() const noexcept;
 
  private:
