@@ -237,10 +237,12 @@ class SubspaceRun {
                          " relative in the last iteration";
         break;
       }
+      // Changes that stop falling mean the solves' accuracy is reached, but only when a solve fell
+      // short of its tolerance: with accurate solves, clustered modes converge slowly and unevenly.
       if (change < smallest_change) {
         smallest_change = change;
         since_smallest = 0;
-      } else if (++since_smallest == kStagnationIterations) {
+      } else if (++since_smallest >= kStagnationIterations && !result_.solve_report.empty()) {
         result_.reason = "stagnated: the largest eigenvalue change has stayed above its smallest, " +
                          format(smallest_change) + ", for " + std::to_string(kStagnationIterations) +
                          " iterations, the accuracy this precision attains here; loosen the tolerance or "
