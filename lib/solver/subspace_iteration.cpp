@@ -237,12 +237,12 @@ class SubspaceRun {
                          " relative in the last iteration";
         break;
       }
-      // Changes that stop falling mean the solves' accuracy is reached, but only when a solve fell
-      // short of its tolerance: with accurate solves, clustered modes converge slowly and unevenly.
+      // In float, changes that stop falling mean its attainable accuracy is reached. Not in double:
+      // there a mode the subspace had missed may still enter the window and move the changes up.
       if (change < smallest_change) {
         smallest_change = change;
         since_smallest = 0;
-      } else if (++since_smallest >= kStagnationIterations && !result_.solve_report.empty()) {
+      } else if (++since_smallest >= kStagnationIterations && std::is_same_v<T, float>) {
         result_.reason = "stagnated: the largest eigenvalue change has stayed above its smallest, " +
                          format(smallest_change) + ", for " + std::to_string(kStagnationIterations) +
                          " iterations, the accuracy this precision attains here; loosen the tolerance or "

@@ -12,9 +12,9 @@
 //   4. K+ Q = M+ Q Lambda               on the host (Eigen), Q^T M+ Q = I
 //   5. X = Y Q                          on the device (ops/block_products.hpp)
 // It stops when every wanted eigenvalue changed by at most `tolerance` relative to its value, or,
-// once a CG solve has fallen short of its own tolerance (float's attainable accuracy), when the
-// largest change has not fallen below its smallest value for kStagnationIterations iterations (a
-// result that did not converge). The
+// in float, when the largest change has not fallen below its smallest value for
+// kStagnationIterations iterations (float's attainable accuracy: a result that did not converge).
+// The
 // residual ||K phi - lambda M phi|| / ||K phi|| of each mode is then computed and reported.
 //
 // Starting vectors (Bathe): diag(M), unit vectors at the q - 2 DOFs of least k_ii / m_ii, and a
