@@ -2,12 +2,18 @@
 // eigen-solve (method notes, section 4) beside their peers and the device's physical limits.
 //   1. The projection with k vectors on a generated brick cantilever (default ~1.87 M DOF, the
 //      paper's size): ziggurat's EBE kernels resident and streamed, ziggurat's multithreaded CPU
-//      EBE, the assembled route (block CSR x k vectors, then X^T Y by CLBlast's GEMM), PyTorch's or
+//      EBE, the assembled route (block CSR x k vectors, then X^T Y by CLBlast's GEMM or by
+//      ziggurat's Gram kernel), PyTorch's or
 //      CuPy's batched matrix products (ebe_peers.py), and the roofline: the bytes the projection
 //      must move over the measured copy bandwidth, its flops over the measured FMA peak.
 //   2. Y = K X with either scatter (colouring, atomics).
-//   3. The eigen-solve of `modes` modes: ziggurat on the device, the same algorithm on a CPU OpenCL
-//      device (all cores), and SciPy's shift-invert eigsh on the assembled matrices.
+//   3. The eigen-solve of `modes` modes (section solve): ziggurat on the device with CG on the
+//      assembled K (ILU(0), and block Jacobi) and matrix-free (block Jacobi), and SciPy's
+//      shift-invert eigsh on the assembled matrices.
+//   4. The same on a smaller model (section cpu): also without deflation, and the same algorithm on
+//      a CPU OpenCL device (all cores).
+//   5. The first bending frequencies of a slender cantilever against Euler-Bernoulli as the mesh is
+//      refined (section convergence).
 
 #include <clblast.h>
 
@@ -319,6 +325,14 @@ SubspaceOptions solve_options(const BenchEbeOptions& o, std::size_t modes) {
   return options;
 }
 
+// The same settings with CG matrix-free on the element operator, preconditioned by block Jacobi
+// (ILU(0) needs K assembled).
+SubspaceOptions matrix_free(SubspaceOptions options) {
+  options.cg_operator = CgOperator::matrix_free;
+  options.preconditioner = sparse::PreconditionerKind::block_jacobi;
+  return options;
+}
+
 template <class T>
 SolveRow ziggurat_solve(const Context& context, const ElasticModel<T>& model, SubspaceOptions options,
                         const std::string& label) {
@@ -335,7 +349,7 @@ SolveRow ziggurat_solve(const Context& context, const ElasticModel<T>& model, Su
   row.cg = r.solve_iterations;
   row.eigenvalues = r.eigenvalues;
   for (const double v : r.residuals) row.worst_residual = std::max(row.worst_residual, v);
-  row.note = std::string(to_string(options.preconditioner)) +
+  row.note = std::string(to_string(options.cg_operator)) + " K, " + to_string(options.preconditioner) +
              (options.preconditioner == sparse::PreconditionerKind::ilu0 ? std::string(" ") + to_string(options.ordering)
                                                                          : std::string()) +
              (options.deflation && std::is_same_v<T, double> ? ", deflated" : ", not deflated") + "; setup " + number_text(t.setup) + " s, solve " +
@@ -405,7 +419,12 @@ void solve_table(const std::string& title, const std::vector<SolveRow>& rows, st
 template <class T>
 void device_solve_section(const BenchEbeOptions& o, const Context& context, nlohmann::json& report) {
   const ElasticModel<T> model = cantilever<T>(parse_box(o.solve_mesh.empty() ? o.mesh : o.solve_mesh), Material{});
-  std::vector<SolveRow> rows{ziggurat_solve(context, model, solve_options(o, o.modes), "")};
+  const SubspaceOptions options = solve_options(o, o.modes);
+  SubspaceOptions same_preconditioner = matrix_free(options);  // the operator's cost alone
+  same_preconditioner.cg_operator = CgOperator::assembled;
+  std::vector<SolveRow> rows{ziggurat_solve(context, model, options, ""),
+                             ziggurat_solve(context, model, same_preconditioner, ", CG assembled, block Jacobi"),
+                             ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free")};
   if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
   solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", rows, model.stiffness.dofs, report);
 }
@@ -419,7 +438,8 @@ void cpu_solve_section(const BenchEbeOptions& o, const Context& context, nlohman
   SubspaceOptions plain = options;
   plain.deflation = false;
   std::vector<SolveRow> rows{ziggurat_solve(context, model, options, ""),
-                             ziggurat_solve(context, model, plain, ", CG not deflated")};
+                             ziggurat_solve(context, model, plain, ", CG not deflated"),
+                             ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free")};
   try {
     const Context cpu(o.cpu_device);
     rows.push_back(ziggurat_solve(cpu, model, options, ""));

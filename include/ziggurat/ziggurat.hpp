@@ -24,8 +24,10 @@
 #include "ziggurat/io/npy.hpp"
 
 #include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
+#include "ziggurat/ops/linear_operator.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 #include "ziggurat/ops/spmm.hpp"
 #include "ziggurat/ops/vector_ops.hpp"

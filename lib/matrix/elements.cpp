@@ -506,6 +506,36 @@ sparse::Bsr<T> assemble_bsr(const ElementSet<T>& elements, std::size_t block_siz
 }
 
 template <class T>
+sparse::Bsr<T> assemble_block_diagonal(const ElementSet<T>& elements, std::size_t block_size) {
+  check_operands(elements);
+  if (block_size < 1 || block_size > 16)
+    throw InvalidArgument("the block size is 1 to 16, not " + str(block_size));
+  const std::size_t l = elements.element_size, stored = elements.stored_per_element(), b = block_size;
+  sparse::Bsr<T> d;
+  d.rows = d.cols = elements.dofs;
+  d.block_size = b;
+  d.block_rows = d.block_cols = (elements.dofs + b - 1) / b;
+  d.block_row_ptr.resize(d.block_rows + 1);
+  d.block_col.resize(d.block_rows);
+  for (std::size_t i = 0; i < d.block_rows; ++i) {
+    d.block_row_ptr[i + 1] = static_cast<sparse::Index>(i + 1);
+    d.block_col[i] = static_cast<sparse::Index>(i);
+  }
+  d.values.assign(d.block_rows * b * b, T(0));
+  for (std::size_t e = 0; e < elements.count(); ++e) {  // element order, as assemble_csr sums
+    const std::int32_t* v = elements.indices.data() + e * l;
+    for (std::size_t r = 0; r < l; ++r) {
+      for (std::size_t c = 0; c < l; ++c) {
+        if (v[r] < 0 || v[c] < 0 || std::size_t(v[r]) / b != std::size_t(v[c]) / b) continue;
+        d.values[std::size_t(v[r]) / b * b * b + std::size_t(v[r]) % b * b + std::size_t(v[c]) % b] +=
+            elements.matrices[e * stored + stored_position(elements.storage, l, r, c)];
+      }
+    }
+  }
+  return d;
+}
+
+template <class T>
 ElementColouring colour_elements(const ElementSet<T>& elements) {
   check_operands(elements);
   return colouring_of(elements);
@@ -521,6 +551,7 @@ ElementColouring colour_elements(const ElementSet<T>& elements) {
   template bool is_diagonal<T>(const ElementSet<T>&);                                                       \
   template sparse::Csr<T> assemble_csr<T>(const ElementSet<T>&);                                            \
   template sparse::Bsr<T> assemble_bsr<T>(const ElementSet<T>&, std::size_t);                               \
+  template sparse::Bsr<T> assemble_block_diagonal<T>(const ElementSet<T>&, std::size_t);                    \
   template ElementColouring colour_elements<T>(const ElementSet<T>&);
 ZIGGURAT_ELEMENTS_INSTANTIATE(float)
 ZIGGURAT_ELEMENTS_INSTANTIATE(double)

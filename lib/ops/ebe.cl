@@ -68,33 +68,26 @@ inline void product_tile(const uint t, __local const REAL* Ls, __local const REA
 }
 
 #ifdef ATOMICS
-// Compare-and-swap loops whose every access to *p is atomic (the first one reads it).
+// A compare-and-swap loop on REAL's bits whose every access to *p is atomic (the first one reads it).
 #ifdef REAL_IS_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-inline void add_to(volatile __global REAL* p, const REAL v) {
-  volatile __global ulong* bits = (volatile __global ulong*)p;
-  union { ulong u; double f; } seen, updated;
-  seen.u = atom_cmpxchg(bits, 0ul, 0ul);
-  ulong expected;
-  do {
-    expected = seen.u;
-    updated.f = seen.f + v;
-    seen.u = atom_cmpxchg(bits, expected, updated.u);
-  } while (seen.u != expected);
-}
+#define REAL_BITS ulong
+#define CMPXCHG atom_cmpxchg
 #else
+#define REAL_BITS uint
+#define CMPXCHG atomic_cmpxchg
+#endif
 inline void add_to(volatile __global REAL* p, const REAL v) {
-  volatile __global uint* bits = (volatile __global uint*)p;
-  union { uint u; float f; } seen, updated;
-  seen.u = atomic_cmpxchg(bits, 0u, 0u);
-  uint expected;
+  volatile __global REAL_BITS* bits = (volatile __global REAL_BITS*)p;
+  union { REAL_BITS u; REAL f; } seen, updated;
+  seen.u = CMPXCHG(bits, (REAL_BITS)0, (REAL_BITS)0);
+  REAL_BITS expected;
   do {
     expected = seen.u;
     updated.f = seen.f + v;
-    seen.u = atomic_cmpxchg(bits, expected, updated.u);
+    seen.u = CMPXCHG(bits, expected, updated.u);
   } while (seen.u != expected);
 }
-#endif
 #else
 // Colouring: no other work-item of this launch touches this DOF.
 inline void add_to(__global REAL* p, const REAL v) { *p += v; }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -117,41 +118,33 @@ std::size_t default_batch_elements(const Context& context, const ElementSet<T>& 
   return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
 }
 
+// The elements on the device, in colour order: every element (resident), or two batches with their
+// pinned staging (streamed). Operators for other numbers of vectors share it (no second copy).
 template <class T>
-struct EbeOperator<T>::Impl {
+struct EbeElements {
   Context context;
   EbeOptions options;
-  std::size_t dofs, l, k, count, packed;
-  Tiling tiling;
-  std::size_t reduce_group;
+  std::size_t dofs, l, count, packed;
   ElementColouring colouring;
   ElementSet<T> owned;              // a packed copy when the input is stored full
   const ElementSet<T>* source;      // the packed elements, in the caller's order
-  cl::Kernel multiply_kernel, project_kernel, reduce_kernel;
   DeviceBuffer<cl_ushort> rc;
-  // Resident: every element, in colour order. Streamed: two batches, and their pinned staging.
   DeviceBuffer<T> matrices[2];
   DeviceBuffer<cl_int> indices[2];
   std::optional<PinnedHostBuffer<T>> staged_matrices[2];
   std::optional<PinnedHostBuffer<cl_int>> staged_indices[2];
   std::size_t batch;  // elements per batch; count when resident
-  DeviceBuffer<T> partial, result;
-  EbeTiming timing;
 
-  Impl(const Context& context_, const ElementSet<T>& elements, std::size_t k_, EbeOptions options_)
+  EbeElements(const Context& context_, const ElementSet<T>& elements, EbeOptions options_)
       : context(context_),
         options(options_),
         dofs(elements.dofs),
         l(elements.element_size),
-        k(k_),
         count(elements.count()),
         packed(packed_size(elements.element_size)),
-        tiling(choose_tiling(elements.element_size, k_, context_.device().max_work_group_size)),
-        reduce_group(detail::power_of_two_at_most(std::min<std::size_t>(context_.device().max_work_group_size, 256))),
         colouring(colour_elements(elements)),
         owned(elements.storage == ElementStorage::full ? to_upper(elements) : ElementSet<T>{}),
         source(elements.storage == ElementStorage::full ? &owned : &elements) {
-    build_kernels();
     rc = upload(packed_rows_columns(l), "element unpacking table");
     batch = options.batch_elements == 0 ? count : detail::round_up(options.batch_elements, kEbeChunk);
     if (batch >= count) {
@@ -160,9 +153,6 @@ struct EbeOperator<T>::Impl {
     } else {
       place_streamed();
     }
-    const std::size_t chunks = detail::ceil_div(count, kEbeChunk);
-    partial = DeviceBuffer<T>(context, chunks * k * (k + 1) / 2, "projection partial sums");
-    result = DeviceBuffer<T>(context, k * (k + 1) / 2, "projection");
   }
 
   template <class V>
@@ -170,26 +160,6 @@ struct EbeOperator<T>::Impl {
     DeviceBuffer<V> buffer(context, values.size(), purpose, CL_MEM_READ_ONLY);
     detail::write_buffer(context.compute_queue(), buffer.get(), values.data(), values.size() * sizeof(V));
     return buffer;
-  }
-
-  void build_kernels() {
-    BuildOptions build;
-    build.real_type<T>()
-        .define("L", l)
-        .define("K", k)
-        .define("TR", tiling.rows)
-        .define("WG", tiling.group)
-        .define("TPT", tiling.tiles_per_item)
-        .define("CHUNK", kEbeChunk)
-        .define("REDUCE_GROUP", reduce_group);
-    if (options.scatter == EbeScatter::atomics) build.define("ATOMICS", 1);
-    const cl::Program& program = context.program("ebe", build.str());
-    multiply_kernel = context.kernel(program, "ebe_multiply");
-    project_kernel = context.kernel(program, "ebe_project");
-    reduce_kernel = context.kernel(program, "ebe_reduce");
-    detail::require_work_group(context.device(), multiply_kernel, tiling.group, "ebe_multiply");
-    detail::require_work_group(context.device(), project_kernel, tiling.group, "ebe_project");
-    detail::require_work_group(context.device(), reduce_kernel, reduce_group, "ebe_reduce");
   }
 
   // Copies elements [first, first + n) of the colour order into host arrays (the batch's layout).
@@ -222,11 +192,11 @@ struct EbeOperator<T>::Impl {
 
   std::size_t batches() const { return detail::ceil_div(count, batch); }
 
-  // Runs launch(slot, first, n) for every batch in order, with the batch's elements in slot `slot`
-  // of the device buffers; launch enqueues kernels on the compute queue waiting on `ready` and
-  // returns the last one's event.
+  // Runs launch(slot, first, n, ready) for every batch in order, with the batch's elements in slot
+  // `slot` of the device buffers; launch enqueues kernels on the compute queue waiting on `ready`
+  // and returns the last one's event. Each batch's uploads go into `uploads` (first, last).
   template <class Launch>
-  void for_each_batch(Launch launch) {
+  void for_each_batch(Launch launch, std::vector<std::pair<cl::Event, cl::Event>>& uploads) {
     if (batch == count) {
       launch(0, std::size_t{0}, count, std::vector<cl::Event>{});
       return;
@@ -248,14 +218,56 @@ struct EbeOperator<T>::Impl {
                                   &after_use, &uploaded[s]),
             "clEnqueueWriteBuffer", "uploading a batch of element indices");
       check(up.flush(), "clFlush", "uploading element batches");
-      timing_upload(matrices_up, uploaded[s]);
+      uploads.emplace_back(matrices_up, uploaded[s]);
       used[s] = launch(s, first, n, std::vector<cl::Event>{matrices_up, uploaded[s]});
       check(context.compute_queue().flush(), "clFlush", "element batches");
     }
   }
+};
 
+template <class T>
+struct EbeOperator<T>::Impl {
+  std::shared_ptr<EbeElements<T>> el;
+  Context context;
+  std::size_t k;
+  Tiling tiling;
+  std::size_t reduce_group;
+  cl::Kernel multiply_kernel, project_kernel, reduce_kernel;
+  DeviceBuffer<T> partial, result;
+  EbeTiming timing;
   std::vector<std::pair<cl::Event, cl::Event>> upload_events, kernel_events;
-  void timing_upload(const cl::Event& first, const cl::Event& last) { upload_events.emplace_back(first, last); }
+
+  Impl(std::shared_ptr<EbeElements<T>> elements, std::size_t k_)
+      : el(std::move(elements)),
+        context(el->context),
+        k(k_),
+        tiling(choose_tiling(el->l, k_, context.device().max_work_group_size)),
+        reduce_group(detail::power_of_two_at_most(std::min<std::size_t>(context.device().max_work_group_size, 256))) {
+    build_kernels();
+    const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
+    partial = DeviceBuffer<T>(context, chunks * k * (k + 1) / 2, "projection partial sums");
+    result = DeviceBuffer<T>(context, k * (k + 1) / 2, "projection");
+  }
+
+  void build_kernels() {
+    BuildOptions build;
+    build.real_type<T>()
+        .define("L", el->l)
+        .define("K", k)
+        .define("TR", tiling.rows)
+        .define("WG", tiling.group)
+        .define("TPT", tiling.tiles_per_item)
+        .define("CHUNK", kEbeChunk)
+        .define("REDUCE_GROUP", reduce_group);
+    if (el->options.scatter == EbeScatter::atomics) build.define("ATOMICS", 1);
+    const cl::Program& program = context.program("ebe", build.str());
+    multiply_kernel = context.kernel(program, "ebe_multiply");
+    project_kernel = context.kernel(program, "ebe_project");
+    reduce_kernel = context.kernel(program, "ebe_reduce");
+    detail::require_work_group(context.device(), multiply_kernel, tiling.group, "ebe_multiply");
+    detail::require_work_group(context.device(), project_kernel, tiling.group, "ebe_project");
+    detail::require_work_group(context.device(), reduce_kernel, reduce_group, "ebe_reduce");
+  }
 
   cl::Event enqueue(cl::Kernel& kernel, std::size_t groups, std::size_t items, const std::vector<cl::Event>& wait,
                     const char* what) {
@@ -270,8 +282,8 @@ struct EbeOperator<T>::Impl {
 
   cl::Event multiply_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x, const cl::Buffer& y,
                            const std::vector<cl::Event>& wait) {
-    detail::set_args(multiply_kernel, "ebe_multiply", u32(first), u32(n), matrices[slot].get(), indices[slot].get(),
-                     rc.get(), x, y);
+    detail::set_args(multiply_kernel, "ebe_multiply", u32(first), u32(n), el->matrices[slot].get(),
+                     el->indices[slot].get(), el->rc.get(), x, y);
     return enqueue(multiply_kernel, detail::ceil_div(n, kEbeChunk), tiling.group, wait, "running ebe_multiply");
   }
 
@@ -279,7 +291,8 @@ struct EbeOperator<T>::Impl {
   // it meets, or one launch with atomics.
   cl::Event multiply_batch(int slot, std::size_t first, std::size_t n, const cl::Buffer& x, const cl::Buffer& y,
                            const std::vector<cl::Event>& wait) {
-    if (options.scatter == EbeScatter::atomics) return multiply_range(slot, 0, n, x, y, wait);
+    if (el->options.scatter == EbeScatter::atomics) return multiply_range(slot, 0, n, x, y, wait);
+    const ElementColouring& colouring = el->colouring;
     cl::Event last;
     std::vector<cl::Event> ready = wait;
     for (std::size_t c = 0; c < colouring.colours(); ++c) {
@@ -290,6 +303,31 @@ struct EbeOperator<T>::Impl {
       ready.clear();  // the queue is in order: only the first launch waits for the upload
     }
     return last;
+  }
+
+  // Y = 0, then every batch's products: the fill's and the last product's events.
+  sparse::Span enqueue_multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) {
+    check_vectors(x, "X");
+    check_vectors(y, "Y");
+    if (x.buffer().get()() == y.buffer().get()()) throw InvalidArgument("Y = K X needs distinct X and Y");
+    begin_timing();
+    sparse::Span span;
+    span.first = detail::enqueue_fill<T>(context, context.compute_queue(), y.buffer().get(), y.buffer().size(), T(0));
+    span.last = span.first;
+    const cl::Buffer& xb = x.buffer().get();
+    const cl::Buffer& yb = y.buffer().get();
+    el->for_each_batch(
+        [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
+          return span.last = multiply_batch(slot, first, n, xb, yb, ready);
+        },
+        upload_events);
+    return span;
+  }
+
+  void check_vectors(const sparse::DeviceVectors<T>& v, const char* name) const {
+    if (v.rows() != el->dofs || v.k() != k)
+      throw InvalidArgument(std::string(name) + " has " + std::to_string(v.rows()) + " x " + std::to_string(v.k()) +
+                            " values; the operator takes " + std::to_string(el->dofs) + " x " + std::to_string(k));
   }
 
   void begin_timing() {
@@ -309,7 +347,14 @@ struct EbeOperator<T>::Impl {
 template <class T>
 EbeOperator<T>::EbeOperator(const Context& context, const ElementSet<T>& elements, std::size_t k, EbeOptions options) {
   check_operator(context, elements, k, options);
-  impl_ = std::make_unique<Impl>(context, elements, k, options);
+  impl_ = std::make_unique<Impl>(std::make_shared<EbeElements<T>>(context, elements, options), k);
+}
+
+template <class T>
+EbeOperator<T>::EbeOperator(const EbeOperator& other, std::size_t k) {
+  const EbeElements<T>& el = *other.impl_->el;
+  check_operator(el.context, *el.source, k, el.options);
+  impl_ = std::make_unique<Impl>(other.impl_->el, k);
 }
 
 template <class T>
@@ -320,58 +365,50 @@ template <class T>
 EbeOperator<T>& EbeOperator<T>::operator=(EbeOperator&&) noexcept = default;
 
 template <class T>
-std::size_t EbeOperator<T>::dofs() const noexcept { return impl_->dofs; }
+std::size_t EbeOperator<T>::dofs() const noexcept { return impl_->el->dofs; }
 template <class T>
 std::size_t EbeOperator<T>::k() const noexcept { return impl_->k; }
 template <class T>
-std::size_t EbeOperator<T>::elements() const noexcept { return impl_->count; }
+std::size_t EbeOperator<T>::elements() const noexcept { return impl_->el->count; }
 template <class T>
-std::size_t EbeOperator<T>::colours() const noexcept { return impl_->colouring.colours(); }
+std::size_t EbeOperator<T>::colours() const noexcept { return impl_->el->colouring.colours(); }
 template <class T>
-bool EbeOperator<T>::resident() const noexcept { return impl_->batch == impl_->count; }
+bool EbeOperator<T>::resident() const noexcept { return impl_->el->batch == impl_->el->count; }
 template <class T>
-const EbeOptions& EbeOperator<T>::options() const noexcept { return impl_->options; }
+const EbeOptions& EbeOperator<T>::options() const noexcept { return impl_->el->options; }
 template <class T>
 const EbeTiming& EbeOperator<T>::last_timing() const noexcept { return impl_->timing; }
 
 template <class T>
-void check_vectors(const sparse::DeviceVectors<T>& v, std::size_t dofs, std::size_t k, const char* name) {
-  if (v.rows() != dofs || v.k() != k)
-    throw InvalidArgument(std::string(name) + " has " + std::to_string(v.rows()) + " x " + std::to_string(v.k()) +
-                          " values; the operator takes " + std::to_string(dofs) + " x " + std::to_string(k));
+void EbeOperator<T>::multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) {
+  const auto start = std::chrono::steady_clock::now();
+  impl_->enqueue_multiply(x, y);
+  check(impl_->context.compute_queue().finish(), "clFinish", "an element-by-element product");
+  impl_->end_timing(start);
 }
 
 template <class T>
-void EbeOperator<T>::multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) {
-  Impl& im = *impl_;
-  check_vectors(x, im.dofs, im.k, "X");
-  check_vectors(y, im.dofs, im.k, "Y");
-  if (x.buffer().get()() == y.buffer().get()()) throw InvalidArgument("Y = K X needs distinct X and Y");
-  const auto start = std::chrono::steady_clock::now();
-  im.begin_timing();
-  detail::enqueue_fill<T>(im.context, im.context.compute_queue(), y.buffer().get(), y.buffer().size(), T(0));
-  const cl::Buffer& xb = x.buffer().get();
-  const cl::Buffer& yb = y.buffer().get();
-  im.for_each_batch([&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
-    return im.multiply_batch(slot, first, n, xb, yb, ready);
-  });
-  check(im.context.compute_queue().finish(), "clFinish", "an element-by-element product");
-  im.end_timing(start);
+sparse::Span EbeOperator<T>::enqueue(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) {
+  return impl_->enqueue_multiply(x, y);
 }
 
 template <class T>
 std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
   Impl& im = *impl_;
-  check_vectors(x, im.dofs, im.k, "X");
+  const EbeElements<T>& el = *im.el;
+  im.check_vectors(x, "X");
   const auto start = std::chrono::steady_clock::now();
   im.begin_timing();
-  const std::size_t chunks = detail::ceil_div(im.count, kEbeChunk);
-  im.for_each_batch([&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
-    detail::set_args(im.project_kernel, "ebe_project", u32(0), u32(n), im.matrices[slot].get(),
-                     im.indices[slot].get(), im.rc.get(), x.buffer().get(), im.partial.get(),
-                     u32(first / kEbeChunk), u32(chunks));
-    return im.enqueue(im.project_kernel, detail::ceil_div(n, kEbeChunk), im.tiling.group, ready, "running ebe_project");
-  });
+  const std::size_t chunks = detail::ceil_div(el.count, kEbeChunk);
+  im.el->for_each_batch(
+      [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
+        detail::set_args(im.project_kernel, "ebe_project", u32(0), u32(n), el.matrices[slot].get(),
+                         el.indices[slot].get(), el.rc.get(), x.buffer().get(), im.partial.get(),
+                         u32(first / kEbeChunk), u32(chunks));
+        return im.enqueue(im.project_kernel, detail::ceil_div(n, kEbeChunk), im.tiling.group, ready,
+                          "running ebe_project");
+      },
+      im.upload_events);
   detail::set_args(im.reduce_kernel, "ebe_reduce", im.partial.get(), u32(chunks), im.result.get());
   im.enqueue(im.reduce_kernel, im.k * (im.k + 1) / 2, im.reduce_group, {}, "reducing the projection");
   std::vector<T> upper(im.k * (im.k + 1) / 2);
@@ -386,15 +423,16 @@ std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
 
 template <class T>
 double EbeOperator<T>::project_bytes() const noexcept {
-  const Impl& im = *impl_;
-  return static_cast<double>(im.count) * (im.packed * sizeof(T) + im.l * 4) + double(im.dofs) * im.k * sizeof(T);
+  const EbeElements<T>& el = *impl_->el;
+  return static_cast<double>(el.count) * (el.packed * sizeof(T) + el.l * 4) + double(el.dofs) * impl_->k * sizeof(T);
 }
 
 template <class T>
 double EbeOperator<T>::project_flops() const noexcept {
-  const Impl& im = *impl_;
-  const double per_element = double(im.l) * im.l * im.k + double(im.l) * im.k * (im.k + 1) / 2;
-  return 2 * per_element * im.count;
+  const EbeElements<T>& el = *impl_->el;
+  const std::size_t k = impl_->k;
+  const double per_element = double(el.l) * el.l * k + double(el.l) * k * (k + 1) / 2;
+  return 2 * per_element * el.count;
 }
 
 template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&);

@@ -23,11 +23,15 @@ const cl::Program& stream_program(const Context& context) {
 }
 
 template <class T>
-void enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value) {
+cl::Event enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count,
+                       T value) {
   cl::Kernel fill = stream_kernel<T>(context, "fill");
   set_args(fill, "fill", buffer, value, static_cast<cl_ulong>(count));
-  check(queue.enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(round_up(count, 64)), cl::NDRange(64)),
+  cl::Event done;
+  check(queue.enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(round_up(count, 64)), cl::NDRange(64), nullptr,
+                                   &done),
         "clEnqueueNDRangeKernel", "filling a buffer");
+  return done;
 }
 
 template <class T>
@@ -55,8 +59,8 @@ void EmptyKernel::enqueue(cl::CommandQueue& queue, cl::Event* done) {
 
 template const cl::Program& stream_program<float>(const Context&);
 template const cl::Program& stream_program<double>(const Context&);
-template void enqueue_fill<float>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, float);
-template void enqueue_fill<double>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, double);
+template cl::Event enqueue_fill<float>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, float);
+template cl::Event enqueue_fill<double>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, double);
 template class CopyKernel<float>;
 template class CopyKernel<double>;
 

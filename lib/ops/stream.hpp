@@ -12,9 +12,10 @@ template <class T>
 const cl::Program& stream_program(const Context& context);
 
 /// Enqueues a kernel that sets the first `count` values of `buffer` to `value`. (A kernel, not
-/// clEnqueueFillBuffer: Oclgrind's uninitialised-value check sees what kernels write.)
+/// clEnqueueFillBuffer: Oclgrind's uninitialised-value check sees what kernels write.) Returns its
+/// event.
 template <class T>
-void enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value);
+cl::Event enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value);
 
 /// The `copy` kernel from one buffer of `count` values to another, in work-groups of up to 256.
 template <class T>

@@ -180,8 +180,9 @@ struct KrylovSolver<T>::Impl {
   std::size_t k, rows, b, padded;
   Permutation permutation;
   SolveReport setup_report;
-  DeviceBsr<T> matrix;
-  BsrMultiplier<T> multiplier;
+  DeviceBsr<T> matrix;  // A; matrix-free: the matrix the preconditioner is built from
+  std::shared_ptr<LinearOperator<T>> external;  // matrix-free: A's products
+  std::optional<BsrMultiplier<T>> multiplier;   // otherwise
   VectorOps<T> ops;
   std::unique_ptr<DeviceBlockIlu<T>> ilu;
   std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
@@ -199,7 +200,8 @@ struct KrylovSolver<T>::Impl {
   SolveTimes setup_times;  // the constructor's parts: every solve's times start from them
   SolveTimes times;
 
-  Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered)
+  Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered,
+       std::shared_ptr<LinearOperator<T>> op = nullptr)
       : context(c),
         options(std::move(o)),
         k(k_),
@@ -207,7 +209,7 @@ struct KrylovSolver<T>::Impl {
         b(a.block_size),
         padded(a.block_rows * a.block_size),
         matrix(c, ordered),
-        multiplier(c, matrix, k_, options.product_kernel.value_or(BsrKernel{})),
+        external(std::move(op)),
         ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
             kGmres + 2 * (options.restart + 2)),
         x(input_vectors(c, matrix, k_)),
@@ -220,9 +222,10 @@ struct KrylovSolver<T>::Impl {
         t(input_vectors(c, matrix, k_)),
         shat(input_vectors(c, matrix, k_)),
         r0(input_vectors(c, matrix, k_)) {
+    if (!external) multiplier.emplace(c, matrix, k_, options.product_kernel.value_or(BsrKernel{}));
     setup_preconditioner(ordered);
     if (options.method == KrylovMethod::gmres) basis = DeviceBuffer<T>(c, padded * (options.restart + 1), "GMRES basis");
-    setup_report.product_kernel = multiplier.kernel().name();
+    setup_report.product_kernel = external ? "matrix-free" : multiplier->kernel().name();
   }
 
   void setup_preconditioner(const Bsr<T>& ordered) {
@@ -271,7 +274,10 @@ struct KrylovSolver<T>::Impl {
   // ---- building blocks ----
   void product(const DeviceVectors<T>& in, DeviceVectors<T>& out) {
     Span span;
-    span.last = multiplier.enqueue(in, out, nullptr, &span.first);
+    if (external)
+      span = external->enqueue(in, out);
+    else
+      span.last = multiplier->enqueue(in, out, nullptr, &span.first);
     add(span, times.products);
   }
   void precondition(const VectorRef& in, const VectorRef& out) {
@@ -841,6 +847,25 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   }
   impl_->setup_times.setup = seconds_since(start);
   impl_->setup_times.ordering = ordering;
+}
+
+template <class T>
+KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOperator<T>> a, const Bsr<T>& diagonal_blocks,
+                              SolverOptions options) {
+  const auto start = Clock::now();
+  require_precision<T>(context.device(), "a solve in double");
+  if (!a) throw InvalidArgument("a matrix-free solve needs an operator, not a null pointer");
+  check_options(options, a->vectors());
+  if (options.preconditioner == PreconditionerKind::ilu0)
+    throw InvalidArgument("ILU(0) needs the assembled matrix; a matrix-free solve takes the preconditioner none, "
+                          "jacobi or block-jacobi");
+  check_matrix(diagonal_blocks);
+  if (diagonal_blocks.rows != a->size())
+    throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +
+                          " rows but the operator " + std::to_string(a->size()) + ": both must be the same n");
+  const std::size_t k = a->vectors();
+  impl_ = std::make_unique<Impl>(context, diagonal_blocks, k, std::move(options), diagonal_blocks, std::move(a));
+  impl_->setup_times.setup = seconds_since(start);
 }
 
 template <class T>

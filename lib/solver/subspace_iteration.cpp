@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -79,16 +80,43 @@ std::vector<T> starting_vectors(const std::vector<T>& k_diagonal, const std::vec
   return x;
 }
 
+template <class T>
+sparse::SolverOptions solver_options(const SubspaceOptions& options) {
+  sparse::SolverOptions s;
+  s.method = sparse::KrylovMethod::cg;
+  s.preconditioner = options.preconditioner;
+  // The ordering is ILU(0)'s: other preconditioners keep the natural one.
+  s.ordering = options.preconditioner == sparse::PreconditionerKind::ilu0 ? options.ordering : sparse::Ordering::natural;
+  s.tolerance = options.solve_tolerance > 0 ? options.solve_tolerance : (std::is_same_v<T, double> ? 1e-10 : 1e-5);
+  s.max_iterations = options.max_solve_iterations;
+  return s;
+}
+
+// CG on K for `width` vectors: K assembled as block CSR, or matrix-free on the element operator
+// (for `width` vectors, sharing k_op's elements on the device) with K's diagonal blocks for the
+// preconditioner.
+template <class T>
+sparse::KrylovSolver<T> stiffness_solver(const Context& context, const ElementSet<T>& stiffness,
+                                         const EbeOperator<T>& k_op, std::size_t width,
+                                         const SubspaceOptions& options) {
+  if (options.cg_operator == CgOperator::assembled)
+    return sparse::KrylovSolver<T>(context, assemble_bsr(stiffness, options.block_size), width,
+                                   solver_options<T>(options));
+  return sparse::KrylovSolver<T>(context, std::make_shared<EbeOperator<T>>(k_op, width),
+                                 assemble_block_diagonal(stiffness, options.block_size), solver_options<T>(options));
+}
+
 // The K Y = R solves, q vectors in chunks of at most 16 (the last one padded with zero vectors,
 // which converge at once).
 template <class T>
 class ChunkedSolve {
  public:
-  ChunkedSolve(const Context& context, const sparse::Bsr<T>& k, std::size_t q, sparse::SolverOptions options)
+  ChunkedSolve(const Context& context, const ElementSet<T>& stiffness, const EbeOperator<T>& k_op, std::size_t q,
+               const SubspaceOptions& options)
       : q_(q),
         chunks_(detail::ceil_div(q, kMaxSolveVectors)),
         width_(detail::ceil_div(q, chunks_)),
-        solver_(context, k, width_, std::move(options)) {}
+        solver_(stiffness_solver(context, stiffness, k_op, width_, options)) {}
 
   /// Deflates the solves that follow by the q vectors X, given K X (KrylovSolver::deflate).
   void deflate(const std::vector<T>& x, const std::vector<T>& kx) { solver_.deflate(x, kx, q_); }
@@ -181,7 +209,7 @@ class SubspaceRun {
         r_(context, n_, q_),
         q_matrix_(context, q_ * q_, "Ritz vectors"),
         update_(context, n_, q_, q_),
-        solve_(context, assembled(stiffness, options), q_, solver_options(options)) {
+        solve_(context, stiffness, k_op_, q_, options) {
     x_.upload(starting_vectors(diagonal(stiffness), diagonal(mass), q_));
     result_.vectors = q_;
   }
@@ -260,21 +288,6 @@ class SubspaceRun {
   SubspaceResult<T>& result() { return result_; }
 
  private:
-  static sparse::Bsr<T> assembled(const ElementSet<T>& stiffness, const SubspaceOptions& options) {
-    return assemble_bsr(stiffness, options.block_size);
-  }
-
-  static sparse::SolverOptions solver_options(const SubspaceOptions& options) {
-    sparse::SolverOptions s;
-    s.method = sparse::KrylovMethod::cg;
-    s.preconditioner = options.preconditioner;
-    // The ordering is ILU(0)'s: other preconditioners keep the natural one.
-    s.ordering = options.preconditioner == sparse::PreconditionerKind::ilu0 ? options.ordering : sparse::Ordering::natural;
-    s.tolerance = options.solve_tolerance > 0 ? options.solve_tolerance : (std::is_same_v<T, double> ? 1e-10 : 1e-5);
-    s.max_iterations = options.max_solve_iterations;
-    return s;
-  }
-
   static std::string format(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3g", value);
@@ -356,6 +369,14 @@ class SubspaceRun {
 };
 
 }  // namespace
+
+const char* to_string(CgOperator kind) { return kind == CgOperator::assembled ? "assembled" : "matrix-free"; }
+
+CgOperator parse_cg_operator(std::string_view text) {
+  if (text == "assembled") return CgOperator::assembled;
+  if (text == "matrix-free") return CgOperator::matrix_free;
+  throw InvalidArgument("unknown CG operator '" + std::string(text) + "': expected assembled or matrix-free");
+}
 
 std::size_t iteration_vectors(const SubspaceOptions& options, std::size_t dofs) {
   const std::size_t p = options.modes;

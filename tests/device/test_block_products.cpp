@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../support/devices.hpp"
+#include "../support/util.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
@@ -18,17 +19,9 @@
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;
+using test::random_vectors;
 
 namespace {
-
-template <class T>
-std::vector<T> random_set(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  std::vector<T> v(n);
-  for (T& x : v) x = T(value(random));
-  return v;
-}
 
 template <class T>
 DeviceBuffer<T> on_device(Context& context, const std::vector<T>& values) {
@@ -55,8 +48,8 @@ TEST_CASE_TEMPLATE("block products: A^T B in a fixed order and W H + Z against t
           CAPTURE(rows);
           CAPTURE(m);
           CAPTURE(k);
-          const std::vector<T> a = random_set<T>(rows * m, 1), b = random_set<T>(rows * k, 2),
-                               h = random_set<T>(m * k, 3), z = random_set<T>(rows * k, 4);
+          const std::vector<T> a = random_vectors<T>(rows, m, 1), b = random_vectors<T>(rows, k, 2),
+                               h = random_vectors<T>(m, k, 3), z = random_vectors<T>(rows, k, 4);
           BlockProducts<T> products(context, rows, m, k);
           DeviceBuffer<T> da = on_device(context, a), db = on_device(context, b), dh = on_device(context, h),
                           dz = on_device(context, z), g(context, m * k, "G");
@@ -112,7 +105,7 @@ TEST_CASE("deflated CG: the same solution, in fewer iterations without ILU(0); i
             w[r * m + j] = eigen.eigenvectors()(r, j);
             aw[r * m + j] = eigen.eigenvalues()(j) * eigen.eigenvectors()(r, j);
           }
-        const std::vector<double> b = random_set<double>(n * 2, 9);
+        const std::vector<double> b = random_vectors<double>(n, 2, 9);
         // Fewer iterations are asserted without ILU(0): with it the gain depends on the device's
         // rounding on this tiny, stiff system (61 -> 30 on PoCL, 61 -> 97 on an H100).
         for (const auto& [preconditioner, ordering] :

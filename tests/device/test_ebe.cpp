@@ -1,60 +1,34 @@
 // Element-by-element operators on every device against the host (matrix/elements.hpp): Y = K X and
 // X^T K X against the assembled CSR product, both scatters, resident and streamed (the same bits),
-// and the subspace iteration against a dense generalised eigensolver.
+// operators sharing elements, CG matrix-free on the operator against CG on the assembled K, and the
+// subspace iteration against a dense generalised eigensolver.
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "../support/devices.hpp"
+#include "../support/elements.hpp"
+#include "../support/util.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/ebe.hpp"
+#include "ziggurat/solver/krylov.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
+using test::random_elements;
+using test::random_vectors;
 
 namespace {
-
-// m random symmetric elements of l DOFs on a sliding window of DOFs (neighbouring elements share
-// DOFs, as in a mesh); every seventh index is constrained (-1).
-template <class T>
-ElementSet<T> random_elements(std::size_t m, std::size_t l, ElementStorage storage, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  ElementSet<T> set;
-  set.element_size = l;
-  set.storage = storage;
-  set.dofs = m + 2 * l;
-  for (std::size_t e = 0; e < m; ++e) {
-    std::vector<std::int32_t> window(2 * l);
-    for (std::size_t i = 0; i < window.size(); ++i) window[i] = static_cast<std::int32_t>(e + i);
-    std::shuffle(window.begin(), window.end(), random);
-    for (std::size_t i = 0; i < l; ++i) set.indices.push_back((e * l + i) % 7 == 3 ? -1 : window[i]);
-    std::vector<double> a(l * l);
-    for (std::size_t r = 0; r < l; ++r)
-      for (std::size_t c = r; c < l; ++c) a[r * l + c] = a[c * l + r] = value(random) + (r == c ? double(l) : 0);
-    for (std::size_t r = 0; r < l; ++r)
-      for (std::size_t c = storage == ElementStorage::full ? 0 : r; c < l; ++c) set.matrices.push_back(T(a[r * l + c]));
-  }
-  return set;
-}
-
-template <class T>
-std::vector<T> random_vectors(std::size_t n, std::size_t k, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  std::vector<T> x(n * k);
-  for (T& v : x) v = T(value(random));
-  return x;
-}
 
 template <class T>
 double tolerance() {
@@ -96,19 +70,23 @@ std::vector<double> device_project(Context& context, EbeOperator<T>& op, const s
   return op.project(dx);
 }
 
+// K assembled, its values in double.
+template <class T>
+sparse::Csr<double> assembled_in_double(const ElementSet<T>& set) {
+  const sparse::Csr<T> t = assemble_csr(set);
+  sparse::Csr<double> d;
+  d.rows = t.rows;
+  d.cols = t.cols;
+  d.row_ptr = t.row_ptr;
+  d.col = t.col;
+  d.values.assign(t.values.begin(), t.values.end());
+  return d;
+}
+
 // X^T (K X) from the assembled CSR, in double.
 template <class T>
 std::vector<double> assembled_projection(const ElementSet<T>& set, const std::vector<T>& x, std::size_t k) {
-  const sparse::Csr<double> a = [&] {
-    const sparse::Csr<T> t = assemble_csr(set);
-    sparse::Csr<double> d;
-    d.rows = t.rows;
-    d.cols = t.cols;
-    d.row_ptr = t.row_ptr;
-    d.col = t.col;
-    d.values.assign(t.values.begin(), t.values.end());
-    return d;
-  }();
+  const sparse::Csr<double> a = assembled_in_double(set);
   const std::vector<double> xd = as_double(x);
   const std::vector<double> kx = sparse::multiply(a, xd, k);
   std::vector<double> p(k * k, 0.0);
@@ -188,6 +166,81 @@ TEST_CASE_TEMPLATE("EBE: streamed in any batch size gives the resident bits", T,
       test::needs_for<T>());
 }
 
+TEST_CASE_TEMPLATE("EBE: an operator on another's elements gives the bits of its own", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElementSet<T> set = random_elements<T>(500, 24, ElementStorage::upper, 9);
+        const std::vector<T> x = random_vectors<T>(set.dofs, 3, 4);
+        EbeOperator<T> alone(context, set, 3);
+        const std::vector<T> y = device_multiply(context, alone, x);
+        const std::vector<double> p = device_project(context, alone, x);
+        for (const std::size_t batch : {0, 64}) {
+          CAPTURE(batch);
+          // The operator it shares with is gone first: the elements stay while either holds them.
+          EbeOperator<T> narrow = [&] {
+            EbeOperator<T> wide(context, set, 8, {EbeScatter::colouring, batch});
+            return EbeOperator<T>(wide, 3);
+          }();
+          CHECK(narrow.k() == 3);
+          CHECK(narrow.resident() == (batch == 0));
+          CHECK(device_multiply(context, narrow, x) == y);
+          CHECK(device_project(context, narrow, x) == p);
+        }
+        CHECK_THROWS_AS(EbeOperator<T>(alone, 65), InvalidArgument);
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("CG matrix-free on the element operator solves what CG on the assembled K solves", T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticModel<T> model = cantilever<T>({1, 0.2, 0.2, 8, 2, 2}, Material{});
+        const ElementSet<T>& stiffness = model.stiffness;
+        const std::size_t k = 3, n = stiffness.dofs;
+        const std::vector<T> b = random_vectors<T>(n, k, 5);
+        sparse::SolverOptions options;
+        options.method = sparse::KrylovMethod::cg;
+        // Float reaches about 1e-5 on this stiff system (eps_f times its condition), so it is asked for 1e-4.
+        options.tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-4;
+        options.max_iterations = 5000;
+        const sparse::Bsr<T> assembled = assemble_bsr(stiffness, 3);
+        const sparse::Bsr<T> blocks = assemble_block_diagonal(stiffness, 3);
+        const auto op = std::make_shared<EbeOperator<T>>(context, stiffness, k);
+        for (const auto kind : {sparse::PreconditionerKind::block_jacobi, sparse::PreconditionerKind::jacobi}) {
+          const std::string name = sparse::to_string(kind);
+          CAPTURE(name);
+          options.preconditioner = kind;
+          std::vector<T> xa, xm;
+          const sparse::SolveReport ra = sparse::KrylovSolver<T>(context, assembled, k, options).solve(b, xa);
+          sparse::KrylovSolver<T> free(context, op, blocks, options);
+          const sparse::SolveReport rm = free.solve(b, xm);
+          CHECK(ra.converged);
+          CHECK(rm.converged);
+          CHECK(rm.product_kernel == "matrix-free");
+          // The residual of the matrix-free solution with the assembled K, on the host in double.
+          const std::vector<double> kx = sparse::multiply(assembled_in_double(stiffness), as_double(xm), k);
+          for (std::size_t j = 0; j < k; ++j) {
+            double r2 = 0, b2 = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+              r2 += (double(b[i * k + j]) - kx[i * k + j]) * (double(b[i * k + j]) - kx[i * k + j]);
+              b2 += double(b[i * k + j]) * double(b[i * k + j]);
+            }
+            CHECK(std::sqrt(r2 / b2) <= (std::is_same_v<T, double> ? 1e-9 : 1e-3));
+          }
+          // Rounding differs (element sums against row sums), the iteration hardly.
+          if (std::is_same_v<T, double>) CHECK(std::abs(double(rm.iterations) - double(ra.iterations)) <= 2 + ra.iterations / 20);
+        }
+        options.preconditioner = sparse::PreconditionerKind::ilu0;
+        CHECK_THROWS_WITH_AS(sparse::KrylovSolver<T>(context, op, blocks, options), doctest::Contains("assembled"),
+                             InvalidArgument);
+        options.preconditioner = sparse::PreconditionerKind::jacobi;
+        CHECK_THROWS_WITH_AS(sparse::KrylovSolver<T>(context, op, assemble_block_diagonal(random_elements<T>(5, 3, ElementStorage::upper, 1), 3), options),
+                             doctest::Contains("rows"), InvalidArgument);
+      },
+      test::needs_for<T>());
+}
+
 TEST_CASE("EBE refuses bad vectors and options") {
   test::for_each_device([](Context& context) {
     const ElementSet<float> set = random_elements<float>(20, 4, ElementStorage::upper, 1);
@@ -236,6 +289,27 @@ TEST_CASE("Subspace iteration finds a cantilever's lowest modes (dense reference
           }
           CHECK(result.modes.size() == model.stiffness.dofs * options.modes);
         }
+      },
+      test::Needs::fp64);
+}
+
+TEST_CASE("Subspace iteration with CG matrix-free finds the modes CG on the assembled K finds") {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticModel<double> model = cantilever<double>({1, 0.1, 0.15, 10, 2, 2}, Material{});
+        SubspaceOptions options;
+        options.modes = 4;
+        options.cg_operator = CgOperator::matrix_free;
+        options.preconditioner = sparse::PreconditionerKind::block_jacobi;
+        const SubspaceResult<double> result = subspace_iteration(context, model.stiffness, model.mass, options);
+        CHECK(result.converged);
+        const std::vector<double> want = dense_eigenvalues(model.stiffness, model.mass, options.modes);
+        for (std::size_t i = 0; i < options.modes; ++i) CHECK(std::abs(result.eigenvalues[i] - want[i]) <= 1e-8 * want[i]);
+        options.preconditioner = sparse::PreconditionerKind::ilu0;
+        CHECK_THROWS_WITH_AS(subspace_iteration(context, model.stiffness, model.mass, options),
+                             doctest::Contains("ILU(0) needs the assembled matrix"), InvalidArgument);
+        CHECK(parse_cg_operator("matrix-free") == CgOperator::matrix_free);
+        CHECK_THROWS_AS(parse_cg_operator("free"), InvalidArgument);
       },
       test::Needs::fp64);
 }

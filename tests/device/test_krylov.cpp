@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/devices.hpp"
+#include "../support/util.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
@@ -22,17 +23,9 @@
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;
+using test::random_vectors;
 
 namespace {
-
-template <class T>
-std::vector<T> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  std::vector<T> x(n);
-  for (T& v : x) v = static_cast<T>(value(random));
-  return x;
-}
 
 template <class T>
 double tolerance_for() {
@@ -133,7 +126,7 @@ TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused step
         for (std::size_t k : {1, 3}) {
           const std::size_t n = 10007;
           VectorOps<T> fused(context, n, k, true), plain(context, n, k, false);
-          const std::vector<T> a = random_values<T>(n * k, 1), b = random_values<T>(n * k, 2);
+          const std::vector<T> a = random_vectors<T>(n, k, 1), b = random_vectors<T>(n, k, 2);
           DeviceBuffer<T> da(context, n * k), db(context, n * k), dx(context, n * k), dr(context, n * k);
           copy_to_device(context.compute_queue(), a.data(), da);
           copy_to_device(context.compute_queue(), b.data(), db);
@@ -196,7 +189,7 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
             if (ordering == Ordering::colours) CHECK(ilu.lower_levels() <= 3);
             // The triangular solves against the reference's.
             const std::size_t n = a.block_rows * b;
-            const std::vector<T> r = random_values<T>(n * k, 9);
+            const std::vector<T> r = random_vectors<T>(n, k, 9);
             DeviceBuffer<T> dr(context, n * k), dz(context, n * k);
             copy_to_device(context.compute_queue(), r.data(), dr);
             ilu.apply(dr, dz);
@@ -228,7 +221,7 @@ TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-sched
             DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k);
             // Three applications in a row: the tickets and flags are reused from one to the next.
             for (std::uint64_t seed : {1, 2, 3}) {
-              const std::vector<T> r = random_values<T>(n * k, seed);
+              const std::vector<T> r = random_vectors<T>(n, k, seed);
               copy_to_device(context.compute_queue(), r.data(), dr);
               levels.apply(dr, z1);
               sync_free.apply(dr, z2);
@@ -273,7 +266,7 @@ TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
     SolverOptions options;
     options.shift = 0.1;  // the documented remedy: factors exist, the solve converges
     std::vector<double> x;
-    const std::vector<double> b = random_values<double>(a.rows, 3);
+    const std::vector<double> b = random_vectors<double>(a.rows, 1, 3);
     options.method = KrylovMethod::gmres;
     const SolveReport report = solve(context, a, b, x, 1, options);
     CHECK(report.converged);
@@ -286,7 +279,7 @@ TEST_CASE_TEMPLATE("solvers reach known solutions of seven-point block systems",
         const double tol = tolerance_for<T>();
         for (std::size_t b : {3, 4, 5, 8}) {
           const Bsr<T> a = seven_point_bsr<T>(8, 7, 6, b, b);
-          const std::vector<T> exact = random_values<T>(a.rows, 40 + b);
+          const std::vector<T> exact = random_vectors<T>(a.rows, 1, 40 + b);
           const std::vector<T> rhs = multiply(a, exact);
           struct Case {
             KrylovMethod method;
@@ -317,7 +310,7 @@ TEST_CASE_TEMPLATE("solvers reach known solutions of seven-point block systems",
         // CG on the symmetric part (SPD), with k = 3 right-hand sides sharing each product.
         const Bsr<T> spd = symmetric_part(seven_point_bsr<T>(9, 8, 7, 3, 4));
         const std::size_t k = 3;
-        const std::vector<T> exact = random_values<T>(spd.rows * k, 77);
+        const std::vector<T> exact = random_vectors<T>(spd.rows, k, 77);
         const std::vector<T> rhs = multiply(spd, exact, k);
         for (PreconditionerKind pre : {PreconditionerKind::none, PreconditionerKind::jacobi,
                                        PreconditionerKind::block_jacobi, PreconditionerKind::ilu0}) {
@@ -343,7 +336,7 @@ TEST_CASE_TEMPLATE("convection-diffusion: every ordering converges; iterations g
       [](Context& context) {
         const double tol = tolerance_for<T>();
         const Bsr<T> a = convection_diffusion_bsr<T>(12, 11, 10, 3, 4);
-        const std::vector<T> exact = random_values<T>(a.rows, 12);
+        const std::vector<T> exact = random_vectors<T>(a.rows, 1, 12);
         const std::vector<T> rhs = multiply(a, exact);
         std::map<Ordering, std::size_t> iterations;
         for (Ordering ordering : {Ordering::natural, Ordering::levels, Ordering::colours, Ordering::block_colours}) {
@@ -372,7 +365,7 @@ TEST_CASE_TEMPLATE("convection-diffusion: every ordering converges; iterations g
 TEST_CASE("the same solve gives the same bits; fused and unfused agree; iterations match the CPU reference") {
   test::for_each_device([](Context& context) {
     const Bsr<double> a = seven_point_bsr<double>(10, 9, 8, 4, 6);
-    const std::vector<double> rhs = random_values<double>(a.rows, 5);
+    const std::vector<double> rhs = random_vectors<double>(a.rows, 1, 5);
     SolverOptions options;
     options.tolerance = 1e-10;
     std::vector<double> x1, x2, x3;
@@ -422,7 +415,7 @@ TEST_CASE("real matrices solve to their tolerance") {
                           Case{"bcsstk01.mtx", 5, KrylovMethod::bicgstab, PreconditionerKind::ilu0, 0, Ordering::colours},
                           Case{"bcsstk01.mtx", 7, KrylovMethod::gmres, PreconditionerKind::ilu0, 0, Ordering::levels}}) {
       const Bsr<double> a = read_bsr<double>(c.file, c.b);
-      const std::vector<double> exact = random_values<double>(a.rows, 11);
+      const std::vector<double> exact = random_vectors<double>(a.rows, 1, 11);
       const std::vector<double> rhs = multiply(a, exact);
       SolverOptions options;
       options.method = c.method;
@@ -445,7 +438,7 @@ TEST_CASE("real matrices solve to their tolerance") {
 TEST_CASE("bad input and systems that do not converge give their documented outcomes") {
   test::for_each_device([](Context& context) {
     const Bsr<float> a = seven_point_bsr<float>(5, 4, 3, 2, 1);
-    const std::vector<float> rhs = random_values<float>(a.rows, 2);
+    const std::vector<float> rhs = random_vectors<float>(a.rows, 1, 2);
     std::vector<float> x;
     SolverOptions options;
     // Mismatched right-hand side, non-square matrix, NaN, GMRES with k > 1.

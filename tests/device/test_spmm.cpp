@@ -20,6 +20,7 @@
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;
+using test::random_vectors;
 
 namespace {
 
@@ -43,15 +44,6 @@ Csr<T> random_csr(std::size_t m, std::size_t n, double density, std::uint64_t se
     a.row_ptr.push_back(static_cast<Index>(a.col.size()));
   }
   return a;
-}
-
-template <class T>
-std::vector<T> random_vectors(std::size_t n, std::size_t k, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  std::vector<T> x(n * k);
-  for (T& v : x) v = static_cast<T>(value(random));
-  return x;
 }
 
 template <class M>

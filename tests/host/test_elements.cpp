@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../support/util.hpp"
+#include "../support/elements.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/element_files.hpp"
 #include "ziggurat/io/npy.hpp"
@@ -21,42 +22,11 @@
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
+using test::random_elements;
+using test::random_vectors;
 using test::TempDir;
 
 namespace {
-
-// m random symmetric elements of l DOFs on a sliding window of DOFs (neighbouring elements share
-// DOFs, as in a mesh); every seventh index is constrained (-1).
-template <class T>
-ElementSet<T> random_elements(std::size_t m, std::size_t l, ElementStorage storage, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  ElementSet<T> set;
-  set.element_size = l;
-  set.storage = storage;
-  set.dofs = m + 2 * l;
-  for (std::size_t e = 0; e < m; ++e) {
-    std::vector<std::int32_t> window(2 * l);
-    for (std::size_t i = 0; i < window.size(); ++i) window[i] = static_cast<std::int32_t>(e + i);
-    std::shuffle(window.begin(), window.end(), random);
-    for (std::size_t i = 0; i < l; ++i) set.indices.push_back((e * l + i) % 7 == 3 ? -1 : window[i]);
-    std::vector<double> a(l * l);
-    for (std::size_t r = 0; r < l; ++r)
-      for (std::size_t c = r; c < l; ++c) a[r * l + c] = a[c * l + r] = value(random) + (r == c ? double(l) : 0);
-    for (std::size_t r = 0; r < l; ++r)
-      for (std::size_t c = storage == ElementStorage::full ? 0 : r; c < l; ++c) set.matrices.push_back(T(a[r * l + c]));
-  }
-  return set;
-}
-
-template <class T>
-std::vector<T> random_vectors(std::size_t n, std::size_t k, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1, 1);
-  std::vector<T> x(n * k);
-  for (T& v : x) v = T(value(random));
-  return x;
-}
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
@@ -216,6 +186,29 @@ TEST_CASE_TEMPLATE("element assemble_csr sums every entry over its elements in e
       }
     }
   }
+}
+
+TEST_CASE_TEMPLATE("element assemble_block_diagonal holds the assembled diagonal blocks, bit for bit", T, float, double) {
+  for (const ElementStorage storage : {ElementStorage::full, ElementStorage::upper}) {
+    const ElementSet<T> set = random_elements<T>(40, 5, storage, 3);
+    for (const std::size_t b : {1, 3, 4}) {  // 4 leaves a padded last block row
+      CAPTURE(b);
+      const sparse::Bsr<T> all = assemble_bsr(set, b), d = assemble_block_diagonal(set, b);
+      sparse::validate(d);
+      REQUIRE(d.block_rows == all.block_rows);
+      CHECK(d.rows == set.dofs);
+      CHECK(d.blocks() == d.block_rows);
+      for (std::size_t i = 0; i < all.block_rows; ++i) {
+        CHECK(d.block_col[i] == static_cast<sparse::Index>(i));
+        std::vector<T> want(b * b, T(0));  // zero where K's block is not stored
+        for (std::size_t p = all.block_row_ptr[i]; p < all.block_row_ptr[i + 1]; ++p)
+          if (all.block_col[p] == static_cast<sparse::Index>(i))
+            want.assign(all.values.begin() + p * b * b, all.values.begin() + (p + 1) * b * b);
+        CHECK(same_bits(std::vector<T>(d.values.begin() + i * b * b, d.values.begin() + (i + 1) * b * b), want));
+      }
+    }
+  }
+  CHECK_THROWS_AS(assemble_block_diagonal(random_elements<T>(4, 3, ElementStorage::upper, 1), 0), InvalidArgument);
 }
 
 TEST_CASE_TEMPLATE("element to_upper keeps the operator, entry for entry", T, float, double) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +111,16 @@ inline std::size_t count_files(const std::filesystem::path& folder, const std::s
     count += entry.path().filename().string().find(part) != std::string::npos;
   }
   return count;
+}
+
+/// n x k values uniform in [-1, 1).
+template <class T>
+std::vector<T> random_vectors(std::size_t n, std::size_t k, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> value(-1, 1);
+  std::vector<T> x(n * k);
+  for (T& v : x) v = T(value(random));
+  return x;
 }
 
 }  // namespace ziggurat::test

@@ -38,7 +38,8 @@ struct ModesOptions {
   double tolerance = 0;
   std::size_t max_iterations = 100;
   double solve_tolerance = 0;
-  std::string preconditioner = "ilu0";
+  std::string cg_operator = "assembled";
+  std::string preconditioner = "auto";
   std::string ordering = "colours";
   std::string scatter = "auto";
   std::size_t batch_elements = 0;
@@ -202,11 +203,15 @@ SubspaceOptions solver_options(const Context& context, const ModesOptions& o, co
   s.block_size = o.block_size;
   s.deflation = !o.no_deflation;
   try {
-    s.preconditioner = sparse::parse_preconditioner(o.preconditioner);
+    s.cg_operator = parse_cg_operator(o.cg_operator);
+    // auto: ILU(0) on the assembled K; block Jacobi matrix-free, where ILU(0) cannot run.
+    s.preconditioner = o.preconditioner != "auto"                     ? sparse::parse_preconditioner(o.preconditioner)
+                       : s.cg_operator == CgOperator::assembled ? sparse::PreconditionerKind::ilu0
+                                                                : sparse::PreconditionerKind::block_jacobi;
     s.ordering = sparse::parse_ordering(o.ordering);
     if (o.scatter != "auto") s.ebe.scatter = parse_ebe_scatter(o.scatter);
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(std::string(e.what()) + " (--preconditioner / --ordering / --scatter)");
+    throw InvalidArgument(std::string(e.what()) + " (--cg-operator / --preconditioner / --ordering / --scatter)");
   }
   // auto: the scatter that measured faster for this kind of problem on this device.
   if (o.scatter == "auto")
@@ -218,7 +223,7 @@ SubspaceOptions solver_options(const Context& context, const ModesOptions& o, co
 
 template <class T>
 nlohmann::json summary(const Context& context, const ModesOptions& o, const Model<T>& model,
-                       const SubspaceResult<T>& r, EbeScatter scatter) {
+                       const SubspaceResult<T>& r, const SubspaceOptions& options) {
   const SubspaceTimes& t = r.times;
   return {{"device", context.device().name},
           {"platform", context.device().platform_name},
@@ -230,10 +235,11 @@ nlohmann::json summary(const Context& context, const ModesOptions& o, const Mode
           {"precision", sizeof(T) == 4 ? "f32" : "f64"},
           {"modes", o.modes},
           {"vectors", r.vectors},
-          {"scatter", to_string(scatter)},
-          {"preconditioner", o.preconditioner},
+          {"scatter", to_string(options.ebe.scatter)},
+          {"cg_operator", to_string(options.cg_operator)},
+          {"preconditioner", sparse::to_string(options.preconditioner)},
           {"deflation", !o.no_deflation && std::is_same_v<T, double>},
-          {"ordering", o.ordering},
+          {"ordering", options.preconditioner == sparse::PreconditionerKind::ilu0 ? o.ordering : "natural"},
           {"converged", r.converged},
           {"reason", r.reason},
           {"iterations", r.iterations},
@@ -260,13 +266,15 @@ nlohmann::json summary(const Context& context, const ModesOptions& o, const Mode
 
 template <class T>
 void print_text(const Context& context, const ModesOptions& o, const Model<T>& model, const SubspaceResult<T>& r,
-                EbeScatter scatter) {
+                const SubspaceOptions& options) {
   const SubspaceTimes& t = r.times;
   std::cout << "device      " << context.device().label() << "\n"
             << "model       " << model.description << "\n"
             << "size        " << model.k().dofs << " DOFs, " << model.k().count() << " elements of "
             << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
-            << to_string(scatter) << "\n"
+            << to_string(options.ebe.scatter) << "\n"
+            << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
+            << sparse::to_string(options.preconditioner) << "\n"
             << "iteration   " << o.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
             << r.iterations << " iterations, " << r.solve_iterations << " CG iterations)\n"
             << "time        " << number_text(t.total) << " s: setup " << number_text(t.setup) << ", M X "
@@ -306,12 +314,12 @@ void run(const ModesOptions& o) {
   if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
   if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
   if (o.json) {
-    nlohmann::json s = summary(context, o, model, result, options.ebe.scatter);
+    nlohmann::json s = summary(context, o, model, result, options);
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
     std::cout << s.dump(2) << "\n";
   } else {
-    print_text(context, o, model, result, options.ebe.scatter);
+    print_text(context, o, model, result, options);
   }
 }
 
@@ -343,7 +351,12 @@ void add_modes_command(CLI::App& app) {
   command->add_option("--solve-tol", options->solve_tolerance, "CG's tolerance on ||r|| / ||b|| (default 1e-10 in "
                                                                "f64, 1e-5 in f32)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--preconditioner", options->preconditioner, "CG's: ilu0, block-jacobi, jacobi or none")
+  command->add_option("--cg-operator", options->cg_operator, "How CG applies K: assembled (block CSR) or "
+                                                             "matrix-free (element by element, nothing assembled)")
+      ->capture_default_str();
+  command->add_option("--preconditioner", options->preconditioner, "CG's: ilu0 (assembled only), block-jacobi, "
+                                                                   "jacobi, none, or auto (ilu0 assembled, "
+                                                                   "block-jacobi matrix-free)")
       ->capture_default_str();
   command->add_option("--ordering", options->ordering, "ILU(0)'s ordering: natural, levels, colours or "
                                                        "block-colours")

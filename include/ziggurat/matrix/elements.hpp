@@ -81,6 +81,11 @@ sparse::Csr<T> assemble_csr(const ElementSet<T>& elements);
 /// The same as block CSR with b x b blocks (b = DOFs per node, 1..16).
 template <class T>
 sparse::Bsr<T> assemble_bsr(const ElementSet<T>& elements, std::size_t block_size);
+/// Only K's b x b diagonal blocks (DOFs d and e with d / b == e / b), as block CSR with one block
+/// per block row, summed in element order like assemble_bsr: what Jacobi and block Jacobi need of a
+/// matrix-free K (solver/krylov.hpp). InvalidArgument for b outside 1..16.
+template <class T>
+sparse::Bsr<T> assemble_block_diagonal(const ElementSet<T>& elements, std::size_t block_size);
 
 /// Elements in groups that share no DOF (constrained DOFs do not count), so that the elements of one
 /// group can add into Y at the same time without atomics. Greedy, in element order: each element

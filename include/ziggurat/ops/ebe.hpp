@@ -24,6 +24,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/elements.hpp"
+#include "ziggurat/ops/linear_operator.hpp"
 
 namespace ziggurat::fem {
 
@@ -49,15 +50,20 @@ struct EbeTiming {
   std::size_t launches = 0;
 };
 
+/// K applied element by element; also a sparse::LinearOperator, so that the Krylov solvers run on
+/// it matrix-free (solver/krylov.hpp).
 template <class T>
-class EbeOperator {
+class EbeOperator final : public sparse::LinearOperator<T> {
  public:
   /// `elements` must pass validate(); streamed operators read it at every operation, so it must
   /// outlive the operator unless its storage is full (then a packed copy is kept). k is 1..64.
   /// Throws UnsupportedFeature for double without fp64, for atomics in double without
   /// cl_khr_int64_base_atomics, and when an element's matrix and vectors do not fit local memory.
   EbeOperator(const Context& context, const ElementSet<T>& elements, std::size_t k, EbeOptions options = {});
-  ~EbeOperator();
+  /// An operator for k vectors on `other`'s elements: they stay on the device once, shared, so
+  /// either operator may be destroyed first. Throws as the constructor above.
+  EbeOperator(const EbeOperator& other, std::size_t k);
+  ~EbeOperator() override;
   EbeOperator(EbeOperator&&) noexcept;
   EbeOperator& operator=(EbeOperator&&) noexcept;
 
@@ -70,6 +76,11 @@ class EbeOperator {
 
   /// Y = K X (Y overwritten; X and Y dofs x k, distinct). Returns when the result is complete.
   void multiply(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y);
+  /// The same, enqueued (sparse::LinearOperator); a streamed operator returns once the last batch
+  /// is enqueued. last_timing() is not updated.
+  sparse::Span enqueue(const sparse::DeviceVectors<T>& x, sparse::DeviceVectors<T>& y) override;
+  std::size_t size() const noexcept override { return dofs(); }
+  std::size_t vectors() const noexcept override { return k(); }
   /// X^T K X as k x k values, row-major, symmetric.
   std::vector<double> project(const sparse::DeviceVectors<T>& x);
   const EbeTiming& last_timing() const noexcept;

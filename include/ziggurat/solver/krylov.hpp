@@ -1,6 +1,7 @@
 #pragma once
-// Preconditioned Krylov solvers on a device for A X = B with A in block CSR (CSR is b = 1) and k
-// right-hand sides stored interleaved (method notes, section 3).
+// Preconditioned Krylov solvers on a device for A X = B with A in block CSR (CSR is b = 1), or
+// matrix-free (ops/linear_operator.hpp: e.g. element by element), and k right-hand sides stored
+// interleaved (method notes, section 3).
 //
 // Methods:
 //   cg        conjugate gradients, A symmetric positive definite; preconditioned CG (M applied to
@@ -35,6 +36,7 @@
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
+#include "ziggurat/ops/linear_operator.hpp"
 #include "ziggurat/ops/spmm.hpp"
 
 namespace ziggurat::sparse {
@@ -126,6 +128,13 @@ class KrylovSolver {
   /// k > 1, restart outside 1..200, tolerance <= 0, k outside 1..16), ZeroPivot when ILU(0) or
   /// block Jacobi meets a singular pivot, UnsupportedFeature for double without fp64.
   KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options);
+  /// Matrix-free: A's products by `a` (k = a->vectors() right-hand sides), e.g. a stiffness
+  /// applied element by element (fem::EbeOperator). The preconditioner (none, jacobi or
+  /// block-jacobi; ILU(0) needs the assembled matrix) is built from `diagonal_blocks`, n x n, of
+  /// which it reads only the diagonal blocks (fem::assemble_block_diagonal gives just those); the
+  /// ordering stays natural. Throws as above, and InvalidArgument for ilu0 or mismatched sizes.
+  KrylovSolver(const Context& context, std::shared_ptr<LinearOperator<T>> a, const Bsr<T>& diagonal_blocks,
+               SolverOptions options);
   ~KrylovSolver();
   KrylovSolver(KrylovSolver&&) noexcept;
   KrylovSolver& operator=(KrylovSolver&&) noexcept;

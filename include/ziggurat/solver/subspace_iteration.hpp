@@ -4,7 +4,8 @@
 //
 // q = min(2p, p + 8) iteration vectors X (at most dofs). Each iteration:
 //   1. R = M X                          element by element (ops/ebe.hpp)
-//   2. K Y = R for all q vectors        preconditioned CG on K assembled as block CSR
+//   2. K Y = R for all q vectors        preconditioned CG on K assembled as block CSR, or
+//                                       matrix-free on the element operator (CgOperator)
 //                                       (solver/krylov.hpp, in chunks of at most 16 vectors),
 //                                       once there are Ritz values started from X diag(lambda)^-1
 //                                       and deflated by X (KrylovSolver::deflate)
@@ -22,6 +23,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -38,6 +40,14 @@ struct SubspaceProgress {
   std::size_t solve_iterations = 0;  ///< CG iterations of this iteration's solves (the most over chunks)
 };
 
+/// How CG applies K. assembled: block CSR (assembled once at setup), any preconditioner.
+/// matrix-free: the element-by-element product (ops/ebe.hpp) at every CG iteration, nothing
+/// assembled but K's diagonal blocks, for jacobi or block-jacobi (ILU(0) needs K assembled).
+enum class CgOperator { assembled, matrix_free };
+const char* to_string(CgOperator kind);
+/// "assembled" or "matrix-free"; InvalidArgument otherwise.
+CgOperator parse_cg_operator(std::string_view text);
+
 struct SubspaceOptions {
   std::size_t modes = 10;            ///< p >= 1
   std::size_t vectors = 0;           ///< q; 0: min(2p, p + 8), at most dofs
@@ -46,11 +56,12 @@ struct SubspaceOptions {
   std::size_t max_iterations = 100;
   std::size_t block_size = 3;        ///< b of the assembled K (DOFs per node)
   double solve_tolerance = 0;        ///< CG's on ||r|| / ||b||; 0: 1e-10 in double, 1e-5 in float
-  sparse::PreconditionerKind preconditioner = sparse::PreconditionerKind::ilu0;
+  sparse::PreconditionerKind preconditioner = sparse::PreconditionerKind::ilu0;  ///< matrix-free: jacobi or block-jacobi
   /// ILU(0)'s ordering (solver/krylov.hpp): colours by default, whose triangular solves take a
   /// few launches where natural order takes one per level (3x faster per iteration on an H100).
   sparse::Ordering ordering = sparse::Ordering::colours;
   std::size_t max_solve_iterations = 20000;
+  CgOperator cg_operator = CgOperator::assembled;
   /// Deflated CG from the second iteration on: the solves keep their directions K-orthogonal to
   /// the current Ritz vectors X, whose lowest modes otherwise slow CG most. In double only: in
   /// float the projections lose the K-orthogonality deflation rests on and CG stalls, so float
