@@ -870,6 +870,64 @@ class Modes(ScratchFolderTest):
         self.check_error(["--mesh", self.MESH, "--preconditioner", "magic"], "--preconditioner")
 
 
+class Wave(ScratchFolderTest):
+    """`ziggurat wave`: 2D elastic waves, seismograms of a Ricker source."""
+
+    def wave(self, *args):
+        return json.loads(run("wave", *args, "--json", "--quiet")[0])
+
+    def test_direct_p_wave_arrives_at_distance_over_vp(self):
+        receivers = self.path("r.npy")
+        np.save(receivers, np.array([[1000.0, 500.0], [1400.0, 500.0]]))  # 0 and 400 m from the source
+        out = self.path("seis.npy")
+        summary = self.wave("--size", "201x101", "--dx", 10, "--medium", "3000,1500,2500", "--source", "1000,500",
+                            "--freq", 15, "--steps", 200, "--receivers", receivers, "--out", out)
+        self.assertLessEqual(summary["dt"], summary["dt_limit"])
+        seis = np.load(out)
+        self.assertEqual(seis.shape, (2, 200, 2))
+        times = (np.arange(200) + 1) * summary["dt"]
+        # An explosion: P only; its peak at the far receiver comes 400 m / vp after the source's.
+        peak = times[np.argmax(np.abs(seis[1, :, 0]))] - 1.5 / 15
+        self.assertLess(abs(peak - 400 / 3000), 1 / 15)
+        again = self.path("again.npy")
+        self.wave("--size", "201x101", "--dx", 10, "--medium", "3000,1500,2500", "--source", "1000,500",
+                  "--freq", 15, "--steps", 200, "--receivers", receivers, "--out", again)
+        self.assertEqual(np.load(again).tobytes(), seis.tobytes())  # the same bits every run
+
+    def test_gridded_model_gives_the_layered_bits(self):
+        layers = self.path("layers.json")
+        with open(layers, "w") as f:
+            json.dump([{"top": 0, "vp": 2000, "vs": 1000, "rho": 2000},
+                       {"top": 200, "vp": 3500, "vs": 2000, "rho": 2600}], f)
+        depth = (np.arange(39) + 0.5) * 10
+        for name, (top, bottom) in {"vp": (2000, 3500), "vs": (1000, 2000), "rho": (2000, 2600)}.items():
+            np.save(self.path(f"{name}.npy"), np.repeat(np.where(depth < 200, top, bottom)[:, None], 59, axis=1).astype(float))
+        common = ("--dx", 10, "--steps", 120, "--dt", 0.002, "--out")
+        self.wave("--size", "60x40", "--model", layers, *common, self.path("a.npy"))
+        self.wave("--vp", self.path("vp.npy"), "--vs", self.path("vs.npy"), "--rho", self.path("rho.npy"), *common,
+                  self.path("b.npy"))
+        a, b = np.load(self.path("a.npy")), np.load(self.path("b.npy"))
+        self.assertEqual(a.shape, (6, 120, 2))
+        self.assertGreater(np.abs(a).max(), 0)
+        self.assertEqual(a.tobytes(), b.tobytes())
+
+    def test_bad_input_is_a_clear_error(self):
+        _, err = run("wave", "--size", "60x40", "--dt", 1, "--steps", 2, expect=1)
+        self.assertIn("stability (CFL) limit", err)
+        _, err = run("wave", "--size", "60x40", "--source", "900,10", "--steps", 2, expect=1)
+        self.assertIn("outside the grid", err)
+        np.save(self.path("vp.npy"), np.full((9, 9), 3000.0))
+        np.save(self.path("vs.npy"), np.full((9, 8), 1500.0))
+        np.save(self.path("rho.npy"), np.full((9, 9), 2500.0))
+        _, err = run("wave", "--vp", self.path("vp.npy"), "--vs", self.path("vs.npy"), "--rho", self.path("rho.npy"),
+                     expect=1)
+        self.assertIn("must match", err)
+        _, err = run("wave", "--size", "60x40", "--medium", "1000,900,2000", expect=1)
+        self.assertIn("vp > 1.155 vs", err)
+        _, err = run("wave", "--size", "60x40", "--dims", 3, expect=1)
+        self.assertIn("not implemented", err)
+
+
 if __name__ == "__main__":
     ZIGGURAT = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

@@ -15,5 +15,6 @@ void add_model_command(CLI::App& app);
 void add_modes_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
 void add_spmm_command(CLI::App& app);
+void add_wave_command(CLI::App& app);
 
 }  // namespace ziggurat::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   ziggurat::cli::add_solve_command(app);
   ziggurat::cli::add_spmm_command(app);
   ziggurat::cli::add_modes_command(app);
+  ziggurat::cli::add_wave_command(app);
   ziggurat::cli::add_calibrate_command(app);
   ziggurat::cli::add_model_command(app);
   ziggurat::cli::add_bench_command(app);

@@ -1,0 +1,74 @@
+#pragma once
+// The explicit FEM wave step on a device (method notes, section 5): m u3 = dt^2 f - K1 u2 - K2 u1
+// with the system of matrix/elastic_grid.hpp, one fused kernel a step (both uses of each stored
+// diagonal of K1, the K2 term and the division by m), then the source added at its DOFs; and the
+// same step on the host with the kernel's arithmetic, as the reference.
+//
+// Per DOF i, in this order: acc = sum over the diagonals d of K1(i, i + o_d) u2(i + o_d) and then,
+// for o_d > 0, K1(i, i - o_d) u2(i - o_d); acc += K2(i) u1(i); u3(i) = -acc / m(i). A source adds
+// w_s a(t) at its DOFs afterwards, w_s = dt^2 g_s / m_s. The same operations in the same order
+// wherever i lies: any split of the vector gives the same bits.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/memory.hpp"
+#include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/elastic_grid.hpp"
+
+namespace ziggurat::wave {
+
+/// The Ricker wavelet of peak frequency f at time t, delayed by 1.5 / f (it starts at 1e-10 of its peak).
+double ricker(double t, double frequency);
+/// Its delay: the time of its peak, 1.5 / f.
+double ricker_delay(double frequency);
+
+/// A set of point forces: DOFs and the force g_s on each (N per unit of the wavelet).
+struct PointSource {
+  std::vector<std::uint32_t> dofs;
+  std::vector<double> forces;
+};
+
+/// A force in direction (fx, fz) at node (ix, iz), or an explosion there: outward unit forces on
+/// the four neighbouring nodes. InvalidArgument for a node outside the grid (or too close to its
+/// edge for an explosion).
+PointSource point_force(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, double fx, double fz);
+PointSource explosion(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz);
+
+/// w_s = dt^2 g_s / m_s in T: what the source adds per unit of the wavelet.
+template <class T>
+std::vector<T> source_weights(const WaveSystem<T>& system, const PointSource& source);
+
+/// One step on the host: u3 = -(K1 u2 + K2 u1) / m, then u3[dofs[s]] += weights[s] amplitude.
+template <class T>
+void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, const std::vector<T>& u2,
+                         std::vector<T>& u3, const PointSource& source, const std::vector<T>& weights,
+                         double amplitude);
+
+/// The step's kernels and the system in device memory.
+template <class T>
+class WaveStep {
+ public:
+  /// Throws UnsupportedFeature for double without fp64 or offsets beyond constant memory.
+  WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source);
+  std::size_t dofs() const noexcept { return n_; }
+
+  /// Enqueues u3 = -(K1 u2 + K2 u1) / m and the source's amplitude on the compute queue; returns
+  /// the last command's event.
+  cl::Event enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude);
+  /// Enqueues out[offset + r] = u[receivers[r]] for a receiver set uploaded by set_receivers().
+  cl::Event record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset);
+  void set_receivers(const std::vector<std::uint32_t>& dofs);
+  std::size_t receivers() const noexcept { return receivers_; }
+
+ private:
+  Context context_;
+  std::size_t n_, sources_ = 0, receivers_ = 0;
+  sparse::DeviceDia<T> k1_;
+  DeviceBuffer<T> k2_, m_, weights_;
+  DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;
+  cl::Kernel step_, inject_, record_;
+};
+
+}  // namespace ziggurat::wave

@@ -1,0 +1,38 @@
+// Explicit FEM wave steps (method notes, section 5), m u3 = dt^2 f - K1 u2 - K2 u1, on vectors of n
+// DOFs. K1 is a symmetric half-stored DIA matrix: diagonal d holds K1(i, i + o) at k1[d n + i]
+// and is used a second time as K1(i, i - o) = k1[d n + i - o]; its offsets sit in constant
+// memory. The arithmetic of each DOF is fixed (wave_step_reference() repeats it on the host), so
+// that every split of the vector gives the same bits.
+#pragma OPENCL FP_CONTRACT OFF
+
+// One work-item per DOF: u3 = -(K1 u2 + K2 u1) / m, the source added by wave_inject afterwards.
+__kernel void wave_step(__constant const int* offsets, const uint diagonals, __global const REAL* restrict k1,
+                        __global const REAL* restrict k2, __global const REAL* restrict m,
+                        __global const REAL* restrict u1, __global const REAL* restrict u2,
+                        __global REAL* restrict u3, const uint n) {
+  const uint i = (uint)get_global_id(0);
+  if (i >= n) return;
+  REAL acc = 0;
+  for (uint d = 0; d < diagonals; ++d) {
+    const uint o = (uint)offsets[d];
+    __global const REAL* diagonal = k1 + (size_t)d * n;
+    if (i + o < n) acc += diagonal[i] * u2[i + o];
+    if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
+  }
+  acc += k2[i] * u1[i];
+  u3[i] = -acc / m[i];
+}
+
+// u3[dofs[s]] += weights[s] * amplitude for the `count` source DOFs (weights = dt^2 g / m).
+__kernel void wave_inject(__global REAL* u3, __global const uint* restrict dofs, __global const REAL* restrict weights,
+                          const uint count, const REAL amplitude) {
+  const uint s = (uint)get_global_id(0);
+  if (s < count) u3[dofs[s]] += weights[s] * amplitude;
+}
+
+// out[offset + r] = u[dofs[r]] for the `count` receiver DOFs.
+__kernel void wave_record(__global const REAL* restrict u, __global const uint* restrict dofs, const uint count,
+                          __global REAL* restrict out, const uint offset) {
+  const uint r = (uint)get_global_id(0);
+  if (r < count) out[offset + r] = u[dofs[r]];
+}

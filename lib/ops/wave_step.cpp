@@ -1,0 +1,171 @@
+#include "ziggurat/ops/wave_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "base/integer_math.hpp"
+#include "base/kernel_launch.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/base/precision.hpp"
+#include "ziggurat/base/program.hpp"
+
+namespace ziggurat::wave {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+void check_node(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, std::size_t margin, const char* what) {
+  if (ix < margin || iz < margin || ix + margin >= grid.nx || iz + margin >= grid.nz)
+    throw InvalidArgument(std::string(what) + " at node (" + std::to_string(ix) + ", " + std::to_string(iz) +
+                          ") lies outside the grid's nodes (" + std::to_string(grid.nx) + " x " +
+                          std::to_string(grid.nz) + (margin > 0 ? ", and needs a node on every side)" : ")"));
+}
+
+std::uint32_t dof(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, int c) {
+  return static_cast<std::uint32_t>(2 * (iz * grid.nx + ix) + c);
+}
+
+std::size_t group_size(const Context& context) {
+  return detail::power_of_two_at_most(std::min<std::size_t>(context.device().max_work_group_size, 256));
+}
+
+}  // namespace
+
+double ricker(double t, double frequency) {
+  const double a = kPi * frequency * (t - ricker_delay(frequency));
+  return (1 - 2 * a * a) * std::exp(-a * a);
+}
+
+double ricker_delay(double frequency) { return 1.5 / frequency; }
+
+PointSource point_force(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, double fx, double fz) {
+  check_node(grid, ix, iz, 0, "the source");
+  PointSource s;
+  if (fx != 0) s.dofs.push_back(dof(grid, ix, iz, 0)), s.forces.push_back(fx);
+  if (fz != 0) s.dofs.push_back(dof(grid, ix, iz, 1)), s.forces.push_back(fz);
+  if (s.dofs.empty()) throw InvalidArgument("a point force needs a direction: fx and fz are both 0");
+  return s;
+}
+
+PointSource explosion(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz) {
+  check_node(grid, ix, iz, 1, "an explosive source");
+  return {{dof(grid, ix - 1, iz, 0), dof(grid, ix + 1, iz, 0), dof(grid, ix, iz - 1, 1), dof(grid, ix, iz + 1, 1)},
+          {-1.0, 1.0, -1.0, 1.0}};
+}
+
+template <class T>
+std::vector<T> source_weights(const WaveSystem<T>& system, const PointSource& source) {
+  std::vector<T> w(source.dofs.size());
+  for (std::size_t s = 0; s < w.size(); ++s) {
+    if (source.dofs[s] >= system.dofs()) throw InvalidArgument("a source DOF lies outside the system");
+    w[s] = T(system.dt * system.dt * source.forces[s] / double(system.m[source.dofs[s]]));
+  }
+  return w;
+}
+
+template <class T>
+void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, const std::vector<T>& u2,
+                         std::vector<T>& u3, const PointSource& source, const std::vector<T>& weights,
+                         double amplitude) {
+  const std::size_t n = system.dofs();
+  const sparse::Dia<T>& k1 = system.k1;
+  u3.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    T acc = 0;
+    for (std::size_t d = 0; d < k1.offsets.size(); ++d) {
+      const std::size_t o = static_cast<std::size_t>(k1.offsets[d]);
+      const T* diagonal = k1.values.data() + d * n;
+      if (i + o < n) acc += diagonal[i] * u2[i + o];
+      if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
+    }
+    acc += system.k2[i] * u1[i];
+    u3[i] = -acc / system.m[i];
+  }
+  const T a = T(amplitude);
+  for (std::size_t s = 0; s < source.dofs.size(); ++s) u3[source.dofs[s]] += weights[s] * a;
+}
+
+template <class T>
+WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source)
+    : context_(context),
+      n_(system.dofs()),
+      sources_(source.dofs.size()),
+      k1_(context, system.k1),
+      k2_(context, n_, "K2", CL_MEM_READ_ONLY),
+      m_(context, n_, "lumped mass", CL_MEM_READ_ONLY),
+      weights_(context, std::max<std::size_t>(sources_, 1), "source weights", CL_MEM_READ_ONLY),
+      source_dofs_(context, std::max<std::size_t>(sources_, 1), "source DOFs", CL_MEM_READ_ONLY) {
+  require_precision<T>(context.device(), "a wave step in double");
+  const auto constant_bytes = context.device().device.getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>();
+  if (system.k1.offsets.size() * sizeof(std::int32_t) > constant_bytes)
+    throw UnsupportedFeature(std::to_string(system.k1.offsets.size()) + " diagonals do not fit the constant memory of " +
+                             context.device().label());
+  copy_to_device(context.compute_queue(), system.k2.data(), k2_);
+  copy_to_device(context.compute_queue(), system.m.data(), m_);
+  if (sources_ > 0) {
+    const std::vector<T> w = source_weights(system, source);
+    detail::write_buffer(context.compute_queue(), weights_.get(), w.data(), w.size() * sizeof(T));
+    detail::write_buffer(context.compute_queue(), source_dofs_.get(), source.dofs.data(), sources_ * 4);
+  }
+  const cl::Program& program = context.program("wave_step", BuildOptions().real_type<T>().str());
+  step_ = context.kernel(program, "wave_step");
+  inject_ = context.kernel(program, "wave_inject");
+  record_ = context.kernel(program, "wave_record");
+}
+
+template <class T>
+cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude) {
+  const std::size_t group = group_size(context_);
+  cl::CommandQueue& queue = context_.compute_queue();
+  detail::set_args(step_, "wave_step", k1_.offsets().get(), static_cast<cl_uint>(k1_.diagonals()), k1_.values().get(),
+                   k2_.get(), m_.get(), u1, u2, u3, static_cast<cl_uint>(n_));
+  cl::Event done;
+  check(queue.enqueueNDRangeKernel(step_, cl::NullRange, cl::NDRange(detail::round_up(n_, group)), cl::NDRange(group),
+                                   nullptr, &done),
+        "clEnqueueNDRangeKernel", "a wave step");
+  if (sources_ == 0) return done;
+  detail::set_args(inject_, "wave_inject", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
+                   T(amplitude));
+  check(queue.enqueueNDRangeKernel(inject_, cl::NullRange, cl::NDRange(detail::round_up(sources_, 64)), cl::NDRange(64),
+                                   nullptr, &done),
+        "clEnqueueNDRangeKernel", "adding the source");
+  return done;
+}
+
+template <class T>
+void WaveStep<T>::set_receivers(const std::vector<std::uint32_t>& dofs) {
+  for (const std::uint32_t d : dofs)
+    if (d >= n_) throw InvalidArgument("a receiver DOF lies outside the system");
+  receivers_ = dofs.size();
+  receiver_dofs_ = DeviceBuffer<std::uint32_t>(context_, std::max<std::size_t>(receivers_, 1), "receiver DOFs",
+                                               CL_MEM_READ_ONLY);
+  if (receivers_ > 0)
+    detail::write_buffer(context_.compute_queue(), receiver_dofs_.get(), dofs.data(), receivers_ * 4);
+}
+
+template <class T>
+cl::Event WaveStep<T>::record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset) {
+  cl::Event done;
+  if (receivers_ == 0) return done;
+  detail::set_args(record_, "wave_record", u, receiver_dofs_.get(), static_cast<cl_uint>(receivers_), out,
+                   static_cast<cl_uint>(offset));
+  check(context_.compute_queue().enqueueNDRangeKernel(record_, cl::NullRange,
+                                                      cl::NDRange(detail::round_up(receivers_, 64)), cl::NDRange(64),
+                                                      nullptr, &done),
+        "clEnqueueNDRangeKernel", "recording the receivers");
+  return done;
+}
+
+template std::vector<float> source_weights<float>(const WaveSystem<float>&, const PointSource&);
+template std::vector<double> source_weights<double>(const WaveSystem<double>&, const PointSource&);
+template void wave_step_reference<float>(const WaveSystem<float>&, const std::vector<float>&, const std::vector<float>&,
+                                         std::vector<float>&, const PointSource&, const std::vector<float>&, double);
+template void wave_step_reference<double>(const WaveSystem<double>&, const std::vector<double>&,
+                                          const std::vector<double>&, std::vector<double>&, const PointSource&,
+                                          const std::vector<double>&, double);
+template class WaveStep<float>;
+template class WaveStep<double>;
+
+}  // namespace ziggurat::wave
