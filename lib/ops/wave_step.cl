@@ -5,22 +5,26 @@
 // that every split of the vector gives the same bits.
 #pragma OPENCL FP_CONTRACT OFF
 
-// One work-item per DOF: u3 = -(K1 u2 + K2 u1) / m, the source added by wave_inject afterwards.
+// One work-item per DOF of local positions [lo, lo + count): u3 = -(K1 u2 + K2 u1) / m, the
+// source added by wave_inject afterwards. The buffers hold the global DOFs [first, first + stride)
+// (one device's part of the vector with its halos; first = 0 and stride = n for the whole);
+// bounds are global, so each DOF sums exactly the terms it sums in the whole vector.
 __kernel void wave_step(__constant const int* offsets, const uint diagonals, __global const REAL* restrict k1,
                         __global const REAL* restrict k2, __global const REAL* restrict m,
                         __global const REAL* restrict u1, __global const REAL* restrict u2,
-                        __global REAL* restrict u3, const uint n) {
-  const uint i = (uint)get_global_id(0);
-  if (i >= n) return;
+                        __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
+                        const uint count) {
+  if (get_global_id(0) >= count) return;
+  const uint l = lo + (uint)get_global_id(0), i = first + l;
   REAL acc = 0;
   for (uint d = 0; d < diagonals; ++d) {
     const uint o = (uint)offsets[d];
-    __global const REAL* diagonal = k1 + (size_t)d * n;
-    if (i + o < n) acc += diagonal[i] * u2[i + o];
-    if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
+    __global const REAL* diagonal = k1 + (size_t)d * stride;
+    if (i + o < n) acc += diagonal[l] * u2[l + o];
+    if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
   }
-  acc += k2[i] * u1[i];
-  u3[i] = -acc / m[i];
+  acc += k2[l] * u1[l];
+  u3[l] = -acc / m[l];
 }
 
 // u3[dofs[s]] += weights[s] * amplitude for the `count` source DOFs (weights = dt^2 g / m).

@@ -88,27 +88,50 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
 }
 
 template <class T>
-WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source)
-    : context_(context),
-      n_(system.dofs()),
-      sources_(source.dofs.size()),
-      k1_(context, system.k1),
-      k2_(context, n_, "K2", CL_MEM_READ_ONLY),
-      m_(context, n_, "lumped mass", CL_MEM_READ_ONLY),
-      weights_(context, std::max<std::size_t>(sources_, 1), "source weights", CL_MEM_READ_ONLY),
-      source_dofs_(context, std::max<std::size_t>(sources_, 1), "source DOFs", CL_MEM_READ_ONLY) {
+WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored)
+    : context_(context), n_(system.dofs()), stored_(stored), diagonals_(system.k1.offsets.size()) {
   require_precision<T>(context.device(), "a wave step in double");
+  if (stored.count == 0 || stored.end() > n_)
+    throw InvalidArgument("the DOFs [" + std::to_string(stored.first) + ", " + std::to_string(stored.end()) +
+                          ") are not a part of the system's " + std::to_string(n_));
+  if (n_ + std::size_t(system.k1.offsets.back()) >= (std::size_t{1} << 32))
+    throw InvalidArgument("a wave system of " + std::to_string(n_) + " DOFs is beyond the kernels' 32-bit indices");
   const auto constant_bytes = context.device().device.getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>();
-  if (system.k1.offsets.size() * sizeof(std::int32_t) > constant_bytes)
-    throw UnsupportedFeature(std::to_string(system.k1.offsets.size()) + " diagonals do not fit the constant memory of " +
+  if (diagonals_ * sizeof(std::int32_t) > constant_bytes)
+    throw UnsupportedFeature(std::to_string(diagonals_) + " diagonals do not fit the constant memory of " +
                              context.device().label());
-  copy_to_device(context.compute_queue(), system.k2.data(), k2_);
-  copy_to_device(context.compute_queue(), system.m.data(), m_);
+  // The rows [first, end) of every diagonal, K2 and m.
+  const std::size_t len = stored.count;
+  std::vector<T> k1(diagonals_ * len);
+  for (std::size_t d = 0; d < diagonals_; ++d)
+    std::copy_n(system.k1.values.begin() + d * n_ + stored.first, len, k1.begin() + d * len);
+  const auto upload = [&](const T* values, std::size_t count, const char* what) {
+    DeviceBuffer<T> buffer(context, count, what, CL_MEM_READ_ONLY);
+    detail::write_buffer(context.compute_queue(), buffer.get(), values, count * sizeof(T));
+    return buffer;
+  };
+  k1_ = upload(k1.data(), k1.size(), "K1 diagonals");
+  k2_ = upload(system.k2.data() + stored.first, len, "K2");
+  m_ = upload(system.m.data() + stored.first, len, "lumped mass");
+  offsets_ = DeviceBuffer<std::int32_t>(context, diagonals_, "K1 offsets", CL_MEM_READ_ONLY);
+  detail::write_buffer(context.compute_queue(), offsets_.get(), system.k1.offsets.data(), diagonals_ * 4);
+  // The source DOFs this part holds, at local positions.
+  const std::vector<T> all_weights = source_weights(system, source);
+  std::vector<T> weights;
+  std::vector<std::uint32_t> local;
+  for (std::size_t s = 0; s < source.dofs.size(); ++s)
+    if (source.dofs[s] >= stored.first && source.dofs[s] < stored.end()) {
+      local.push_back(static_cast<std::uint32_t>(source.dofs[s] - stored.first));
+      weights.push_back(all_weights[s]);
+    }
+  sources_ = local.size();
+  weights_ = DeviceBuffer<T>(context, std::max<std::size_t>(sources_, 1), "source weights", CL_MEM_READ_ONLY);
+  source_dofs_ = DeviceBuffer<std::uint32_t>(context, std::max<std::size_t>(sources_, 1), "source DOFs", CL_MEM_READ_ONLY);
   if (sources_ > 0) {
-    const std::vector<T> w = source_weights(system, source);
-    detail::write_buffer(context.compute_queue(), weights_.get(), w.data(), w.size() * sizeof(T));
-    detail::write_buffer(context.compute_queue(), source_dofs_.get(), source.dofs.data(), sources_ * 4);
+    detail::write_buffer(context.compute_queue(), weights_.get(), weights.data(), sources_ * sizeof(T));
+    detail::write_buffer(context.compute_queue(), source_dofs_.get(), local.data(), sources_ * 4);
   }
+  set_receivers({});
   const cl::Program& program = context.program("wave_step", BuildOptions().real_type<T>().str());
   step_ = context.kernel(program, "wave_step");
   inject_ = context.kernel(program, "wave_inject");
@@ -116,15 +139,25 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
 }
 
 template <class T>
-cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude) {
+WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source)
+    : WaveStep(context, system, source, DofRange{0, system.dofs()}) {}
+
+template <class T>
+cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
+                               DofRange computed) {
+  if (computed.end() > stored_.count) throw InvalidArgument("a wave step outside the part's stored DOFs");
   const std::size_t group = group_size(context_);
   cl::CommandQueue& queue = context_.compute_queue();
-  detail::set_args(step_, "wave_step", k1_.offsets().get(), static_cast<cl_uint>(k1_.diagonals()), k1_.values().get(),
-                   k2_.get(), m_.get(), u1, u2, u3, static_cast<cl_uint>(n_));
   cl::Event done;
-  check(queue.enqueueNDRangeKernel(step_, cl::NullRange, cl::NDRange(detail::round_up(n_, group)), cl::NDRange(group),
-                                   nullptr, &done),
-        "clEnqueueNDRangeKernel", "a wave step");
+  if (computed.count > 0) {
+    detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(),
+                     m_.get(), u1, u2, u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
+                     static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
+                     static_cast<cl_uint>(computed.count));
+    check(queue.enqueueNDRangeKernel(step_, cl::NullRange, cl::NDRange(detail::round_up(computed.count, group)),
+                                     cl::NDRange(group), nullptr, &done),
+          "clEnqueueNDRangeKernel", "a wave step");
+  }
   if (sources_ == 0) return done;
   detail::set_args(inject_, "wave_inject", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
                    T(amplitude));
@@ -137,7 +170,7 @@ cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const
 template <class T>
 void WaveStep<T>::set_receivers(const std::vector<std::uint32_t>& dofs) {
   for (const std::uint32_t d : dofs)
-    if (d >= n_) throw InvalidArgument("a receiver DOF lies outside the system");
+    if (d >= stored_.count) throw InvalidArgument("a receiver DOF lies outside the part's stored DOFs");
   receivers_ = dofs.size();
   receiver_dofs_ = DeviceBuffer<std::uint32_t>(context_, std::max<std::size_t>(receivers_, 1), "receiver DOFs",
                                                CL_MEM_READ_ONLY);

@@ -1,6 +1,8 @@
 #include "ziggurat/solver/wave.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <string>
 
 #include "ziggurat/base/error.hpp"
@@ -11,50 +13,133 @@ namespace ziggurat::wave {
 namespace {
 
 constexpr std::size_t kRecordChunk = 256;  // steps recorded on the device between downloads
+constexpr std::size_t kAlign = 16;         // DOFs: a block starts 64-byte aligned in its buffer
+
+std::size_t align_down(std::size_t v) { return v / kAlign * kAlign; }
+std::size_t align_up(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// Block starts: the weights' shares of n, at multiples of kAlign.
+std::vector<std::size_t> block_starts(std::size_t n, std::vector<double> weights, std::size_t parts) {
+  if (weights.empty()) weights.assign(parts, 1.0);
+  if (weights.size() != parts)
+    throw InvalidArgument("the split has " + std::to_string(weights.size()) + " weights for " + std::to_string(parts) +
+                          " devices: give one a device");
+  for (const double w : weights)
+    if (!(w > 0)) throw InvalidArgument("the split's weights must be positive");
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<std::size_t> starts{0};
+  double sum = 0;
+  for (std::size_t p = 0; p + 1 < parts; ++p) {
+    sum += weights[p];
+    starts.push_back(align_down(static_cast<std::size_t>(double(n) * sum / total)));
+  }
+  starts.push_back(n);
+  return starts;
+}
 
 }  // namespace
 
+// One device's block: it owns [owned.first, owned.end()) and stores `stored` (the block and its halos).
 template <class T>
-struct WaveSolver<T>::Impl {
+struct WavePart {
   Context context;
-  WaveSystem<T> system;
-  double frequency;
+  DofRange owned, stored;
   WaveStep<T> step;
   DeviceBuffer<T> layers[3];
-  int previous = 0, current = 1;  // the third layer is the next
-  std::size_t done = 0;
-  std::size_t receivers;
+  std::vector<std::size_t> receiver_slots;  // the global receiver DOF index of each it records
   DeviceBuffer<T> recorded;
 
-  Impl(const Context& c, WaveSystem<T> s, const PointSource& source, double f, const std::vector<std::uint32_t>& dofs)
-      : context(c), system(std::move(s)), frequency(f), step(c, system, source), receivers(dofs.size()) {
+  WavePart(const Context& c, const WaveSystem<T>& system, const PointSource& source, DofRange own, DofRange store)
+      : context(c), owned(own), stored(store), step(c, system, source, store) {
+    const std::vector<T> zeros(stored.count, T(0));
     for (DeviceBuffer<T>& layer : layers) {
-      layer = DeviceBuffer<T>(c, system.dofs(), "wave field layer");
-      const std::vector<T> zeros(system.dofs(), T(0));
+      layer = DeviceBuffer<T>(c, stored.count, "wave field layer");
       copy_to_device(c.compute_queue(), zeros.data(), layer);
     }
-    step.set_receivers(dofs);
-    recorded = DeviceBuffer<T>(c, std::max<std::size_t>(kRecordChunk * receivers, 1), "seismogram chunk");
   }
 
-  int next() const { return 3 - previous - current; }
+  void set_receivers(const std::vector<std::uint32_t>& dofs) {
+    std::vector<std::uint32_t> local;
+    for (std::size_t r = 0; r < dofs.size(); ++r)
+      if (dofs[r] >= owned.first && dofs[r] < owned.end()) {
+        local.push_back(static_cast<std::uint32_t>(dofs[r] - stored.first));
+        receiver_slots.push_back(r);
+      }
+    step.set_receivers(local);
+    recorded = DeviceBuffer<T>(context, std::max<std::size_t>(kRecordChunk * local.size(), 1), "seismogram chunk");
+  }
 
-  // Copies the chunk's samples (steps x receiver DOFs) into the seismograms (receivers x steps x 2).
-  void collect(std::size_t first, std::size_t count, std::size_t total, std::vector<T>& out) {
-    std::vector<T> chunk(count * receivers);
-    detail::read_buffer(context.compute_queue(), recorded.get(), chunk.data(), chunk.size() * sizeof(T));
-    const std::size_t stations = receivers / 2;
-    for (std::size_t s = 0; s < count; ++s)
-      for (std::size_t r = 0; r < stations; ++r)
-        for (std::size_t c = 0; c < 2; ++c)
-          out[(r * total + first + s) * 2 + c] = chunk[s * receivers + 2 * r + c];
+  // The local positions step j of s computes: the block and (s - 1 - j) bands each side.
+  DofRange computed(std::size_t j, std::size_t s, std::size_t band, std::size_t n) const {
+    const std::size_t reach = (s - 1 - j) * band;
+    const std::size_t first = owned.first >= reach ? owned.first - reach : 0;
+    const std::size_t end = std::min(n, owned.end() + reach);
+    return {first - stored.first, end - first};
   }
 };
 
 template <class T>
-WaveSolver<T>::WaveSolver(const Context& context, WaveSystem<T> system, PointSource source, double frequency,
-                          const std::vector<std::size_t>& receivers) {
+struct WaveSolver<T>::Impl {
+  WaveSystem<T> system;
+  double frequency;
+  std::size_t halo_steps, band;
+  std::vector<std::unique_ptr<WavePart<T>>> parts;
+  int previous = 0, current = 1;  // the third layer is the next
+  std::size_t done = 0;
+  std::size_t receiver_dofs = 0;
+
+  int next() const { return 3 - previous - current; }
+
+  // The halos of the two current layers from the blocks that own them (device -> host -> device).
+  void exchange() {
+    if (parts.size() < 2) return;
+    std::vector<T> staging;
+    for (auto& to : parts)
+      for (const auto& from : parts) {
+        if (from == to) continue;
+        const std::size_t first = std::max(to->stored.first, from->owned.first);
+        const std::size_t end = std::min(to->stored.end(), from->owned.end());
+        if (first >= end) continue;
+        staging.resize(end - first);
+        for (const int layer : {previous, current}) {
+          detail::read_buffer(from->context.compute_queue(), from->layers[layer].get(), staging.data(),
+                              staging.size() * sizeof(T), (first - from->stored.first) * sizeof(T));
+          detail::write_buffer(to->context.compute_queue(), to->layers[layer].get(), staging.data(),
+                               staging.size() * sizeof(T), (first - to->stored.first) * sizeof(T));
+        }
+      }
+  }
+
+  // Copies each part's recorded chunk (steps x its receivers) into the seismograms (receivers x steps x 2).
+  void collect(std::size_t first, std::size_t count, std::size_t total, std::vector<T>& out) {
+    for (auto& part : parts) {
+      const std::size_t mine = part->receiver_slots.size();
+      if (mine == 0) continue;
+      std::vector<T> chunk(count * mine);
+      detail::read_buffer(part->context.compute_queue(), part->recorded.get(), chunk.data(), chunk.size() * sizeof(T));
+      for (std::size_t s = 0; s < count; ++s)
+        for (std::size_t r = 0; r < mine; ++r) {
+          const std::size_t slot = part->receiver_slots[r];  // receiver slot / 2, component slot % 2
+          out[((slot / 2) * total + first + s) * 2 + slot % 2] = chunk[s * mine + r];
+        }
+    }
+  }
+
+  std::vector<T> gather(int layer) const {
+    std::vector<T> u(system.dofs());
+    for (const auto& part : parts)
+      detail::read_buffer(part->context.compute_queue(), part->layers[layer].get(), u.data() + part->owned.first,
+                          part->owned.count * sizeof(T), (part->owned.first - part->stored.first) * sizeof(T));
+    return u;
+  }
+};
+
+template <class T>
+WaveSolver<T>::WaveSolver(const std::vector<Context>& devices, WaveSystem<T> system, PointSource source,
+                          double frequency, const std::vector<std::size_t>& receivers, WaveSplit split) {
+  if (devices.empty()) throw InvalidArgument("a wave solver needs at least one device");
   if (!(frequency > 0)) throw InvalidArgument("the source's peak frequency must be positive");
+  if (split.halo_steps == 0) throw InvalidArgument("halos are exchanged every s >= 1 steps, not 0");
   if (receivers.size() % 2 != 0) throw InvalidArgument("receivers are nodes given as (ix, iz) pairs");
   std::vector<std::uint32_t> dofs;
   for (std::size_t r = 0; r < receivers.size(); r += 2) {
@@ -67,8 +152,32 @@ WaveSolver<T>::WaveSolver(const Context& context, WaveSystem<T> system, PointSou
     dofs.push_back(2 * node);
     dofs.push_back(2 * node + 1);
   }
-  impl_ = std::make_unique<Impl>(context, std::move(system), source, frequency, dofs);
+  auto im = std::make_unique<Impl>();
+  im->frequency = frequency;
+  im->halo_steps = split.halo_steps;
+  im->band = static_cast<std::size_t>(system.k1.offsets.back());
+  im->receiver_dofs = dofs.size();
+  const std::size_t n = system.dofs(), halo = split.halo_steps * im->band;
+  const std::vector<std::size_t> starts = block_starts(n, split.weights, devices.size());
+  for (std::size_t p = 0; p < devices.size(); ++p) {
+    const DofRange owned{starts[p], starts[p + 1] - starts[p]};
+    if (devices.size() > 1 && owned.count < halo + kAlign)
+      throw InvalidArgument("device " + std::to_string(p) + "'s block of " + std::to_string(owned.count) +
+                            " DOFs is smaller than its halo of " + std::to_string(halo) +
+                            ": use fewer devices, a smaller --halo-steps, or a larger grid");
+    const std::size_t first = owned.first >= halo ? align_down(owned.first - halo) : 0;
+    const std::size_t end = std::min(n, align_up(owned.end() + halo));
+    im->parts.push_back(std::make_unique<WavePart<T>>(devices[p], system, source, owned, DofRange{first, end - first}));
+    im->parts.back()->set_receivers(dofs);
+  }
+  im->system = std::move(system);
+  impl_ = std::move(im);
 }
+
+template <class T>
+WaveSolver<T>::WaveSolver(const Context& context, WaveSystem<T> system, PointSource source, double frequency,
+                          const std::vector<std::size_t>& receivers)
+    : WaveSolver(std::vector<Context>{context}, std::move(system), std::move(source), frequency, receivers) {}
 
 template <class T>
 WaveSolver<T>::~WaveSolver() = default;
@@ -79,51 +188,56 @@ WaveRun<T> WaveSolver<T>::run(std::size_t steps, const std::function<void(const 
   const auto start = std::chrono::steady_clock::now();
   WaveRun<T> result;
   result.steps = steps;
-  result.receivers = im.receivers / 2;
-  result.seismograms.assign(im.receivers * steps, T(0));
+  result.receivers = im.receiver_dofs / 2;
+  result.seismograms.assign(im.receiver_dofs * steps, T(0));
+  const std::size_t n = im.system.dofs(), s_steps = im.parts.size() > 1 ? im.halo_steps : 1;
   std::size_t chunk_first = 0;
   for (std::size_t s = 0; s < steps; ++s) {
-    const double t = double(im.done) * im.system.dt;  // u2's time: the force acts there
-    im.step.enqueue(im.layers[im.previous].get(), im.layers[im.current].get(), im.layers[im.next()].get(),
-                    ricker(t, im.frequency));
-    im.step.record(im.layers[im.next()].get(), im.recorded.get(), (s - chunk_first) * im.receivers);
+    const std::size_t j = im.done % s_steps;
+    if (j == 0) im.exchange();
+    const double amplitude = ricker(double(im.done) * im.system.dt, im.frequency);  // at u2's time
+    for (auto& part : im.parts) {
+      part->step.enqueue(part->layers[im.previous].get(), part->layers[im.current].get(),
+                         part->layers[im.next()].get(), amplitude, part->computed(j, s_steps, im.band, n));
+      part->step.record(part->layers[im.next()].get(), part->recorded.get(),
+                        (s - chunk_first) * part->receiver_slots.size());
+      check(part->context.compute_queue().flush(), "clFlush", "wave steps");
+    }
     const int next = im.next();
     im.previous = im.current;
     im.current = next;
     ++im.done;
     if (s + 1 - chunk_first == kRecordChunk || s + 1 == steps) {
-      if (im.receivers > 0) im.collect(chunk_first, s + 1 - chunk_first, steps, result.seismograms);
-      check(im.context.compute_queue().finish(), "clFinish", "wave steps");
+      im.collect(chunk_first, s + 1 - chunk_first, steps, result.seismograms);
       chunk_first = s + 1;
       if (progress)
         progress({s + 1, steps, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
     }
   }
-  check(im.context.compute_queue().finish(), "clFinish", "wave steps");
+  for (auto& part : im.parts) check(part->context.compute_queue().finish(), "clFinish", "wave steps");
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.nodes_per_second = result.seconds > 0 ? double(im.system.nx * im.system.nz) * double(steps) / result.seconds : 0;
   return result;
 }
 
 template <class T>
-std::vector<T> WaveSolver<T>::previous() const {
-  std::vector<T> u(impl_->system.dofs());
-  copy_to_host(impl_->context.compute_queue(), impl_->layers[impl_->previous], u.data());
-  return u;
-}
+std::vector<T> WaveSolver<T>::previous() const { return impl_->gather(impl_->previous); }
 
 template <class T>
-std::vector<T> WaveSolver<T>::current() const {
-  std::vector<T> u(impl_->system.dofs());
-  copy_to_host(impl_->context.compute_queue(), impl_->layers[impl_->current], u.data());
-  return u;
-}
+std::vector<T> WaveSolver<T>::current() const { return impl_->gather(impl_->current); }
 
 template <class T>
 std::size_t WaveSolver<T>::steps_done() const noexcept { return impl_->done; }
 
 template <class T>
 const WaveSystem<T>& WaveSolver<T>::system() const noexcept { return impl_->system; }
+
+template <class T>
+std::vector<DofRange> WaveSolver<T>::blocks() const {
+  std::vector<DofRange> blocks;
+  for (const auto& part : impl_->parts) blocks.push_back(part->owned);
+  return blocks;
+}
 
 template class WaveSolver<float>;
 template class WaveSolver<double>;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "../support/devices.hpp"
@@ -135,6 +136,39 @@ TEST_CASE_TEMPLATE("wave step: the device gives the host reference's bits, with 
         // Going on continues the same run.
         solver.run(10);
         CHECK(solver.steps_done() == 310);
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("wave: every split over devices and every halo depth gives the bits of one device", T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        // The same device several times: each block with its own buffers and halos, as on several.
+        const ElasticGrid2D grid = layered(37, 31);
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {4});
+        const PointSource source = explosion(grid, 18, 9);  // near a block boundary for 2 and 3 blocks
+        const std::vector<std::size_t> receivers{2, 0, 18, 0, 30, 0, 18, 15, 18, 29};
+        const auto run = [&](std::vector<Context> devices, WaveSplit split) {
+          WaveSolver<T> solver(devices, system, source, 30, receivers, split);
+          WaveRun<T> r = solver.run(97);
+          return std::make_pair(r.seismograms, solver.current());
+        };
+        const auto one = run({context}, {});
+        for (const std::size_t parts : {2, 3})
+          for (const std::size_t s : {1, 2, 3}) {
+            CAPTURE(parts);
+            CAPTURE(s);
+            const auto split = run(std::vector<Context>(parts, context), {{}, s});
+            CHECK(split.first == one.first);
+            CHECK(split.second == one.second);
+          }
+        const auto uneven = run({context, context}, {{1, 3}, 2});
+        CHECK(uneven.first == one.first);
+        CHECK_THROWS_WITH_AS(WaveSolver<T>(std::vector<Context>(4, context), system, source, 30, receivers, {{}, 30}),
+                             doctest::Contains("smaller than its halo"), InvalidArgument);
+        CHECK_THROWS_AS(WaveSolver<T>(std::vector<Context>(2, context), system, source, 30, receivers, {{1}, 1}),
+                        InvalidArgument);
       },
       test::needs_for<T>());
 }

@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "ziggurat/base/context.hpp"
+#include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
@@ -40,6 +41,8 @@ struct WaveOptions {
   std::string receivers;                  // .npy (r, 2) in metres
   std::size_t absorbing = 20;
   std::string device;
+  std::string devices;                    // specs separated by '/'
+  std::size_t halo_steps = 1;
   std::string precision = "f32";
   std::string out;
   bool quiet = false;
@@ -155,12 +158,29 @@ void show_progress(const WaveProgress& p, double nodes) {
             << number_text(eta) << " s   " << std::flush;
 }
 
+// --devices: one spec selects every device it matches ("all", "gpu"); several, separated by '/',
+// one device each, in that order (a device may repeat: its blocks then share it).
+std::vector<Context> contexts(const WaveOptions& o) {
+  if (o.devices.empty()) return {Context(o.device)};
+  if (!o.device.empty()) throw InvalidArgument("give --device or --devices, not both");
+  const std::vector<std::string> specs = split(o.devices, '/');
+  std::vector<Context> out;
+  if (specs.size() == 1) {
+    for (const DeviceInfo& d : filter_devices(list_devices(), specs[0])) out.emplace_back(d);
+    if (out.empty()) throw DeviceNotFound("no device matches --devices " + o.devices + " (see `ziggurat devices`)");
+    return out;
+  }
+  for (const std::string& spec : specs) out.emplace_back(select_device(spec));
+  return out;
+}
+
 template <class T>
 void run(const WaveOptions& o) {
   if (o.dims != 2) throw UnsupportedFeature("--dims 3 (3D elastic waves) is not implemented yet; use --dims 2");
   check_output_path(o.out, "--out", o.vp, "--vp");
-  Context context(o.device);
-  require_device_precision(context.device(), o.precision);
+  const std::vector<Context> devices = contexts(o);
+  for (const Context& c : devices) require_device_precision(c.device(), o.precision);
+  const Context& context = devices.front();
   const ElasticGrid2D grid = load_grid(o);
   const double limit = stable_time_step(grid);
   const double dt = o.dt > 0 ? o.dt : 0.9 * limit;
@@ -168,7 +188,8 @@ void run(const WaveOptions& o) {
   std::size_t ix = 0, iz = 0;
   const PointSource source = make_source(o, grid, ix, iz);
   const std::vector<std::size_t> receivers = receiver_nodes(o, grid);
-  WaveSolver<T> solver(context, wave_system<T>(grid, dt, {absorbing}), source, o.frequency, receivers);
+  WaveSolver<T> solver(devices, wave_system<T>(grid, dt, {absorbing}), source, o.frequency, receivers,
+                       {{}, o.halo_steps});
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
   const double nodes = double(grid.nx * grid.nz);
   const WaveRun<T> r = solver.run(o.steps, progress ? std::function<void(const WaveProgress&)>(
@@ -189,6 +210,8 @@ void run(const WaveOptions& o) {
                         {"dt_limit", limit},
                         {"steps", r.steps},
                         {"absorbing_cells", absorbing},
+                        {"devices", devices.size()},
+                        {"halo_steps", o.halo_steps},
                         {"source_node", {ix, iz}},
                         {"receivers", r.receivers},
                         {"seconds", r.seconds},
@@ -198,7 +221,11 @@ void run(const WaveOptions& o) {
     std::cout << s.dump(2) << "\n";
     return;
   }
-  std::cout << "device      " << context.device().label() << "\n"
+  std::cout << "device      " << context.device().label()
+            << (devices.size() > 1 ? " and " + std::to_string(devices.size() - 1) + " more, halos every " +
+                                         std::to_string(o.halo_steps) + " steps"
+                                   : std::string())
+            << "\n"
             << "grid        " << grid.nx << " x " << grid.nz << " nodes, dx " << number_text(grid.dx) << " m, "
             << (sizeof(T) == 4 ? "float" : "double") << ", sponge " << absorbing << " cells\n"
             << "time        " << r.steps << " steps of " << number_text(dt) << " s (stability limit "
@@ -240,6 +267,13 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--absorbing", options->absorbing, "Sponge cells on the left, right and bottom")
       ->capture_default_str();
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
+  command->add_option("--devices", options->devices, "Several devices: a spec matching them all (all, gpu), or "
+                                                     "one spec each separated by '/' (0/1); the vector is split "
+                                                     "into one block a device");
+  command->add_option("--halo-steps", options->halo_steps, "With several devices: exchange halos s bands wide "
+                                                           "every s steps")
+      ->capture_default_str()
+      ->check(whole_number(1));
   add_precision_option(command, options->precision);
   command->add_option("--out", options->out, "Write the seismograms here: .npy (receivers, steps, 2)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");

@@ -28,10 +28,11 @@ cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t 
                          cl_mem_flags flags, std::string_view purpose);
 void* map_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes);
 void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* pointer) noexcept;
-void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source,
-                  std::size_t bytes);
-void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination,
-                 std::size_t bytes);
+/// Blocking copies of `bytes` bytes at byte `buffer_offset` of the buffer.
+void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
+                  std::size_t buffer_offset = 0);
+void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,
+                 std::size_t buffer_offset = 0);
 }  // namespace detail
 
 /// `count` values of T in device memory.

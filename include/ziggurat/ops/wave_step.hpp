@@ -14,7 +14,6 @@
 
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/memory.hpp"
-#include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 
 namespace ziggurat::wave {
@@ -46,27 +45,41 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
                          std::vector<T>& u3, const PointSource& source, const std::vector<T>& weights,
                          double amplitude);
 
-/// The step's kernels and the system in device memory.
+/// Global DOFs [first, first + count): the part of the vector one device holds.
+struct DofRange {
+  std::size_t first = 0, count = 0;
+  std::size_t end() const noexcept { return first + count; }
+};
+
+/// The step's kernels and the system's rows `stored` (K1's diagonals, K2, m) in device memory.
+/// Field buffers hold the same DOFs: local position l is global DOF stored.first + l.
 template <class T>
 class WaveStep {
  public:
-  /// Throws UnsupportedFeature for double without fp64 or offsets beyond constant memory.
+  /// Throws UnsupportedFeature for double without fp64 or offsets beyond constant memory,
+  /// InvalidArgument for a range outside the system.
+  WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored);
+  /// The whole system.
   WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source);
-  std::size_t dofs() const noexcept { return n_; }
+  const DofRange& stored() const noexcept { return stored_; }
 
-  /// Enqueues u3 = -(K1 u2 + K2 u1) / m and the source's amplitude on the compute queue; returns
-  /// the last command's event.
-  cl::Event enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude);
-  /// Enqueues out[offset + r] = u[receivers[r]] for a receiver set uploaded by set_receivers().
+  /// Enqueues u3 = -(K1 u2 + K2 u1) / m at the local positions `computed` (relative to stored():
+  /// u2 must be valid within the band's half-width around them, u1 on them), then the source's
+  /// amplitude at its DOFs; returns the last command's event.
+  cl::Event enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
+                    DofRange computed);
+  /// Enqueues out[offset + r] = u[receivers[r]] for the local receiver positions set_receivers() took.
   cl::Event record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset);
-  void set_receivers(const std::vector<std::uint32_t>& dofs);
+  void set_receivers(const std::vector<std::uint32_t>& local_dofs);
   std::size_t receivers() const noexcept { return receivers_; }
 
  private:
   Context context_;
-  std::size_t n_, sources_ = 0, receivers_ = 0;
-  sparse::DeviceDia<T> k1_;
-  DeviceBuffer<T> k2_, m_, weights_;
+  std::size_t n_;
+  DofRange stored_;
+  std::size_t diagonals_, sources_ = 0, receivers_ = 0;
+  DeviceBuffer<std::int32_t> offsets_;
+  DeviceBuffer<T> k1_, k2_, m_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;
   cl::Kernel step_, inject_, record_;
 };

@@ -1,9 +1,16 @@
 #pragma once
-// Explicit FEM elastic waves on one device (method notes, section 5): a 2D P-SV grid
+// Explicit FEM elastic waves on one or several devices (method notes, section 5): a 2D P-SV grid
 // (matrix/elastic_grid.hpp) stepped by central differences, one fused kernel a step
 // (ops/wave_step.hpp), a Ricker point source, receivers sampled every step into seismograms.
-// The three time layers rotate by handle, not by copy. The same run gives the same bits every
-// time; several devices and MPI ranks are not done yet (issue 15).
+// The three time layers rotate by handle, not by copy.
+//
+// Several devices: the vector is cut into consecutive blocks, one a device (sizes by the weights,
+// block starts at multiples of 16 DOFs so that each block is 64-byte aligned in its buffer), each
+// held with halos of s H DOFs on both sides, H the band's half-width (2 nx + 3). Every s steps the
+// halos of the two current layers come from the neighbours' blocks (device -> host -> device);
+// in between each device also recomputes the halo DOFs still valid (s - 1 - j bands wide at step
+// j of the s), the pyramid idea: fewer, larger exchanges. Each DOF's arithmetic does not depend
+// on where it lies, so every split and every s gives the bits of one device.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,11 +37,21 @@ struct WaveRun {
   double nodes_per_second = 0;
 };
 
+/// How the vector is split over devices.
+struct WaveSplit {
+  std::vector<double> weights;  ///< one a device, its share of the DOFs; empty: equal shares
+  std::size_t halo_steps = 1;   ///< s: steps between halo exchanges, >= 1
+};
+
 template <class T>
 class WaveSolver {
  public:
   /// The medium at rest; `receivers` are nodes (ix, iz) in pairs. InvalidArgument for a receiver
-  /// outside the grid or a frequency <= 0.
+  /// outside the grid, a frequency <= 0, weights that are not one a device and positive, s = 0, or
+  /// a block smaller than its halo (too many devices or too large an s for the grid).
+  WaveSolver(const std::vector<Context>& devices, WaveSystem<T> system, PointSource source, double frequency,
+             const std::vector<std::size_t>& receivers, WaveSplit split = {});
+  /// One device.
   WaveSolver(const Context& context, WaveSystem<T> system, PointSource source, double frequency,
              const std::vector<std::size_t>& receivers);
   ~WaveSolver();
@@ -47,6 +64,8 @@ class WaveSolver {
   std::vector<T> previous() const;
   std::vector<T> current() const;
   std::size_t steps_done() const noexcept;
+  /// The global DOFs each device owns.
+  std::vector<DofRange> blocks() const;
   const WaveSystem<T>& system() const noexcept;
 
  private:
