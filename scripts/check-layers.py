@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 LAYERS = {name: rank for rank, name in
-          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic"])}
+          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic", "distributed"])}
 UMBRELLA = "include/ziggurat/ziggurat.hpp"
 CLIENTS = ("tools", "bench", "python")
 SOURCE = re.compile(r"\.(c|cc|cpp|cxx|h|hh|hpp|cl)(\.in)?$")  # .in: templates, e.g. version.hpp.in

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
@@ -87,27 +88,46 @@ struct WaveSolver<T>::Impl {
   int previous = 0, current = 1;  // the third layer is the next
   std::size_t done = 0;
   std::size_t receiver_dofs = 0;
+  // The global split: every block's owned and stored DOFs; parts[i] is block first_block + i.
+  std::vector<DofRange> owned, stored;
+  std::size_t first_block = 0;
+  HaloTransport* transport = nullptr;
 
   int next() const { return 3 - previous - current; }
+  bool local(std::size_t block) const { return block >= first_block && block < first_block + parts.size(); }
 
-  // The halos of the two current layers from the blocks that own them (device -> host -> device).
+  // The halos of the two current layers from the blocks that own them: device -> host -> device
+  // between this process's blocks, through the transport from and to the others'.
   void exchange() {
-    if (parts.size() < 2) return;
-    std::vector<T> staging;
-    for (auto& to : parts)
-      for (const auto& from : parts) {
-        if (from == to) continue;
-        const std::size_t first = std::max(to->stored.first, from->owned.first);
-        const std::size_t end = std::min(to->stored.end(), from->owned.end());
-        if (first >= end) continue;
-        staging.resize(end - first);
+    if (owned.size() < 2) return;
+    std::vector<std::vector<T>> buffers;
+    std::vector<HaloTransport::Send> sends;
+    std::vector<HaloTransport::Receive> receives;
+    std::vector<std::tuple<WavePart<T>*, int, std::size_t, std::size_t>> arrivals;  // part, layer, first, buffer
+    buffers.reserve(8 * owned.size());
+    for (std::size_t to = 0; to < owned.size(); ++to)
+      for (std::size_t from = 0; from < owned.size(); ++from) {
+        const std::size_t first = std::max(stored[to].first, owned[from].first);
+        const std::size_t end = std::min(stored[to].end(), owned[from].end());
+        if (from == to || first >= end || (!local(to) && !local(from))) continue;
         for (const int layer : {previous, current}) {
-          detail::read_buffer(from->context.compute_queue(), from->layers[layer].get(), staging.data(),
-                              staging.size() * sizeof(T), (first - from->stored.first) * sizeof(T));
-          detail::write_buffer(to->context.compute_queue(), to->layers[layer].get(), staging.data(),
-                               staging.size() * sizeof(T), (first - to->stored.first) * sizeof(T));
+          const int tag = layer == previous ? 0 : 1;
+          std::vector<T>& data = buffers.emplace_back(end - first);
+          if (local(from)) {
+            const WavePart<T>& part = *parts[from - first_block];
+            detail::read_buffer(part.context.compute_queue(), part.layers[layer].get(), data.data(),
+                                data.size() * sizeof(T), (first - part.stored.first) * sizeof(T));
+            if (!local(to)) sends.push_back({to, data.data(), data.size() * sizeof(T), tag});
+          } else {
+            receives.push_back({from, data.data(), data.size() * sizeof(T), tag});
+          }
+          if (local(to)) arrivals.emplace_back(parts[to - first_block].get(), layer, first, buffers.size() - 1);
         }
       }
+    if (!sends.empty() || !receives.empty()) transport->exchange(sends, receives);
+    for (const auto& [part, layer, first, index] : arrivals)
+      detail::write_buffer(part->context.compute_queue(), part->layers[layer].get(), buffers[index].data(),
+                           buffers[index].size() * sizeof(T), (first - part->stored.first) * sizeof(T));
   }
 
   // Copies each part's recorded chunk (steps x its receivers) into the seismograms (receivers x steps x 2).
@@ -158,16 +178,29 @@ WaveSolver<T>::WaveSolver(const std::vector<Context>& devices, WaveSystem<T> sys
   im->band = static_cast<std::size_t>(system.k1.offsets.back());
   im->receiver_dofs = dofs.size();
   const std::size_t n = system.dofs(), halo = split.halo_steps * im->band;
-  const std::vector<std::size_t> starts = block_starts(n, split.weights, devices.size());
-  for (std::size_t p = 0; p < devices.size(); ++p) {
-    const DofRange owned{starts[p], starts[p + 1] - starts[p]};
-    if (devices.size() > 1 && owned.count < halo + kAlign)
-      throw InvalidArgument("device " + std::to_string(p) + "'s block of " + std::to_string(owned.count) +
+  const std::size_t blocks = split.blocks == 0 ? devices.size() : split.blocks;
+  if (split.first_block + devices.size() > blocks)
+    throw InvalidArgument("blocks " + std::to_string(split.first_block) + " to " +
+                          std::to_string(split.first_block + devices.size() - 1) + " do not exist in a split of " +
+                          std::to_string(blocks));
+  if (blocks > devices.size() && split.transport == nullptr)
+    throw InvalidArgument("a split with blocks in other processes needs a halo transport");
+  const std::vector<std::size_t> starts = block_starts(n, split.weights, blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const DofRange owned{starts[b], starts[b + 1] - starts[b]};
+    if (blocks > 1 && owned.count < halo + kAlign)
+      throw InvalidArgument("block " + std::to_string(b) + " of " + std::to_string(owned.count) +
                             " DOFs is smaller than its halo of " + std::to_string(halo) +
-                            ": use fewer devices, a smaller --halo-steps, or a larger grid");
+                            ": use fewer devices or ranks, a smaller --halo-steps, or a larger grid");
     const std::size_t first = owned.first >= halo ? align_down(owned.first - halo) : 0;
-    const std::size_t end = std::min(n, align_up(owned.end() + halo));
-    im->parts.push_back(std::make_unique<WavePart<T>>(devices[p], system, source, owned, DofRange{first, end - first}));
+    im->owned.push_back(owned);
+    im->stored.push_back({first, std::min(n, align_up(owned.end() + halo)) - first});
+  }
+  im->first_block = split.first_block;
+  im->transport = split.transport;
+  for (std::size_t p = 0; p < devices.size(); ++p) {
+    const std::size_t b = split.first_block + p;
+    im->parts.push_back(std::make_unique<WavePart<T>>(devices[p], system, source, im->owned[b], im->stored[b]));
     im->parts.back()->set_receivers(dofs);
   }
   im->system = std::move(system);
@@ -190,7 +223,7 @@ WaveRun<T> WaveSolver<T>::run(std::size_t steps, const std::function<void(const 
   result.steps = steps;
   result.receivers = im.receiver_dofs / 2;
   result.seismograms.assign(im.receiver_dofs * steps, T(0));
-  const std::size_t n = im.system.dofs(), s_steps = im.parts.size() > 1 ? im.halo_steps : 1;
+  const std::size_t n = im.system.dofs(), s_steps = im.owned.size() > 1 ? im.halo_steps : 1;
   std::size_t chunk_first = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     const std::size_t j = im.done % s_steps;

@@ -909,6 +909,34 @@ class Wave(ScratchFolderTest):
         _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", 60, expect=1)
         self.assertIn("smaller than its halo", err)
 
+    def test_mpi_ranks_give_the_bits_of_one_process(self):
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        # Open MPI's plugins leak, and are unloaded at MPI_Finalize, so LeakSanitizer cannot name them
+        # for a suppression: leak checks are off for the mpirun runs only (ASan's others stay on).
+        env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+               "ASAN_OPTIONS": "detect_leaks=0"}
+        common = ("--size", "90x70", "--steps", 150, "--source", "450,300", "--absorbing", 8, "--quiet")
+        one = self.wave(*common, "--out", self.path("one.npy"))
+        same = "name:" + one["device"]
+
+        def ranks(count, *args, environment=env):
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", ZIGGURAT, "wave",
+                                   *map(str, common), *map(str, args)],
+                                  capture_output=True, text=True, timeout=300, env=environment)
+        for count, s in ((2, 1), (3, 2)):
+            done = ranks(count, "--device", same, "--halo-steps", s, "--out", self.path("ranks.npy"), "--json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(json.loads(done.stdout)["ranks"], count)
+            self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
+        # More ranks than devices without --device: a clear error, and the whole job ends.
+        listed = json.loads(run("devices", "--json")[0])
+        pool = [d for d in listed if d["type"] == "gpu"] or [d for d in listed if d["type"] == "cpu"]
+        done = ranks(len(pool) + 1, environment={k: v for k, v in env.items() if k != "ZIGGURAT_DEVICE"})
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("ranks on this host but", done.stderr)
+
     def test_gridded_model_gives_the_layered_bits(self):
         layers = self.path("layers.json")
         with open(layers, "w") as f:

@@ -1,10 +1,11 @@
-// `ziggurat wave`: explicit FEM elastic waves (2D P-SV) on one device (solver/wave.hpp): a
-// homogeneous, layered or gridded model, a Ricker point source, receivers recorded every step into
-// seismograms.
+// `ziggurat wave`: explicit FEM elastic waves (2D P-SV) on one device, several (--devices), or
+// one block a rank under mpirun (solver/wave.hpp, distributed/mpi.hpp): a homogeneous, layered
+// or gridded model, a Ricker point source, receivers recorded every step into seismograms.
 
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,9 @@
 #include "format.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
+#ifdef ZIGGURAT_HAVE_MPI
+#include "ziggurat/distributed/mpi.hpp"
+#endif
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
@@ -174,45 +178,58 @@ std::vector<Context> contexts(const WaveOptions& o) {
   return out;
 }
 
-template <class T>
-void run(const WaveOptions& o) {
+// What a run is set up with, the same on every rank.
+struct WaveSetup {
+  ElasticGrid2D grid;
+  double limit = 0, dt = 0;
+  std::size_t absorbing = 0, ix = 0, iz = 0;
+  PointSource source;
+  std::vector<std::size_t> receivers;
+};
+
+WaveSetup setup(const WaveOptions& o) {
   if (o.dims != 2) throw UnsupportedFeature("--dims 3 (3D elastic waves) is not implemented yet; use --dims 2");
   check_output_path(o.out, "--out", o.vp, "--vp");
-  const std::vector<Context> devices = contexts(o);
-  for (const Context& c : devices) require_device_precision(c.device(), o.precision);
-  const Context& context = devices.front();
-  const ElasticGrid2D grid = load_grid(o);
-  const double limit = stable_time_step(grid);
-  const double dt = o.dt > 0 ? o.dt : 0.9 * limit;
-  const std::size_t absorbing = std::min(o.absorbing, std::min(grid.nx, grid.nz) / 3);
-  std::size_t ix = 0, iz = 0;
-  const PointSource source = make_source(o, grid, ix, iz);
-  const std::vector<std::size_t> receivers = receiver_nodes(o, grid);
-  WaveSolver<T> solver(devices, wave_system<T>(grid, dt, {absorbing}), source, o.frequency, receivers,
-                       {{}, o.halo_steps});
-  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
+  WaveSetup w;
+  w.grid = load_grid(o);
+  w.limit = stable_time_step(w.grid);
+  w.dt = o.dt > 0 ? o.dt : 0.9 * w.limit;
+  w.absorbing = std::min(o.absorbing, std::min(w.grid.nx, w.grid.nz) / 3);
+  w.source = make_source(o, w.grid, w.ix, w.iz);
+  w.receivers = receiver_nodes(o, w.grid);
+  return w;
+}
+
+std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid2D& grid) {
+  if (o.quiet || o.json || !::isatty(STDERR_FILENO)) return nullptr;
   const double nodes = double(grid.nx * grid.nz);
-  const WaveRun<T> r = solver.run(o.steps, progress ? std::function<void(const WaveProgress&)>(
-                                                          [&](const WaveProgress& p) { show_progress(p, nodes); })
-                                                    : nullptr);
-  if (progress) std::cerr << "\n";
+  return [nodes](const WaveProgress& p) {
+    show_progress(p, nodes);
+    if (p.step == p.steps) std::cerr << "\n";
+  };
+}
+
+template <class T>
+void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, std::size_t devices, int ranks,
+            const WaveRun<T>& r) {
   if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, 2});
   double peak = 0;
   for (const T v : r.seismograms) peak = std::max(peak, std::abs(double(v)));
   if (o.json) {
-    nlohmann::json s = {{"device", context.device().name},
-                        {"platform", context.device().platform_name},
-                        {"precision", sizeof(T) == 4 ? "f32" : "f64"},
-                        {"nx", grid.nx},
-                        {"nz", grid.nz},
-                        {"dx", grid.dx},
-                        {"dt", dt},
-                        {"dt_limit", limit},
-                        {"steps", r.steps},
-                        {"absorbing_cells", absorbing},
-                        {"devices", devices.size()},
+    nlohmann::json s = {{"device", device.name},
+                        {"platform", device.platform_name},
+                        {"devices", devices},
+                        {"ranks", ranks},
                         {"halo_steps", o.halo_steps},
-                        {"source_node", {ix, iz}},
+                        {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+                        {"nx", w.grid.nx},
+                        {"nz", w.grid.nz},
+                        {"dx", w.grid.dx},
+                        {"dt", w.dt},
+                        {"dt_limit", w.limit},
+                        {"steps", r.steps},
+                        {"absorbing_cells", w.absorbing},
+                        {"source_node", {w.ix, w.iz}},
                         {"receivers", r.receivers},
                         {"seconds", r.seconds},
                         {"mnodes_per_second", r.nodes_per_second * 1e-6},
@@ -221,21 +238,78 @@ void run(const WaveOptions& o) {
     std::cout << s.dump(2) << "\n";
     return;
   }
-  std::cout << "device      " << context.device().label()
-            << (devices.size() > 1 ? " and " + std::to_string(devices.size() - 1) + " more, halos every " +
-                                         std::to_string(o.halo_steps) + " steps"
-                                   : std::string())
-            << "\n"
-            << "grid        " << grid.nx << " x " << grid.nz << " nodes, dx " << number_text(grid.dx) << " m, "
-            << (sizeof(T) == 4 ? "float" : "double") << ", sponge " << absorbing << " cells\n"
-            << "time        " << r.steps << " steps of " << number_text(dt) << " s (stability limit "
-            << number_text(limit) << " s) to t = " << number_text(double(r.steps) * dt) << " s\n"
-            << "source      " << o.source_kind << " at node (" << ix << ", " << iz << "), Ricker "
+  const std::string where = ranks > 1 ? std::to_string(ranks) + " MPI ranks, one device each"
+                                     : std::to_string(devices) + (devices > 1 ? " devices" : " device");
+  std::cout << "device      " << device.label() << " (" << where << ", halos every " << o.halo_steps << " steps)\n"
+            << "grid        " << w.grid.nx << " x " << w.grid.nz << " nodes, dx " << number_text(w.grid.dx) << " m, "
+            << (sizeof(T) == 4 ? "float" : "double") << ", sponge " << w.absorbing << " cells\n"
+            << "time        " << r.steps << " steps of " << number_text(w.dt) << " s (stability limit "
+            << number_text(w.limit) << " s) to t = " << number_text(double(r.steps) * w.dt) << " s\n"
+            << "source      " << o.source_kind << " at node (" << w.ix << ", " << w.iz << "), Ricker "
             << number_text(o.frequency) << " Hz\n"
             << "receivers   " << r.receivers << ", peak amplitude " << number_text(peak) << " m\n"
             << "run         " << number_text(r.seconds) << " s, " << number_text(r.nodes_per_second * 1e-6)
             << " Mnodes/s\n";
   if (!o.out.empty()) std::cout << "output      " << o.out << " (receivers x steps x 2: ux, uz)\n";
+}
+
+// One process, one device or several (--devices).
+template <class T>
+void run_local(const WaveOptions& o) {
+  const std::vector<Context> devices = contexts(o);
+  for (const Context& c : devices) require_device_precision(c.device(), o.precision);
+  const WaveSetup w = setup(o);
+  WaveSolver<T> solver(devices, wave_system<T>(w.grid, w.dt, {w.absorbing}), w.source, o.frequency, w.receivers,
+                       {{}, o.halo_steps});
+  const WaveRun<T> r = solver.run(o.steps, progress_of(o, w.grid));
+  report(o, w, devices.front().device(), devices.size(), 1, r);
+}
+
+#ifdef ZIGGURAT_HAVE_MPI
+// Rank r on device r of its host (the GPUs, else the CPU devices), unless --device or
+// ZIGGURAT_DEVICE names one for every rank.
+Context rank_device(const WaveOptions& o, const mpi::Communicator& world) {
+  if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
+  if (!o.device.empty() || std::getenv("ZIGGURAT_DEVICE") != nullptr) return Context(o.device);
+  const std::vector<DeviceInfo> all = list_devices();
+  std::vector<DeviceInfo> pool = filter_devices(all, "gpu");
+  if (pool.empty()) pool = filter_devices(all, "cpu");
+  if (static_cast<std::size_t>(world.local_rank()) >= pool.size())
+    throw InvalidArgument(std::to_string(world.local_size()) + " ranks on this host but " +
+                          std::to_string(pool.size()) + " device(s) for them: start fewer ranks, or give --device "
+                          "(e.g. --device cpu) for ranks to share one");
+  return Context(pool[static_cast<std::size_t>(world.local_rank())]);
+}
+
+// mpirun -np R: one block a rank; a rank that fails ends the job with its message.
+template <class T>
+void run_ranks(const WaveOptions& o) {
+  static mpi::Environment environment;  // finalised at exit, after every rank's last call
+  const mpi::Communicator world;
+  try {
+    const Context device = rank_device(o, world);
+    require_device_precision(device.device(), o.precision);
+    const WaveSetup w = setup(o);
+    mpi::DistributedWave<T> solver(world, device, wave_system<T>(w.grid, w.dt, {w.absorbing}), w.source, o.frequency,
+                                   w.receivers, o.halo_steps);
+    const WaveRun<T> r = solver.run(o.steps, world.rank() == 0 ? progress_of(o, w.grid) : nullptr);
+    if (world.rank() == 0) report(o, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), r);
+  } catch (const std::exception& e) {
+    world.abort(e.what());
+  }
+}
+#endif
+
+template <class T>
+void run(const WaveOptions& o) {
+#ifdef ZIGGURAT_HAVE_MPI
+  if (mpi::launched_with_ranks()) return run_ranks<T>(o);
+#else
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr && std::atoi(std::getenv("OMPI_COMM_WORLD_SIZE")) > 1)
+    throw UnsupportedFeature("this ziggurat was built without MPI: rebuild with libopenmpi-dev installed to run "
+                             "under mpirun");
+#endif
+  run_local<T>(o);
 }
 
 }  // namespace

@@ -37,18 +37,44 @@ struct WaveRun {
   double nodes_per_second = 0;
 };
 
-/// How the vector is split over devices.
+/// Moves halo values between processes, each holding some of the blocks (the distributed layer
+/// implements it with MPI). exchange() posts every receive and send, and returns when all are done.
+class HaloTransport {
+ public:
+  struct Send {
+    std::size_t to_block;
+    const void* data;
+    std::size_t bytes;
+    int tag;
+  };
+  struct Receive {
+    std::size_t from_block;
+    void* data;
+    std::size_t bytes;
+    int tag;
+  };
+  virtual ~HaloTransport() = default;
+  virtual void exchange(const std::vector<Send>& sends, const std::vector<Receive>& receives) = 0;
+};
+
+/// How the vector is split: into `blocks` blocks (0: one a device given), of which this process
+/// holds blocks first_block .. first_block + devices - 1, one a device; the others' halos come
+/// through `transport`.
 struct WaveSplit {
-  std::vector<double> weights;  ///< one a device, its share of the DOFs; empty: equal shares
+  std::vector<double> weights;  ///< one a block, its share of the DOFs; empty: equal shares
   std::size_t halo_steps = 1;   ///< s: steps between halo exchanges, >= 1
+  std::size_t blocks = 0;
+  std::size_t first_block = 0;
+  HaloTransport* transport = nullptr;  ///< needed when blocks > devices; not owned
 };
 
 template <class T>
 class WaveSolver {
  public:
   /// The medium at rest; `receivers` are nodes (ix, iz) in pairs. InvalidArgument for a receiver
-  /// outside the grid, a frequency <= 0, weights that are not one a device and positive, s = 0, or
-  /// a block smaller than its halo (too many devices or too large an s for the grid).
+  /// outside the grid, a frequency <= 0, weights that are not one a block and positive, s = 0, a
+  /// block smaller than its halo (too many devices or too large an s for the grid), or blocks
+  /// beyond this process's devices without a transport.
   WaveSolver(const std::vector<Context>& devices, WaveSystem<T> system, PointSource source, double frequency,
              const std::vector<std::size_t>& receivers, WaveSplit split = {});
   /// One device.
@@ -60,11 +86,12 @@ class WaveSolver {
   /// `progress` (if set) is called every few hundred steps.
   WaveRun<T> run(std::size_t steps, const std::function<void(const WaveProgress&)>& progress = {});
 
-  /// The previous and the current displacements (u1, u2), as the host reference needs them.
+  /// The previous and the current displacements (u1, u2), as the host reference needs them (on
+  /// the blocks of this process; zero elsewhere).
   std::vector<T> previous() const;
   std::vector<T> current() const;
   std::size_t steps_done() const noexcept;
-  /// The global DOFs each device owns.
+  /// The global DOFs each device of this process owns.
   std::vector<DofRange> blocks() const;
   const WaveSystem<T>& system() const noexcept;
 

@@ -1,0 +1,75 @@
+#pragma once
+// The distributed layer's MPI part (optional component ziggurat::mpi, built where Open MPI is
+// found): thin RAII over MPI's C API, and the halo transport of the wave solver between ranks.
+// One rank a block: block b of a split lives on rank b.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ziggurat/solver/wave.hpp"
+
+namespace ziggurat::mpi {
+
+/// True when this process was started by mpirun (or another PMI launcher) with more than one rank.
+bool launched_with_ranks();
+
+/// MPI_Init on construction (once per process), MPI_Finalize on destruction.
+class Environment {
+ public:
+  Environment();
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+};
+
+/// MPI_COMM_WORLD, with what the wave solver needs of it.
+class Communicator {
+ public:
+  Communicator();
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  /// This rank's index among the ranks on its host (MPI_COMM_TYPE_SHARED).
+  int local_rank() const noexcept { return local_rank_; }
+  int local_size() const noexcept { return local_size_; }
+  /// Prints `message` (naming the rank) on stderr and ends every rank of the job: no rank is left
+  /// waiting for one that failed.
+  [[noreturn]] void abort(const std::string& message) const;
+  /// Every rank's `values` (the same count on each) on `root`, rank after rank; empty elsewhere.
+  template <class T>
+  std::vector<T> gather(const std::vector<T>& values, int root = 0) const;
+  /// The largest of every rank's value, on every rank.
+  double max(double value) const;
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+};
+
+/// Halo exchange between ranks by MPI_Irecv / MPI_Isend, waited for together.
+class HaloTransport final : public wave::HaloTransport {
+ public:
+  explicit HaloTransport(const Communicator& communicator) : communicator_(communicator) {}
+  void exchange(const std::vector<Send>& sends, const std::vector<Receive>& receives) override;
+
+ private:
+  const Communicator& communicator_;
+};
+
+/// The wave solver with one block per rank, on `device`: a WaveSolver of the split's block
+/// rank(), its halos through MPI. run() returns the whole seismograms on rank 0 (gathered from the
+/// ranks that own each receiver, bit for bit), this rank's elsewhere.
+template <class T>
+class DistributedWave {
+ public:
+  DistributedWave(const Communicator& communicator, const Context& device, wave::WaveSystem<T> system,
+                  wave::PointSource source, double frequency, const std::vector<std::size_t>& receivers,
+                  std::size_t halo_steps);
+  wave::WaveRun<T> run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress = {});
+
+ private:
+  const Communicator& communicator_;
+  HaloTransport transport_;
+  std::vector<std::size_t> receiver_nodes_;
+  wave::WaveSolver<T> solver_;
+};
+
+}  // namespace ziggurat::mpi
