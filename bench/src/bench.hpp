@@ -1,7 +1,8 @@
 #pragma once
 // The benchmarks of `ziggurat-bench` (main.cpp), each in its own file: heat (bench_heat.cpp), spmm
 // (bench_spmm.cpp), solve (bench_solve.cpp), long-vector (bench_long_vector.cpp), poisson
-// (bench_poisson.cpp), ebe (bench_ebe.cpp) and build (bench_build.cpp).
+// (bench_poisson.cpp), ebe (bench_ebe.cpp), wave (bench_wave.cpp) and build
+// (bench_build.cpp).
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
@@ -58,6 +59,7 @@ void run_bench_solve(const BenchSolveOptions& options);
 
 void add_bench_ebe_command(CLI::App& app);
 void add_bench_long_vector_command(CLI::App& app);
+void add_bench_wave_command(CLI::App& app);
 void add_bench_poisson_command(CLI::App& app);
 void add_bench_build_command(CLI::App& app);
 

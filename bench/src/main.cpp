@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   add_bench_ebe_command(app);
   add_bench_long_vector_command(app);
   add_bench_poisson_command(app);
+  add_bench_wave_command(app);
   add_bench_build_command(app);
   return run_app(app, argc, argv);
 }

@@ -6,6 +6,7 @@
 
 #include "base/integer_math.hpp"
 #include "base/kernel_launch.hpp"
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/program.hpp"
@@ -72,17 +73,19 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
   const std::size_t n = system.dofs();
   const sparse::Dia<T>& k1 = system.k1;
   u3.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    T acc = 0;
-    for (std::size_t d = 0; d < k1.offsets.size(); ++d) {
-      const std::size_t o = static_cast<std::size_t>(k1.offsets[d]);
-      const T* diagonal = k1.values.data() + d * n;
-      if (i + o < n) acc += diagonal[i] * u2[i + o];
-      if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
+  detail::parallel_for(n, 1 << 14, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      T acc = 0;
+      for (std::size_t d = 0; d < k1.offsets.size(); ++d) {
+        const std::size_t o = static_cast<std::size_t>(k1.offsets[d]);
+        const T* diagonal = k1.values.data() + d * n;
+        if (i + o < n) acc += diagonal[i] * u2[i + o];
+        if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
+      }
+      acc += system.k2[i] * u1[i];
+      u3[i] = -acc / system.m[i];
     }
-    acc += system.k2[i] * u1[i];
-    u3[i] = -acc / system.m[i];
-  }
+  });
   const T a = T(amplitude);
   for (std::size_t s = 0; s < source.dofs.size(); ++s) u3[source.dofs[s]] += weights[s] * a;
 }

@@ -36,8 +36,8 @@ namespace {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* command = app.add_subcommand("bench", "Benchmarks beside their peers and the physical limits: heat, spmm, "
-                                              "long-vector, poisson, build (runs ziggurat-bench; `ziggurat bench --help` lists them)");
+  auto* command = app.add_subcommand("bench", "Benchmarks beside their peers and the physical limits: heat, spmm, solve, "
+                                              "ebe, wave, long-vector, poisson, build (runs ziggurat-bench; `ziggurat bench --help` lists them)");
   command->prefix_command();
   command->set_help_flag();  // --help goes to ziggurat-bench
   command->callback([command] { run_benchmarks(command->remaining()); });

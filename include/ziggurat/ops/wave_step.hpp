@@ -39,7 +39,8 @@ PointSource explosion(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz)
 template <class T>
 std::vector<T> source_weights(const WaveSystem<T>& system, const PointSource& source);
 
-/// One step on the host: u3 = -(K1 u2 + K2 u1) / m, then u3[dofs[s]] += weights[s] amplitude.
+/// One step on the host, on every core (each DOF on its own: the same bits on any number of
+/// threads): u3 = -(K1 u2 + K2 u1) / m, then u3[dofs[s]] += weights[s] amplitude.
 template <class T>
 void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, const std::vector<T>& u2,
                          std::vector<T>& u3, const PointSource& source, const std::vector<T>& weights,
