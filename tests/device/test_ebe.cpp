@@ -25,6 +25,8 @@
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
+using test::assembled_in_double;
+using test::assembled_projection;
 using test::random_elements;
 using test::random_vectors;
 
@@ -70,31 +72,6 @@ std::vector<double> device_project(Context& context, EbeOperator<T>& op, const s
   return op.project(dx);
 }
 
-// K assembled, its values in double.
-template <class T>
-sparse::Csr<double> assembled_in_double(const ElementSet<T>& set) {
-  const sparse::Csr<T> t = assemble_csr(set);
-  sparse::Csr<double> d;
-  d.rows = t.rows;
-  d.cols = t.cols;
-  d.row_ptr = t.row_ptr;
-  d.col = t.col;
-  d.values.assign(t.values.begin(), t.values.end());
-  return d;
-}
-
-// X^T (K X) from the assembled CSR, in double.
-template <class T>
-std::vector<double> assembled_projection(const ElementSet<T>& set, const std::vector<T>& x, std::size_t k) {
-  const sparse::Csr<double> a = assembled_in_double(set);
-  const std::vector<double> xd = as_double(x);
-  const std::vector<double> kx = sparse::multiply(a, xd, k);
-  std::vector<double> p(k * k, 0.0);
-  for (std::size_t i = 0; i < set.dofs; ++i)
-    for (std::size_t a_ = 0; a_ < k; ++a_)
-      for (std::size_t b = 0; b < k; ++b) p[a_ * k + b] += xd[i * k + a_] * kx[i * k + b];
-  return p;
-}
 
 template <class T>
 void check_operator(Context& context, const ElementSet<T>& set, std::size_t k, EbeScatter scatter) {

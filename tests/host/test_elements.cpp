@@ -22,6 +22,7 @@
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
+using test::assembled_projection;
 using test::random_elements;
 using test::random_vectors;
 using test::TempDir;
@@ -45,19 +46,6 @@ double relative_error(const std::vector<A>& got, const std::vector<B>& want) {
   return worst / scale;
 }
 
-// X^T (K X) in double, K the assembled CSR.
-template <class T>
-std::vector<double> assembled_projection(const ElementSet<T>& set, const std::vector<T>& x, std::size_t k) {
-  const sparse::Csr<T> a = assemble_csr(set);
-  sparse::Csr<double> d{a.rows, a.cols, a.row_ptr, a.col, std::vector<double>(a.values.begin(), a.values.end())};
-  const std::vector<double> xd(x.begin(), x.end());
-  const std::vector<double> kx = sparse::multiply(d, xd, k);
-  std::vector<double> p(k * k, 0.0);
-  for (std::size_t i = 0; i < set.dofs; ++i)
-    for (std::size_t r = 0; r < k; ++r)
-      for (std::size_t c = 0; c < k; ++c) p[r * k + c] += xd[i * k + r] * kx[i * k + c];
-  return p;
-}
 
 // K dense (dofs x dofs, in T), summed over the elements in element order; `coupled` marks every
 // pair some element couples (constrained DOFs left out).

@@ -1,5 +1,6 @@
 #pragma once
-// Seeded element sets shared by the host and device tests of element-by-element operators.
+// Seeded element sets, and references from the assembled matrix, shared by the host and device
+// tests of element-by-element operators.
 
 #include <algorithm>
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "ziggurat/matrix/elements.hpp"
+#include "ziggurat/matrix/sparse.hpp"
 
 namespace ziggurat::test {
 
@@ -33,6 +35,25 @@ fem::ElementSet<T> random_elements(std::size_t m, std::size_t l, fem::ElementSto
         set.matrices.push_back(T(a[r * l + c]));
   }
   return set;
+}
+
+/// K assembled, its values in double.
+template <class T>
+sparse::Csr<double> assembled_in_double(const fem::ElementSet<T>& set) {
+  const sparse::Csr<T> a = fem::assemble_csr(set);
+  return {a.rows, a.cols, a.row_ptr, a.col, std::vector<double>(a.values.begin(), a.values.end())};
+}
+
+/// X^T (K X) in double (k x k, row-major), K the assembled CSR.
+template <class T>
+std::vector<double> assembled_projection(const fem::ElementSet<T>& set, const std::vector<T>& x, std::size_t k) {
+  const std::vector<double> xd(x.begin(), x.end());
+  const std::vector<double> kx = sparse::multiply(assembled_in_double(set), xd, k);
+  std::vector<double> p(k * k, 0.0);
+  for (std::size_t i = 0; i < set.dofs; ++i)
+    for (std::size_t r = 0; r < k; ++r)
+      for (std::size_t c = 0; c < k; ++c) p[r * k + c] += xd[i * k + r] * kx[i * k + c];
+  return p;
 }
 
 }  // namespace ziggurat::test
