@@ -937,6 +937,18 @@ class Wave(ScratchFolderTest):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("ranks on this host but", done.stderr)
 
+    def test_snapshots_draw_the_field_and_keep_the_seismograms(self):
+        common = ("--size", "80x50", "--steps", 90, "--absorbing", 5)
+        self.wave(*common, "--out", self.path("plain.npy"))
+        os.mkdir(self.path("pictures"))
+        self.wave(*common, "--snapshots", 40, "--png-dir", self.path("pictures"), "--out", self.path("drawn.npy"))
+        self.assertEqual(sorted(os.listdir(self.path("pictures"))), ["uz-000040.png", "uz-000080.png", "uz-000090.png"])
+        with open(os.path.join(self.path("pictures"), "uz-000090.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(np.load(self.path("drawn.npy")).tobytes(), np.load(self.path("plain.npy")).tobytes())
+        _, err = run("wave", *common, "--snapshots", 40, expect=1)
+        self.assertIn("go together", err)
+
     def test_gridded_model_gives_the_layered_bits(self):
         layers = self.path("layers.json")
         with open(layers, "w") as f:

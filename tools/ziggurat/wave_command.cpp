@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "picture.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
 #ifdef ZIGGURAT_HAVE_MPI
@@ -47,6 +49,8 @@ struct WaveOptions {
   std::string device;
   std::string devices;                    // specs separated by '/'
   std::size_t halo_steps = 1;
+  std::size_t snapshots = 0;              // every this many steps, a picture of uz
+  std::string png_dir;
   std::string precision = "f32";
   std::string out;
   bool quiet = false;
@@ -190,6 +194,9 @@ struct WaveSetup {
 WaveSetup setup(const WaveOptions& o) {
   if (o.dims != 2) throw UnsupportedFeature("--dims 3 (3D elastic waves) is not implemented yet; use --dims 2");
   check_output_path(o.out, "--out", o.vp, "--vp");
+  if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
+  if (!o.png_dir.empty() && !std::filesystem::is_directory(o.png_dir))
+    throw InvalidArgument("--png-dir " + o.png_dir + " is not a folder: create it first");
   WaveSetup w;
   w.grid = load_grid(o);
   w.limit = stable_time_step(w.grid);
@@ -253,6 +260,37 @@ void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, 
   if (!o.out.empty()) std::cout << "output      " << o.out << " (receivers x steps x 2: ux, uz)\n";
 }
 
+// uz of the whole grid as a picture, the free surface at the top.
+template <class T>
+void snapshot(const WaveOptions& o, const ElasticGrid2D& grid, const std::vector<T>& u, std::size_t step) {
+  std::vector<T> uz(grid.nx * grid.nz);
+  for (std::size_t iz = 0; iz < grid.nz; ++iz)
+    for (std::size_t ix = 0; ix < grid.nx; ++ix) uz[(grid.nz - 1 - iz) * grid.nx + ix] = u[2 * (iz * grid.nx + ix) + 1];
+  char name[32];
+  std::snprintf(name, sizeof name, "uz-%06zu.png", step);
+  write_field_png(std::filesystem::path(o.png_dir) / name, uz.data(), {grid.nx, grid.nz});
+}
+
+// The run in pieces of --snapshots steps, a picture after each; the seismograms joined.
+template <class T>
+WaveRun<T> run_with_snapshots(const WaveOptions& o, const ElasticGrid2D& grid, WaveSolver<T>& solver) {
+  WaveRun<T> all;
+  all.steps = o.steps;
+  for (std::size_t done = 0; done < o.steps;) {
+    const std::size_t n = std::min(o.snapshots, o.steps - done);
+    const WaveRun<T> part = solver.run(n);
+    if (all.seismograms.empty()) all.seismograms.assign(part.receivers * o.steps * 2, T(0));
+    all.receivers = part.receivers;
+    all.seconds += part.seconds;
+    for (std::size_t r = 0; r < part.receivers; ++r)
+      std::copy_n(part.seismograms.begin() + r * n * 2, n * 2, all.seismograms.begin() + (r * o.steps + done) * 2);
+    done += n;
+    snapshot(o, grid, solver.current(), done);
+  }
+  all.nodes_per_second = all.seconds > 0 ? double(grid.nx * grid.nz) * double(o.steps) / all.seconds : 0;
+  return all;
+}
+
 // One process, one device or several (--devices).
 template <class T>
 void run_local(const WaveOptions& o) {
@@ -261,7 +299,8 @@ void run_local(const WaveOptions& o) {
   const WaveSetup w = setup(o);
   WaveSolver<T> solver(devices, wave_system<T>(w.grid, w.dt, {w.absorbing}), w.source, o.frequency, w.receivers,
                        {{}, o.halo_steps});
-  const WaveRun<T> r = solver.run(o.steps, progress_of(o, w.grid));
+  const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w.grid, solver)
+                                       : solver.run(o.steps, progress_of(o, w.grid));
   report(o, w, devices.front().device(), devices.size(), 1, r);
 }
 
@@ -270,6 +309,7 @@ void run_local(const WaveOptions& o) {
 // ZIGGURAT_DEVICE names one for every rank.
 Context rank_device(const WaveOptions& o, const mpi::Communicator& world) {
   if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
+  if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
   if (!o.device.empty() || std::getenv("ZIGGURAT_DEVICE") != nullptr) return Context(o.device);
   const std::vector<DeviceInfo> all = list_devices();
   std::vector<DeviceInfo> pool = filter_devices(all, "gpu");
@@ -350,6 +390,8 @@ void add_wave_command(CLI::App& app) {
       ->check(whole_number(1));
   add_precision_option(command, options->precision);
   command->add_option("--out", options->out, "Write the seismograms here: .npy (receivers, steps, 2)");
+  command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir");
+  command->add_option("--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] { with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); }); });
