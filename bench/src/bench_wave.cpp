@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "device_list.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
 #include "ziggurat/base/context.hpp"
-#include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/version.hpp"
@@ -84,7 +84,7 @@ double cpu_step_seconds(const WaveSystem<T>& system, const PointSource& source, 
 }
 
 template <class T>
-Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, const PointSource& source, std::size_t steps) {
+Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, std::size_t steps) {
   Row row{"CuPy (cuSPARSE CSR of K1 + vector ops)", 0, ""};
   const std::string why = run_peer_script(
       o.python, "wave_peers.py",
@@ -104,14 +104,7 @@ Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, const Point
         row.note = answer.value("note", std::string());
       });
   if (!why.empty()) row.note = why;
-  (void)source;
   return row;
-}
-
-std::vector<Context> several(const std::string& specs) {
-  std::vector<Context> out;
-  for (const std::string& spec : split(specs, '/')) out.emplace_back(select_device(spec));
-  return out;
 }
 
 template <class T>
@@ -125,14 +118,14 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
   std::vector<Row> rows{{"streaming limit (16 values a DOF / copy bandwidth)", limit, ""}};
   rows.push_back({"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1), ""});
   if (!o.devices.empty()) {
-    const std::vector<Context> devices = several(o.devices);
+    const std::vector<Context> devices = contexts_on(o.devices);
     for (const std::string& s : split(o.halo_steps, ','))
       rows.push_back({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " + s,
                       device_step_seconds(devices, system, source, o.steps, std::stoul(s)), ""});
   }
   rows.push_back({"ziggurat CPU step, " + std::to_string(std::thread::hardware_concurrency()) + " host threads",
                   cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
-  if (!o.no_peers) rows.push_back(cupy_row(o, system, source, o.steps));
+  if (!o.no_peers) rows.push_back(cupy_row(o, system, o.steps));
   const double one = rows[1].seconds_per_step;
   std::cout << "## " << nx << " x " << nz << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
             << ", " << o.steps << " steps\n\n"
@@ -192,7 +185,8 @@ void add_bench_wave_command(CLI::App& app) {
   command->add_option("--models", o->models, "Grids NXxNZ, comma-separated")->capture_default_str();
   command->add_option("--steps", o->steps, "Timed steps a run")->capture_default_str()->check(whole_number(1));
   command->add_option("--precision", o->precision, "f32, f64 or both")->capture_default_str();
-  command->add_option("--devices", o->devices, "Several devices, one spec each separated by '/' (e.g. 0/1)");
+  command->add_option("--devices", o->devices, "Several devices: a spec matching them all (gpu), or one spec each "
+                                               "separated by '/' (0/1)");
   command->add_option("--halo-steps", o->halo_steps, "Halo depths s of the several-device runs")->capture_default_str();
   command->add_option("--python", o->python, "Python of the CuPy peer (wave_peers.py)")->capture_default_str();
   command->add_flag("--no-peers", o->no_peers, "Leave CuPy out");

@@ -61,12 +61,27 @@ std::vector<std::int32_t> band_offsets(std::size_t nx) {
   return offsets;
 }
 
-void check_dt(const ElasticGrid2D& grid, double dt) {
-  const double limit = stable_time_step(grid);
+void check_dt(double dt, double limit) {
   if (!(dt > 0) || !std::isfinite(dt)) throw InvalidArgument("the time step must be positive, not " + str(dt));
   if (dt > limit)
     throw InvalidArgument("the time step " + str(dt) + " s exceeds the stability (CFL) limit of this grid, " +
                           str(limit) + " s: take a smaller --dt or a coarser --dx");
+}
+
+// 2 / sqrt(lambda_max(M^-1 K)), lambda_max bounded by Gershgorin's row sums of M^-1 K.
+double gershgorin_time_step(const sparse::Dia<double>& k, const std::vector<double>& m) {
+  std::vector<double> row_sums(k.rows, 0.0);
+  for (std::size_t d = 0; d < k.offsets.size(); ++d) {
+    const std::size_t o = static_cast<std::size_t>(k.offsets[d]);
+    for (std::size_t i = 0; i + o < k.rows; ++i) {
+      const double v = std::abs(k.values[d * k.rows + i]);
+      row_sums[i] += v;
+      if (o > 0) row_sums[i + o] += v;
+    }
+  }
+  double lambda_max = 0;
+  for (std::size_t i = 0; i < k.rows; ++i) lambda_max = std::max(lambda_max, row_sums[i] / m[i]);
+  return 2 / std::sqrt(lambda_max);
 }
 
 // The sponge's damping rate at each node (1/s): 0 inside, growing as the square of the depth into
@@ -145,6 +160,16 @@ sparse::Dia<double> stiffness(const ElasticGrid2D& grid) {
   k.offsets = band_offsets(grid.nx);
   k.values.assign(k.offsets.size() * k.rows, 0.0);
   const std::size_t nx = grid.nx;
+  // Every cell's local DOF pairs (a, b) lie on the same diagonals: find each pair's once. -1: the
+  // pair's global DOFs go the other way, stored by (b, a).
+  const std::size_t local_node[4] = {0, 1, nx, nx + 1};
+  std::array<int, 64> diagonal{};
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      const std::size_t p = 2 * local_node[a / 2] + a % 2, q = 2 * local_node[b / 2] + b % 2;
+      diagonal[a * 8 + b] =
+          p > q ? -1 : int(std::find(k.offsets.begin(), k.offsets.end(), std::int32_t(q - p)) - k.offsets.begin());
+    }
   for (std::size_t iz = 0; iz + 1 < grid.nz; ++iz)
     for (std::size_t ix = 0; ix + 1 < nx; ++ix) {
       const std::size_t cell = iz * (nx - 1) + ix;
@@ -153,11 +178,10 @@ sparse::Dia<double> stiffness(const ElasticGrid2D& grid) {
       const std::size_t node[4] = {iz * nx + ix, iz * nx + ix + 1, (iz + 1) * nx + ix, (iz + 1) * nx + ix + 1};
       for (int a = 0; a < 8; ++a)
         for (int b = 0; b < 8; ++b) {
-          const std::size_t p = 2 * node[a / 2] + a % 2, q = 2 * node[b / 2] + b % 2;
-          if (p > q) continue;
-          const auto o = static_cast<std::int32_t>(q - p);
-          const std::size_t d = std::find(k.offsets.begin(), k.offsets.end(), o) - k.offsets.begin();
-          k.values[d * k.rows + p] += lambda * unit.lambda[a * 8 + b] + mu * unit.mu[a * 8 + b];
+          if (diagonal[a * 8 + b] < 0) continue;
+          const std::size_t p = 2 * node[a / 2] + a % 2;
+          k.values[std::size_t(diagonal[a * 8 + b]) * k.rows + p] +=
+              lambda * unit.lambda[a * 8 + b] + mu * unit.mu[a * 8 + b];
         }
     }
   return k;
@@ -178,35 +202,20 @@ std::vector<double> lumped_mass(const ElasticGrid2D& grid) {
   return m;
 }
 
-double stable_time_step(const ElasticGrid2D& grid) {
-  const sparse::Dia<double> k = stiffness(grid);
-  const std::vector<double> m = lumped_mass(grid);
-  std::vector<double> row_sums(k.rows, 0.0);
-  for (std::size_t d = 0; d < k.offsets.size(); ++d) {
-    const std::size_t o = static_cast<std::size_t>(k.offsets[d]);
-    for (std::size_t i = 0; i + o < k.rows; ++i) {
-      const double v = std::abs(k.values[d * k.rows + i]);
-      row_sums[i] += v;
-      if (o > 0) row_sums[i + o] += v;
-    }
-  }
-  double lambda_max = 0;
-  for (std::size_t i = 0; i < k.rows; ++i) lambda_max = std::max(lambda_max, row_sums[i] / m[i]);
-  return 2 / std::sqrt(lambda_max);
-}
+double stable_time_step(const ElasticGrid2D& grid) { return gershgorin_time_step(stiffness(grid), lumped_mass(grid)); }
 
 template <class T>
 WaveSystem<T> wave_system(const ElasticGrid2D& grid, double dt, const Sponge& sponge) {
-  validate(grid);
-  check_dt(grid, dt);
+  const sparse::Dia<double> k = stiffness(grid);  // validates the grid
+  const std::vector<double> mass = lumped_mass(grid);
+  check_dt(dt, gershgorin_time_step(k, mass));
   if (3 * sponge.cells > std::min(grid.nx, grid.nz))
     throw InvalidArgument("a sponge of " + std::to_string(sponge.cells) + " cells leaves too little of a " +
                           std::to_string(grid.nx) + " x " + std::to_string(grid.nz) +
                           " grid: at most a third of its smaller side");
   if (!(sponge.reflection > 0 && sponge.reflection < 1))
     throw InvalidArgument("the sponge's reflection must lie in (0, 1), not " + str(sponge.reflection));
-  const sparse::Dia<double> k = stiffness(grid);
-  const std::vector<double> mass = lumped_mass(grid), d = damping(grid, sponge);
+  const std::vector<double> d = damping(grid, sponge);
   WaveSystem<T> s;
   s.nx = grid.nx;
   s.nz = grid.nz;

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include "base/parallel.hpp"
+#include "ops/stream.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -782,7 +783,7 @@ void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::ve
             ? values
             : (storage = permute_rows(rows == padded ? values : padded_copy(values, padded * m), permutation, b, m));
     if (buffer.size() != padded * m) buffer = DeviceBuffer<T>(context, padded * m, what);
-    check(context.compute_queue().enqueueFillBuffer(buffer.get(), T(0), 0, buffer.bytes()), "clEnqueueFillBuffer", what);
+    ::ziggurat::detail::enqueue_fill<T>(context, context.compute_queue(), buffer.get(), buffer.size(), T(0));
     ::ziggurat::detail::write_buffer(context.compute_queue(), buffer.get(), ordered.data(), std::min(ordered.size(), rows * m) * sizeof(T));
   };
   place(w, deflation_w, "deflation vectors W");

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "ops/stream.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 
@@ -52,10 +53,9 @@ struct WavePart {
 
   WavePart(const Context& c, const WaveSystem<T>& system, const PointSource& source, DofRange own, DofRange store)
       : context(c), owned(own), stored(store), step(c, system, source, store) {
-    const std::vector<T> zeros(stored.count, T(0));
-    for (DeviceBuffer<T>& layer : layers) {
+    for (DeviceBuffer<T>& layer : layers) {  // the medium at rest
       layer = DeviceBuffer<T>(c, stored.count, "wave field layer");
-      copy_to_device(c.compute_queue(), zeros.data(), layer);
+      detail::enqueue_fill<T>(c, c.compute_queue(), layer.get(), layer.size(), T(0));
     }
   }
 
@@ -103,8 +103,9 @@ struct WaveSolver<T>::Impl {
     std::vector<std::vector<T>> buffers;
     std::vector<HaloTransport::Send> sends;
     std::vector<HaloTransport::Receive> receives;
-    std::vector<std::tuple<WavePart<T>*, int, std::size_t, std::size_t>> arrivals;  // part, layer, first, buffer
-    buffers.reserve(8 * owned.size());
+    // part, layer, first DOF, buffer; sends and receives point into `buffers`, whose vectors keep
+    // their data where they are when `buffers` grows.
+    std::vector<std::tuple<WavePart<T>*, int, std::size_t, std::size_t>> arrivals;
     for (std::size_t to = 0; to < owned.size(); ++to)
       for (std::size_t from = 0; from < owned.size(); ++from) {
         const std::size_t first = std::max(stored[to].first, owned[from].first);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "device_list.hpp"
 #include "format.hpp"
 #include "picture.hpp"
 #include "ziggurat/base/context.hpp"
@@ -166,20 +167,11 @@ void show_progress(const WaveProgress& p, double nodes) {
             << number_text(eta) << " s   " << std::flush;
 }
 
-// --devices: one spec selects every device it matches ("all", "gpu"); several, separated by '/',
-// one device each, in that order (a device may repeat: its blocks then share it).
+// The devices of the run: --devices, else --device.
 std::vector<Context> contexts(const WaveOptions& o) {
   if (o.devices.empty()) return {Context(o.device)};
   if (!o.device.empty()) throw InvalidArgument("give --device or --devices, not both");
-  const std::vector<std::string> specs = split(o.devices, '/');
-  std::vector<Context> out;
-  if (specs.size() == 1) {
-    for (const DeviceInfo& d : filter_devices(list_devices(), specs[0])) out.emplace_back(d);
-    if (out.empty()) throw DeviceNotFound("no device matches --devices " + o.devices + " (see `ziggurat devices`)");
-    return out;
-  }
-  for (const std::string& spec : specs) out.emplace_back(select_device(spec));
-  return out;
+  return contexts_on(o.devices);
 }
 
 // What a run is set up with, the same on every rank.
