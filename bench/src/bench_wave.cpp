@@ -1,14 +1,17 @@
 // `ziggurat-bench wave`: the explicit FEM wave step (method notes, section 5) on the paper's two
-// model sizes, beside the physical limit and the peers:
-//   - ziggurat on one device, and the streaming limit: the bytes one step must move (the 11 stored
-//     diagonals of K1, K2, m, u1 and u2 read, u3 written: 16 values a DOF) over the measured copy
-//     bandwidth;
-//   - ziggurat on several devices (--devices A/B) at each halo depth of --halo-steps;
+// model sizes (and 3D models), beside the physical limit and the peers:
+//   - ziggurat on one device, and the streaming limit: the bytes one step must move (the stored
+//     diagonals of K1 (11 in 2D, 50 in 3D), K2, m, u1 and u2 read, u3 written) over the measured
+//     copy bandwidth;
+//   - ziggurat on several devices (--devices A/B) at each halo depth of --halo-steps, the cost
+//     model's s among them, each beside the model's time a step;
+//   - the same on MPI ranks (--mpirun "mpirun -np 2": `ziggurat wave` under that launcher);
 //   - ziggurat's own multithreaded CPU step (all host cores, wave_step_reference);
 //   - CuPy's sparse product (cuSPARSE CSR of the full K1) and vector operations for the same step
 //     (wave_peers.py), as a GPU user would write it;
 // and the seed's Tesla C1060 figures for model B for history. Models: A 1298 x 648 nodes
-// (841,104, the paper's 840,848), B 4042 x 2021 (8,168,882; the paper's 8,170,042), 2 DOFs a node.
+// (841,104, the paper's 840,848), B 4042 x 2021 (8,168,882; the paper's 8,170,042), 2 DOFs a node;
+// NXxNYxNZ sizes are 3D models, 3 DOFs a node.
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +33,8 @@
 #include "ziggurat/ops/wave_step.hpp"
 #include "ziggurat/solver/wave.hpp"
 #include "ziggurat/tuning/calibration.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
+#include "ziggurat/tuning/wave_planner.hpp"
 
 namespace ziggurat::cli {
 
@@ -43,13 +48,13 @@ struct BenchWaveOptions {
   std::size_t steps = 500;
   std::string precision = "f32,f64";
   std::string devices;  // several: specs separated by '/'
-  std::string halo_steps = "1,4";
+  std::string halo_steps = "1,4,auto";
   std::string python = "python3";
+  std::string mpirun;  // a launcher such as "mpirun -np 2": the same model on MPI ranks
   bool no_peers = false;
   std::string device;
 };
 
-constexpr double kValuesPerDof = 16;  // K1's 11 diagonals, K2, m, u1, u2 read; u3 written
 
 struct Row {
   std::string who;
@@ -57,15 +62,22 @@ struct Row {
   std::string note;
 };
 
-// A layered model of nx x nz nodes at 10 m with a source near the top and receivers on the surface.
-ElasticGrid2D model(std::size_t nx, std::size_t nz) {
-  return layered_grid(nx, nz, 10, {{0, 2000, 1000, 2100}, {double(nz) * 3, 3500, 2000, 2500}});
+// A layered model of nx x nz (x ny) nodes at 10 m, the second layer from 0.3 of the depth.
+ElasticGrid model(const std::vector<std::size_t>& n) {
+  const std::vector<Layer> layers{{0, 2000, 1000, 2100}, {double(n.back()) * 3, 3500, 2000, 2500}};
+  return n.size() == 3 ? layered_grid(n[0], n[1], n[2], 10, layers) : layered_grid(n[0], n[1], 10, layers);
+}
+
+std::string size_text(const std::vector<std::size_t>& n) {
+  std::string text;
+  for (const std::size_t v : n) text += (text.empty() ? "" : " x ") + std::to_string(v);
+  return text;
 }
 
 template <class T>
 double device_step_seconds(const std::vector<Context>& devices, const WaveSystem<T>& system, const PointSource& source,
                            std::size_t steps, std::size_t halo_steps) {
-  WaveSolver<T> solver(devices, system, source, 15, {system.nx / 2, 0}, {{}, halo_steps});
+  WaveSolver<T> solver(devices, system, source, 15, {{system.nx / 2, system.ny / 2, 0}}, {{}, halo_steps});
   solver.run(std::min<std::size_t>(steps, 20));  // warm-up: programs, first touches
   return solver.run(steps).seconds / double(steps);
 }
@@ -81,6 +93,49 @@ double cpu_step_seconds(const WaveSystem<T>& system, const PointSource& source, 
     std::swap(u2, u3);
   }
   return std::chrono::duration<double>(Clock::now() - start).count() / double(steps);
+}
+
+// The same model and steps run by `ziggurat wave` under the --mpirun launcher (one block a rank,
+// rank r on device r of its host), at halo depth `s`: its reported time a step, the first steps
+// included.
+template <class T>
+Row ranks_row(const BenchWaveOptions& o, const ElasticGrid& grid, std::size_t sponge, const std::string& s) {
+  Row row{"ziggurat, " + o.mpirun + ", halos every " + s, 0, ""};
+  const auto metres = [&](std::size_t node) { return std::to_string(double(node) * grid.dx); };
+  const std::string source = grid.dims == 3 ? metres(grid.nx / 2) + "," + metres(grid.ny / 2) + "," + metres(10)
+                                            : metres(grid.nx / 2) + "," + metres(10);
+  const std::string why = run_tool(
+      o.mpirun,
+      [&](const std::filesystem::path& folder) {
+        std::vector<std::string> size{std::to_string(grid.nx), std::to_string(grid.nz)};
+        if (grid.dims == 3) size.insert(size.begin() + 1, std::to_string(grid.ny));
+        std::string sizes;
+        for (const std::string& v : size) sizes += (sizes.empty() ? "" : "x") + v;
+        return std::vector<std::string>{"wave", "--dims", std::to_string(grid.dims), "--size", sizes, "--dx",
+                                        std::to_string(grid.dx), "--model", (folder / "layers.json").string(),
+                                        "--absorbing", std::to_string(sponge), "--source", source, "--receivers",
+                                        (folder / "receivers.npy").string(), "--steps", std::to_string(o.steps),
+                                        "--halo-steps", s, "--precision", sizeof(T) == 4 ? "f32" : "f64", "--json",
+                                        "--quiet"};
+      },
+      [&](const std::filesystem::path& folder) {
+        const std::string layers = nlohmann::json::array({{{"top", 0}, {"vp", 2000}, {"vs", 1000}, {"rho", 2100}},
+                                                          {{"top", double(grid.nz) * 3}, {"vp", 3500}, {"vs", 2000},
+                                                           {"rho", 2500}}})
+                                       .dump();
+        write_file(folder / "layers.json", layers.data(), layers.size());
+        std::vector<double> receiver{double(grid.nx / 2) * grid.dx, double(grid.ny / 2) * grid.dx, 0};
+        if (grid.dims == 2) receiver.erase(receiver.begin() + 1);
+        write_npy(folder / "receivers.npy", receiver.data(), {1, grid.dims});
+      },
+      [&](const std::filesystem::path&, const nlohmann::json& answer) {
+        row.seconds_per_step = answer.at("seconds").get<double>() / double(o.steps);
+        row.who = "ziggurat, " + std::to_string(answer.at("ranks").get<int>()) + " MPI ranks, halos every " +
+                  std::to_string(answer.at("halo_steps").get<std::size_t>()) + (s == "auto" ? " (the model's s)" : "");
+        row.note = "first steps included";
+      });
+  if (!why.empty()) row.note = why;
+  return row;
 }
 
 template <class T>
@@ -108,26 +163,38 @@ Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, std::size_t
 }
 
 template <class T>
-void bench_model(const BenchWaveOptions& o, const Context& context, double copy, std::size_t nx, std::size_t nz,
+void bench_model(const BenchWaveOptions& o, const Context& context, double copy, const std::vector<std::size_t>& n,
                  nlohmann::json& report) {
-  const ElasticGrid2D grid = model(nx, nz);
-  const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {20});
-  const PointSource source = explosion(grid, nx / 2, 10);
-  const double nodes = double(nx * nz);
-  const double limit = kValuesPerDof * sizeof(T) * double(system.dofs()) / copy;
-  std::vector<Row> rows{{"streaming limit (16 values a DOF / copy bandwidth)", limit, ""}};
+  const ElasticGrid grid = model(n);
+  const std::size_t sponge = std::min<std::size_t>(20, *std::min_element(n.begin(), n.end()) / 4);
+  const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {sponge});
+  const PointSource source = explosion(grid, {grid.nx / 2, grid.ny / 2, 10});
+  const double nodes = double(grid.nodes());
+  // K1's stored diagonals, K2, m, u1, u2 read; u3 written.
+  const std::size_t values_per_dof = system.k1.offsets.size() + 5;
+  const double limit = double(values_per_dof * sizeof(T)) * double(system.dofs()) / copy;
+  std::vector<Row> rows{
+      {"streaming limit (" + std::to_string(values_per_dof) + " values a DOF / copy bandwidth)", limit, ""}};
   rows.push_back({"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1), ""});
   if (!o.devices.empty()) {
     const std::vector<Context> devices = contexts_on(o.devices);
-    for (const std::string& s : split(o.halo_steps, ','))
-      rows.push_back({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " + s,
-                      device_step_seconds(devices, system, source, o.steps, std::stoul(s)), ""});
+    const DeviceProfile profile = load_or_calibrate(devices.front());
+    for (const std::string& text : split(o.halo_steps, ',')) {
+      const std::size_t s = text == "auto" ? plan_halo_steps(profile, system, devices.size()) : std::stoul(text);
+      const double modelled = modelled_step_seconds(profile, system, devices.size(), s);
+      rows.push_back({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " +
+                          std::to_string(s) + (text == "auto" ? " (the model's s)" : ""),
+                      device_step_seconds(devices, system, source, o.steps, s),
+                      "model " + number_text(modelled * 1e3) + " ms/step"});
+    }
   }
+  if (!o.mpirun.empty())
+    for (const std::string& text : split(o.halo_steps, ',')) rows.push_back(ranks_row<T>(o, grid, sponge, text));
   rows.push_back({"ziggurat CPU step, " + std::to_string(std::thread::hardware_concurrency()) + " host threads",
                   cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
   if (!o.no_peers) rows.push_back(cupy_row(o, system, o.steps));
   const double one = rows[1].seconds_per_step;
-  std::cout << "## " << nx << " x " << nz << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
+  std::cout << "## " << size_text(n) << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
             << ", " << o.steps << " steps\n\n"
             << "| run | ms/step | Mnodes/s | of streaming limit | vs one device | note |\n"
                "| --- | ---: | ---: | ---: | ---: | --- |\n";
@@ -143,7 +210,7 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
     json_rows.push_back({{"run", r.who}, {"seconds_per_step", r.seconds_per_step}, {"note", r.note}});
   }
   std::cout << "\n" << std::flush;
-  report["models"].push_back({{"nx", nx}, {"nz", nz}, {"precision", type_name<T>()}, {"rows", json_rows}});
+  report["models"].push_back({{"nodes", n}, {"precision", type_name<T>()}, {"rows", json_rows}});
 }
 
 void run(const BenchWaveOptions& o) {
@@ -151,7 +218,7 @@ void run(const BenchWaveOptions& o) {
   const auto [kernel_copy, driver_copy] =
       measure_copy_bandwidth(context, std::min<std::size_t>(context.device().max_alloc_bytes / 4, 512u << 20), 3);
   const double copy = std::max(kernel_copy, driver_copy);
-  std::cout << "# Explicit FEM elastic waves (2D P-SV)\n\n"
+  std::cout << "# Explicit FEM elastic waves (2D P-SV, 3D)\n\n"
             << "device: " << context.device().label() << ", driver " << context.device().driver_version << "; host: "
             << std::thread::hardware_concurrency() << " threads; ziggurat " << version << "; " << now_text() << "\n"
             << "copy bandwidth " << number_text(copy * 1e-9) << " GB/s (read + write)\n"
@@ -165,13 +232,18 @@ void run(const BenchWaveOptions& o) {
       continue;
     }
     for (const std::string& size : split(o.models, ',')) {
-      const std::size_t x = size.find('x');
-      if (x == std::string::npos) throw InvalidArgument("--models takes NXxNZ sizes, not '" + size + "'");
-      const std::size_t nx = std::stoul(size.substr(0, x)), nz = std::stoul(size.substr(x + 1));
+      std::vector<std::size_t> n;
+      try {
+        for (const std::string& part : split(size, 'x')) n.push_back(std::stoul(part));
+      } catch (const std::exception&) {
+        n.clear();
+      }
+      if (n.size() != 2 && n.size() != 3)
+        throw InvalidArgument("--models takes NXxNZ (2D) or NXxNYxNZ (3D) sizes, not '" + size + "'");
       if (precision == "f32")
-        bench_model<float>(o, context, copy, nx, nz, report);
+        bench_model<float>(o, context, copy, n, report);
       else
-        bench_model<double>(o, context, copy, nx, nz, report);
+        bench_model<double>(o, context, copy, n, report);
     }
   }
 }
@@ -182,13 +254,18 @@ void add_bench_wave_command(CLI::App& app) {
   auto o = std::make_shared<BenchWaveOptions>();
   auto* command = app.add_subcommand("wave", "The explicit FEM wave step beside the streaming limit, several "
                                              "devices, the CPU and CuPy");
-  command->add_option("--models", o->models, "Grids NXxNZ, comma-separated")->capture_default_str();
+  command->add_option("--models", o->models, "Grids NXxNZ (2D) or NXxNYxNZ (3D), comma-separated")
+      ->capture_default_str();
   command->add_option("--steps", o->steps, "Timed steps a run")->capture_default_str()->check(whole_number(1));
   command->add_option("--precision", o->precision, "f32, f64 or both")->capture_default_str();
   command->add_option("--devices", o->devices, "Several devices: a spec matching them all (gpu), or one spec each "
                                                "separated by '/' (0/1)");
-  command->add_option("--halo-steps", o->halo_steps, "Halo depths s of the several-device runs")->capture_default_str();
+  command->add_option("--halo-steps", o->halo_steps, "Halo depths s of the several-device runs (auto: the cost "
+                                                     "model's, with its prediction beside each)")
+      ->capture_default_str();
   command->add_option("--python", o->python, "Python of the CuPy peer (wave_peers.py)")->capture_default_str();
+  command->add_option("--mpirun", o->mpirun, "A launcher, e.g. \"mpirun -np 2\": the same runs on MPI ranks "
+                                             "(`ziggurat wave` under it, rank r on device r of its host)");
   command->add_flag("--no-peers", o->no_peers, "Leave CuPy out");
   command->add_option("--device", o->device, "Device selection");
   command->callback([o] { run(*o); });

@@ -97,28 +97,61 @@ void write_file(const std::filesystem::path& path, const void* data, std::size_t
   if (!out) throw IoError("could not write " + path.string() + " (is the temporary folder full?)");
 }
 
+namespace {
+
+// Runs command(folder) through the shell in a fresh scratch folder that write(folder) filled
+// first, and gives read() the JSON of its output (all of it, else its last line: scripts may
+// print before it); "" or why there is none.
+std::string run_in_scratch(const std::string& who,
+                           const std::function<std::string(const std::filesystem::path&)>& command,
+                           const std::function<void(const std::filesystem::path&)>& write,
+                           const std::function<void(const std::filesystem::path&, const nlohmann::json&)>& read) {
+  const ScratchFolder folder;
+  write(folder.path());
+  const auto error_file = folder.path() / "stderr.txt";
+  const ChildResult child = run_command(command(folder.path()) + " 2>" + shell_quoted(error_file.string()));
+  nlohmann::json answer = nlohmann::json::parse(child.out, nullptr, false);
+  try {
+    if (answer.is_discarded()) answer = nlohmann::json::parse(last_line(child.out));
+  } catch (const nlohmann::json::exception&) {
+    const std::string errors = file_text(error_file);
+    return who + " gave no answer (exit status " + std::to_string(child.status) + ")" +
+           (errors.empty() ? "" : ": " + last_line(errors));
+  }
+  read(folder.path(), answer);
+  return {};
+}
+
+}  // namespace
+
 std::string run_peer_script(const std::string& python, const std::string& script_name,
                             const std::function<void(const std::filesystem::path&)>& write,
                             const std::function<void(const std::filesystem::path&, const nlohmann::json&)>& read) {
   const std::filesystem::path script = executable_folder() / script_name;
   if (!std::filesystem::is_regular_file(script))
     return "the script " + script.string() + " is not there (install the bench component whole)";
-  const ScratchFolder folder;
-  write(folder.path());
-  const auto error_file = folder.path() / "stderr.txt";
-  const ChildResult child = run_command(shell_quoted(python) + " " + shell_quoted(script.string()) + " " +
-                                        shell_quoted(folder.path().string()) + " 2>" +
-                                        shell_quoted(error_file.string()));
-  nlohmann::json answer;
-  try {
-    answer = nlohmann::json::parse(last_line(child.out));
-  } catch (const nlohmann::json::exception&) {
-    const std::string errors = file_text(error_file);
-    return python + " gave no answer (exit status " + std::to_string(child.status) + ")" +
-           (errors.empty() ? "" : ": " + last_line(errors));
-  }
-  read(folder.path(), answer);
-  return {};
+  return run_in_scratch(
+      python,
+      [&](const std::filesystem::path& folder) {
+        return shell_quoted(python) + " " + shell_quoted(script.string()) + " " + shell_quoted(folder.string());
+      },
+      write, read);
+}
+
+std::string run_tool(const std::string& launcher,
+                     const std::function<std::vector<std::string>(const std::filesystem::path&)>& arguments,
+                     const std::function<void(const std::filesystem::path&)>& write,
+                     const std::function<void(const std::filesystem::path&, const nlohmann::json&)>& read) {
+  const std::filesystem::path tool = (executable_folder() / ZIGGURAT_TOOL_FROM_BENCH).lexically_normal();
+  if (!std::filesystem::is_regular_file(tool)) return "the ziggurat tool is not at " + tool.string();
+  return run_in_scratch(
+      launcher,
+      [&](const std::filesystem::path& folder) {
+        std::string command = launcher + " " + shell_quoted(tool.string());
+        for (const std::string& argument : arguments(folder)) command += " " + shell_quoted(argument);
+        return command;
+      },
+      write, read);
 }
 
 std::string viennacl_name() {

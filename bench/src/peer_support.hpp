@@ -1,7 +1,7 @@
 #pragma once
 // What the peers of `ziggurat-bench` share (peers.cpp for spmm, solve_peers.cpp for solve): a
-// peer's Python script run on data written into a scratch folder, and ViennaCL set up on
-// ziggurat's own OpenCL context.
+// peer's Python script (or the `ziggurat` tool under a launcher such as mpirun) run on data
+// written into a scratch folder, and ViennaCL set up on ziggurat's own OpenCL context.
 
 #include <cstddef>
 #include <filesystem>
@@ -52,6 +52,14 @@ void write_csr(const std::filesystem::path& folder, const sparse::Csr<T>& a, nlo
 std::string run_peer_script(const std::string& python, const std::string& script_name,
                             const std::function<void(const std::filesystem::path&)>& write,
                             const std::function<void(const std::filesystem::path&, const nlohmann::json&)>& read);
+
+/// The same for the `ziggurat` tool of this installation (bin/ beside libexec/ziggurat/), started
+/// by `launcher` (a command line such as "mpirun -np 2", inserted as it is) with the arguments
+/// arguments(folder).
+std::string run_tool(const std::string& launcher,
+                     const std::function<std::vector<std::string>(const std::filesystem::path&)>& arguments,
+                     const std::function<void(const std::filesystem::path&)>& write,
+                     const std::function<void(const std::filesystem::path&, const nlohmann::json&)>& read);
 
 /// "ViennaCL 1.7": the peer's name in tables, from the headers compiled in.
 std::string viennacl_name();

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <type_traits>
@@ -19,6 +20,8 @@ void check_mpi(int code, const char* call) {
   MPI_Error_string(code, text, &length);
   throw Error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
+
+constexpr std::size_t kPiece = std::size_t{1} << 30;  // the largest message, within MPI's int counts
 
 template <class T>
 MPI_Datatype datatype() {
@@ -83,24 +86,43 @@ double Communicator::max(double value) const {
   return result;
 }
 
+std::size_t Communicator::min(std::size_t value) const {
+  unsigned long in = value, result = value;
+  check_mpi(MPI_Allreduce(&in, &result, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return result;
+}
+
+void Communicator::barrier() const { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+void Communicator::broadcast(std::string& text, int root) const {
+  unsigned long size = text.size();
+  check_mpi(MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
+  text.resize(size);
+  check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+}
+
 void HaloTransport::exchange(const std::vector<Send>& sends, const std::vector<Receive>& receives) {
-  std::vector<MPI_Request> requests(sends.size() + receives.size());
-  std::size_t i = 0;
+  // Pieces of one message keep their order: MPI does not overtake between one pair of ranks and tag.
+  const auto pieces = [](std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kPiece - 1) / kPiece); };
+  const auto piece = [](std::size_t bytes, std::size_t p) { return static_cast<int>(std::min(kPiece, bytes - p * kPiece)); };
+  std::vector<MPI_Request> requests;
   for (const Receive& r : receives)
-    check_mpi(MPI_Irecv(r.data, static_cast<int>(r.bytes), MPI_BYTE, static_cast<int>(r.from_block), r.tag,
-                        MPI_COMM_WORLD, &requests[i++]),
-              "MPI_Irecv");
+    for (std::size_t p = 0; p < pieces(r.bytes); ++p)
+      check_mpi(MPI_Irecv(static_cast<char*>(r.data) + p * kPiece, piece(r.bytes, p), MPI_BYTE,
+                          static_cast<int>(r.from_block), r.tag, MPI_COMM_WORLD, &requests.emplace_back()),
+                "MPI_Irecv");
   for (const Send& s : sends)
-    check_mpi(MPI_Isend(s.data, static_cast<int>(s.bytes), MPI_BYTE, static_cast<int>(s.to_block), s.tag,
-                        MPI_COMM_WORLD, &requests[i++]),
-              "MPI_Isend");
+    for (std::size_t p = 0; p < pieces(s.bytes); ++p)
+      check_mpi(MPI_Isend(static_cast<const char*>(s.data) + p * kPiece, piece(s.bytes, p), MPI_BYTE,
+                          static_cast<int>(s.to_block), s.tag, MPI_COMM_WORLD, &requests.emplace_back()),
+                "MPI_Isend");
   check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 template <class T>
 DistributedWave<T>::DistributedWave(const Communicator& communicator, const Context& device,
                                     wave::WaveSystem<T> system, wave::PointSource source, double frequency,
-                                    const std::vector<std::size_t>& receivers, std::size_t halo_steps)
+                                    const std::vector<wave::GridNode>& receivers, std::size_t halo_steps)
     : communicator_(communicator),
       transport_(communicator),
       receiver_nodes_(receivers),
@@ -112,21 +134,25 @@ template <class T>
 wave::WaveRun<T> DistributedWave<T>::run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress) {
   wave::WaveRun<T> mine = solver_.run(steps, progress);
   mine.seconds = communicator_.max(mine.seconds);
-  mine.nodes_per_second = mine.seconds > 0 ? double(solver_.system().nx * solver_.system().nz) * double(steps) / mine.seconds : 0;
+  mine.nodes_per_second = mine.seconds > 0 ? double(solver_.system().nodes()) * double(steps) / mine.seconds : 0;
   const wave::DofRange owned = solver_.blocks().front();
   const std::vector<unsigned long> ranges =
       communicator_.gather(std::vector<unsigned long>{owned.first, owned.end()});
   const std::vector<T> all = communicator_.gather(mine.seismograms);
   if (communicator_.rank() != 0) return mine;
-  // Receiver r's samples (steps x 2) from the rank that owns its node's DOFs.
-  const std::size_t per_receiver = 2 * steps, nx = solver_.system().nx;
-  for (std::size_t r = 0; r < mine.receivers; ++r) {
-    const std::size_t dof = 2 * (receiver_nodes_[2 * r + 1] * nx + receiver_nodes_[2 * r]);
-    std::size_t owner = 0;
-    while (!(dof >= ranges[2 * owner] && dof < ranges[2 * owner + 1])) ++owner;
-    std::copy_n(all.begin() + owner * mine.seismograms.size() + r * per_receiver, per_receiver,
-                mine.seismograms.begin() + r * per_receiver);
-  }
+  // Each component of receiver r (steps samples) from the rank that owns its DOF: a node's DOFs
+  // may lie on two ranks.
+  const std::size_t c = solver_.system().dims;
+  for (std::size_t r = 0; r < mine.receivers; ++r)
+    for (std::size_t component = 0; component < c; ++component) {
+      const std::size_t dof = c * solver_.system().node(receiver_nodes_[r]) + component;
+      std::size_t owner = 0;
+      while (!(dof >= ranges[2 * owner] && dof < ranges[2 * owner + 1])) ++owner;
+      for (std::size_t s = 0; s < steps; ++s) {
+        const std::size_t at = (r * steps + s) * c + component;
+        mine.seismograms[at] = all[owner * mine.seismograms.size() + at];
+      }
+    }
   return mine;
 }
 

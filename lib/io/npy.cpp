@@ -1,5 +1,8 @@
 #include "ziggurat/io/npy.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -191,6 +194,8 @@ std::string python_tuple(const std::vector<std::size_t>& shape) {
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
+std::size_t value_bytes(NpyType type) { return type == NpyType::f32 || type == NpyType::i32 ? 4 : 8; }
+
 template <class From, class To>
 void convert_stream(std::ifstream& in, To* out, std::size_t count, const std::filesystem::path& path) {
   constexpr std::size_t kChunk = 1 << 16;
@@ -262,12 +267,14 @@ NpyHeader read_header(const std::filesystem::path& path, Kind kind) {
 }
 
 // The values of the file converted to T; the caller has checked that the header's type suits T.
+// The values [first, first + count) of the file (all of them by default), converted to T.
 template <class T>
-std::vector<T> read_converted(const std::filesystem::path& path, const NpyHeader& header) {
-  const std::size_t count = element_count(header.shape, path);
+std::vector<T> read_converted(const std::filesystem::path& path, const NpyHeader& header, std::size_t first = 0,
+                              std::size_t count = std::numeric_limits<std::size_t>::max()) {
+  count = std::min(count, element_count(header.shape, path) - first);
   std::vector<T> values(count);
   std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(header.data_offset));
+  in.seekg(static_cast<std::streamoff>(header.data_offset + first * value_bytes(header.type)));
   if (!in) throw IoError("cannot read '" + path.string() + "': " + detail::system_error_text(errno));
   switch (header.type) {
     case NpyType::f32: convert_stream<float>(in, values.data(), count, path); break;
@@ -297,8 +304,11 @@ std::vector<std::int64_t> read_npy_integers(const std::filesystem::path& path, s
   return values;
 }
 
+namespace {
+
+// The bytes before the values of a .npy file of T and `shape`: magic string, version, header.
 template <class T>
-void write_npy(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& shape) {
+std::string npy_prefix(const std::vector<std::size_t>& shape) {
   std::string header = std::string("{'descr': '") + descr_of(npy_type_of<T>()) +
                        "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
   // Version 1.0 holds headers up to 65535 bytes; the whole prefix is padded to 64 bytes.
@@ -306,15 +316,62 @@ void write_npy(const std::filesystem::path& path, const T* values, const std::ve
   const std::size_t prefix_size = version2 ? 12 : 10;
   header.append(63 - (prefix_size + header.size()) % 64, ' ');
   header += '\n';
-
-  std::vector<unsigned char> prefix(kMagic, kMagic + kMagicSize);
-  prefix.push_back(version2 ? 2 : 1);
+  std::string prefix(kMagic, kMagicSize);
+  prefix.push_back(static_cast<char>(version2 ? 2 : 1));
   prefix.push_back(0);
-  for (std::size_t i = 0; i < prefix_size - 8; ++i) prefix.push_back(static_cast<unsigned char>(header.size() >> (8 * i)));
+  for (std::size_t i = 0; i < prefix_size - 8; ++i) prefix.push_back(static_cast<char>(header.size() >> (8 * i)));
+  return prefix + header;
+}
+
+// The values per row of the slowest axis.
+std::size_t row_values(const std::vector<std::size_t>& shape) {
+  std::size_t n = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+}  // namespace
+
+template <class T>
+void write_npy(const std::filesystem::path& path, const T* values, const std::vector<std::size_t>& shape) {
+  const std::string prefix = npy_prefix<T>(shape);
   const std::size_t count = element_count(shape, path);
-  write_file_atomically(path, {{prefix.data(), prefix.size()},
-                                       {header.data(), header.size()},
-                                       {values, count * sizeof(T)}});
+  write_file_atomically(path, {{prefix.data(), prefix.size()}, {values, count * sizeof(T)}});
+}
+
+template <class T>
+void create_npy(const std::filesystem::path& path, const std::vector<std::size_t>& shape) {
+  const std::string prefix = npy_prefix<T>(shape);
+  const std::size_t bytes = prefix.size() + element_count(shape, path) * sizeof(T);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw IoError("cannot create '" + path.string() + "': " + detail::system_error_text(errno));
+  const bool written = ::pwrite(fd, prefix.data(), prefix.size(), 0) == static_cast<ssize_t>(prefix.size()) &&
+                       ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!written) throw IoError("cannot write '" + path.string() + "': " + detail::system_error_text(error));
+}
+
+template <class T>
+void write_npy_rows(const std::filesystem::path& path, std::size_t first, const T* values, std::size_t rows) {
+  const NpyHeader header = read_header(path, Kind::any);
+  if (header.type != npy_type_of<T>() || header.shape.empty() || first + rows > header.shape[0])
+    bad(path, "rows " + std::to_string(first) + " to " + std::to_string(first + rows) + " of " +
+                  descr_of(npy_type_of<T>()) + " do not fit its shape " + python_tuple(header.shape));
+  const std::size_t row_bytes = row_values(header.shape) * sizeof(T), bytes = rows * row_bytes;
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) throw IoError("cannot open '" + path.string() + "': " + detail::system_error_text(errno));
+  const char* from = reinterpret_cast<const char*>(values);
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pwrite(fd, from + done, bytes - done, static_cast<off_t>(header.data_offset + first * row_bytes + done));
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  const bool written = done == bytes && ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!written) throw IoError("cannot write '" + path.string() + "': " + detail::system_error_text(error));
 }
 
 template <class T>
@@ -328,6 +385,21 @@ Grid<T> load_grid(const std::filesystem::path& path) {
 }
 
 template <class T>
+Grid<T> load_grid_rows(const std::filesystem::path& path, std::size_t first, std::size_t count) {
+  const NpyHeader header = read_header(path, Kind::floats);
+  if (header.shape.empty() || header.shape.size() > 3) {
+    bad(path, "a grid needs a 1-, 2- or 3-dimensional array, this one has shape " + python_tuple(header.shape));
+  }
+  if (count == 0 || first + count > header.shape[0])
+    bad(path, "rows " + std::to_string(first) + " to " + std::to_string(first + count) + " lie outside its shape " +
+                  python_tuple(header.shape));
+  std::vector<std::size_t> extents(header.shape.rbegin(), header.shape.rend());
+  extents.back() = count;
+  const std::size_t row = row_values(header.shape);
+  return Grid<T>(extents, read_converted<T>(path, header, first * row, count * row));
+}
+
+template <class T>
 void save_grid(const std::filesystem::path& path, const Grid<T>& grid) {
   const auto& extents = grid.extents();
   write_npy(path, grid.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
@@ -338,6 +410,12 @@ template std::vector<double> read_npy<double>(const std::filesystem::path&, std:
 template void write_npy<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&);
 template void write_npy<double>(const std::filesystem::path&, const double*, const std::vector<std::size_t>&);
 template void write_npy<std::int32_t>(const std::filesystem::path&, const std::int32_t*, const std::vector<std::size_t>&);
+template void create_npy<float>(const std::filesystem::path&, const std::vector<std::size_t>&);
+template void create_npy<double>(const std::filesystem::path&, const std::vector<std::size_t>&);
+template void write_npy_rows<float>(const std::filesystem::path&, std::size_t, const float*, std::size_t);
+template void write_npy_rows<double>(const std::filesystem::path&, std::size_t, const double*, std::size_t);
+template Grid<float> load_grid_rows<float>(const std::filesystem::path&, std::size_t, std::size_t);
+template Grid<double> load_grid_rows<double>(const std::filesystem::path&, std::size_t, std::size_t);
 template Grid<float> load_grid<float>(const std::filesystem::path&);
 template Grid<double> load_grid<double>(const std::filesystem::path&);
 template void save_grid<float>(const std::filesystem::path&, const Grid<float>&);

@@ -78,21 +78,32 @@ void heat_steps_reference(Grid<T>& grid, double alpha, std::size_t steps) {
 }
 
 template <class T>
-Grid<T> heat_mode_field(const std::vector<std::size_t>& extents) {
+Grid<T> heat_mode_field(const std::vector<std::size_t>& extents, std::size_t first_row, std::size_t rows) {
   require_heat_grid(extents, "heat_mode_field");
-  Grid<T> grid(extents);
+  if (rows == 0) rows = extents.back() - first_row;
+  if (first_row + rows > extents.back())
+    throw InvalidArgument("heat_mode_field: rows " + std::to_string(first_row) + " to " +
+                          std::to_string(first_row + rows) + " lie outside the grid " + extents_string(extents));
+  std::vector<std::size_t> part = extents;
+  part.back() = rows;
+  Grid<T> grid(part);
+  const std::size_t slowest = extents.size() - 1;
+  // Node i of `axis` in the whole grid: on the slowest axis, row i of the part is first_row + i.
+  const auto whole = [&](std::size_t axis, std::size_t i) { return axis == slowest ? first_row + i : i; };
   const auto mode = [&](std::size_t axis, std::size_t i) {
     return axis < extents.size()
-               ? std::sin(kPi * static_cast<double>(i) / static_cast<double>(extents[axis] - 1))
+               ? std::sin(kPi * static_cast<double>(whole(axis, i)) / static_cast<double>(extents[axis] - 1))
                : 1.0;
+  };
+  const auto edge = [&](std::size_t axis, std::size_t i) {
+    return axis < extents.size() && (whole(axis, i) == 0 || whole(axis, i) + 1 == extents[axis]);
   };
   for (std::size_t z = 0; z < grid.depth(); ++z) {
     const double sz = mode(2, z);
     for (std::size_t y = 0; y < grid.height(); ++y) {
       const double syz = sz * mode(1, y);
       for (std::size_t x = 0; x < grid.width(); ++x) {
-        const bool boundary = x == 0 || x + 1 == grid.width() || (extents.size() > 1 && (y == 0 || y + 1 == grid.height())) ||
-                              (extents.size() > 2 && (z == 0 || z + 1 == grid.depth()));
+        const bool boundary = edge(0, x) || edge(1, y) || edge(2, z);
         grid(x, y, z) = boundary ? T(0) : static_cast<T>(syz * mode(0, x));
       }
     }
@@ -126,8 +137,8 @@ template HeatCoefficients<float> heat_coefficients<float>(double, std::size_t);
 template HeatCoefficients<double> heat_coefficients<double>(double, std::size_t);
 template void heat_steps_reference<float>(Grid<float>&, double, std::size_t);
 template void heat_steps_reference<double>(Grid<double>&, double, std::size_t);
-template Grid<float> heat_mode_field<float>(const std::vector<std::size_t>&);
-template Grid<double> heat_mode_field<double>(const std::vector<std::size_t>&);
+template Grid<float> heat_mode_field<float>(const std::vector<std::size_t>&, std::size_t, std::size_t);
+template Grid<double> heat_mode_field<double>(const std::vector<std::size_t>&, std::size_t, std::size_t);
 template void require_finite<float>(const Grid<float>&, const char*);
 template void require_finite<double>(const Grid<double>&, const char*);
 

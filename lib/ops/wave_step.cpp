@@ -17,15 +17,25 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-void check_node(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, std::size_t margin, const char* what) {
-  if (ix < margin || iz < margin || ix + margin >= grid.nx || iz + margin >= grid.nz)
-    throw InvalidArgument(std::string(what) + " at node (" + std::to_string(ix) + ", " + std::to_string(iz) +
-                          ") lies outside the grid's nodes (" + std::to_string(grid.nx) + " x " +
-                          std::to_string(grid.nz) + (margin > 0 ? ", and needs a node on every side)" : ")"));
+std::string node_text(std::size_t dims, GridNode node) {
+  return "node (" + std::to_string(node.ix) + ", " + (dims == 3 ? std::to_string(node.iy) + ", " : std::string()) +
+         std::to_string(node.iz) + ")";
 }
 
-std::uint32_t dof(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, int c) {
-  return static_cast<std::uint32_t>(2 * (iz * grid.nx + ix) + c);
+// InvalidArgument unless `node` lies `margin` nodes or more inside a grid of this shape.
+template <class Shape>
+void check_inside(const Shape& shape, GridNode node, std::size_t margin, const std::string& what) {
+  const auto outside = [margin](std::size_t i, std::size_t n) { return i < margin || i + margin >= n; };
+  if (outside(node.ix, shape.nx) || outside(node.iz, shape.nz) ||
+      (shape.dims == 3 ? outside(node.iy, shape.ny) : node.iy != 0))
+    throw InvalidArgument(what + " at " + node_text(shape.dims, node) + " lies outside the grid's nodes (" +
+                          std::to_string(shape.nx) + " x " +
+                          (shape.dims == 3 ? std::to_string(shape.ny) + " x " : std::string()) +
+                          std::to_string(shape.nz) + (margin > 0 ? ", and needs a node on every side)" : ")"));
+}
+
+std::uint32_t dof(const ElasticGrid& grid, GridNode node, std::size_t c) {
+  return static_cast<std::uint32_t>(grid.dims * grid.node(node.ix, node.iy, node.iz) + c);
 }
 
 std::size_t group_size(const Context& context) {
@@ -41,19 +51,33 @@ double ricker(double t, double frequency) {
 
 double ricker_delay(double frequency) { return 1.5 / frequency; }
 
-PointSource point_force(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, double fx, double fz) {
-  check_node(grid, ix, iz, 0, "the source");
+PointSource point_force(const ElasticGrid& grid, GridNode node, const std::array<double, 3>& force) {
+  check_inside(grid, node, 0, "the source");
+  if (grid.dims == 2 && force[1] != 0) throw InvalidArgument("a 2D grid (x, z) has no force along y");
   PointSource s;
-  if (fx != 0) s.dofs.push_back(dof(grid, ix, iz, 0)), s.forces.push_back(fx);
-  if (fz != 0) s.dofs.push_back(dof(grid, ix, iz, 1)), s.forces.push_back(fz);
-  if (s.dofs.empty()) throw InvalidArgument("a point force needs a direction: fx and fz are both 0");
+  const std::size_t axis[3] = {0, 1, grid.dims == 3 ? 2u : 1u};  // the DOF of fx, fy, fz
+  for (std::size_t k = 0; k < 3; ++k)
+    if (force[k] != 0) s.dofs.push_back(dof(grid, node, axis[k])), s.forces.push_back(force[k]);
+  if (s.dofs.empty()) throw InvalidArgument("a point force needs a direction: its components are all 0");
   return s;
 }
 
-PointSource explosion(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz) {
-  check_node(grid, ix, iz, 1, "an explosive source");
-  return {{dof(grid, ix - 1, iz, 0), dof(grid, ix + 1, iz, 0), dof(grid, ix, iz - 1, 1), dof(grid, ix, iz + 1, 1)},
-          {-1.0, 1.0, -1.0, 1.0}};
+PointSource explosion(const ElasticGrid& grid, GridNode node) {
+  check_inside(grid, node, 1, "an explosive source");
+  const auto [ix, iy, iz] = node;
+  PointSource s{{dof(grid, {ix - 1, iy, iz}, 0), dof(grid, {ix + 1, iy, iz}, 0)}, {-1.0, 1.0}};
+  if (grid.dims == 3) {
+    s.dofs.insert(s.dofs.end(), {dof(grid, {ix, iy - 1, iz}, 1), dof(grid, {ix, iy + 1, iz}, 1)});
+    s.forces.insert(s.forces.end(), {-1.0, 1.0});
+  }
+  s.dofs.insert(s.dofs.end(), {dof(grid, {ix, iy, iz - 1}, grid.dims - 1), dof(grid, {ix, iy, iz + 1}, grid.dims - 1)});
+  s.forces.insert(s.forces.end(), {-1.0, 1.0});
+  return s;
+}
+
+template <class T>
+void check_node(const WaveSystem<T>& system, GridNode node, const std::string& what) {
+  check_inside(system, node, 0, what);
 }
 
 template <class T>
@@ -103,17 +127,17 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
   if (diagonals_ * sizeof(std::int32_t) > constant_bytes)
     throw UnsupportedFeature(std::to_string(diagonals_) + " diagonals do not fit the constant memory of " +
                              context.device().label());
-  // The rows [first, end) of every diagonal, K2 and m.
+  // The rows [first, end) of every diagonal (each straight from the system, no host copy), K2 and m.
   const std::size_t len = stored.count;
-  std::vector<T> k1(diagonals_ * len);
+  k1_ = DeviceBuffer<T>(context, diagonals_ * len, "K1 diagonals", CL_MEM_READ_ONLY);
   for (std::size_t d = 0; d < diagonals_; ++d)
-    std::copy_n(system.k1.values.begin() + d * n_ + stored.first, len, k1.begin() + d * len);
+    detail::write_buffer(context.compute_queue(), k1_.get(), system.k1.values.data() + d * n_ + stored.first,
+                         len * sizeof(T), d * len * sizeof(T));
   const auto upload = [&](const T* values, std::size_t count, const char* what) {
     DeviceBuffer<T> buffer(context, count, what, CL_MEM_READ_ONLY);
     detail::write_buffer(context.compute_queue(), buffer.get(), values, count * sizeof(T));
     return buffer;
   };
-  k1_ = upload(k1.data(), k1.size(), "K1 diagonals");
   k2_ = upload(system.k2.data() + stored.first, len, "K2");
   m_ = upload(system.m.data() + stored.first, len, "lumped mass");
   offsets_ = DeviceBuffer<std::int32_t>(context, diagonals_, "K1 offsets", CL_MEM_READ_ONLY);
@@ -146,28 +170,40 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
     : WaveStep(context, system, source, DofRange{0, system.dofs()}) {}
 
 template <class T>
-cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
-                               DofRange computed) {
+cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
+                              const std::vector<cl::Event>& wait_for) {
   if (computed.end() > stored_.count) throw InvalidArgument("a wave step outside the part's stored DOFs");
-  const std::size_t group = group_size(context_);
-  cl::CommandQueue& queue = context_.compute_queue();
   cl::Event done;
-  if (computed.count > 0) {
-    detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(),
-                     m_.get(), u1, u2, u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
-                     static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
-                     static_cast<cl_uint>(computed.count));
-    check(queue.enqueueNDRangeKernel(step_, cl::NullRange, cl::NDRange(detail::round_up(computed.count, group)),
-                                     cl::NDRange(group), nullptr, &done),
-          "clEnqueueNDRangeKernel", "a wave step");
-  }
+  if (computed.count == 0) return done;
+  const std::size_t group = group_size(context_);
+  detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(), m_.get(),
+                   u1, u2, u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
+                   static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
+                   static_cast<cl_uint>(computed.count));
+  check(context_.compute_queue().enqueueNDRangeKernel(step_, cl::NullRange,
+                                                      cl::NDRange(detail::round_up(computed.count, group)),
+                                                      cl::NDRange(group), wait_for.empty() ? nullptr : &wait_for, &done),
+        "clEnqueueNDRangeKernel", "a wave step");
+  return done;
+}
+
+template <class T>
+cl::Event WaveStep<T>::inject(const cl::Buffer& u3, double amplitude) {
+  cl::Event done;
   if (sources_ == 0) return done;
   detail::set_args(inject_, "wave_inject", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
                    T(amplitude));
-  check(queue.enqueueNDRangeKernel(inject_, cl::NullRange, cl::NDRange(detail::round_up(sources_, 64)), cl::NDRange(64),
-                                   nullptr, &done),
+  check(context_.compute_queue().enqueueNDRangeKernel(inject_, cl::NullRange, cl::NDRange(detail::round_up(sources_, 64)),
+                                                      cl::NDRange(64), nullptr, &done),
         "clEnqueueNDRangeKernel", "adding the source");
   return done;
+}
+
+template <class T>
+cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
+                               DofRange computed) {
+  const cl::Event updated = update(u1, u2, u3, computed);
+  return sources_ > 0 ? inject(u3, amplitude) : updated;
 }
 
 template <class T>
@@ -194,6 +230,8 @@ cl::Event WaveStep<T>::record(const cl::Buffer& u, const cl::Buffer& out, std::s
   return done;
 }
 
+template void check_node(const WaveSystem<float>&, GridNode, const std::string&);
+template void check_node(const WaveSystem<double>&, GridNode, const std::string&);
 template std::vector<float> source_weights<float>(const WaveSystem<float>&, const PointSource&);
 template std::vector<double> source_weights<double>(const WaveSystem<double>&, const PointSource&);
 template void wave_step_reference<float>(const WaveSystem<float>&, const std::vector<float>&, const std::vector<float>&,

@@ -137,6 +137,8 @@ Grid<T> HeatSolver<T>::field() const {
 template <class T>
 const T* HeatSolver<T>::data() const noexcept { return impl_->layers[impl_->current].data(); }
 template <class T>
+T* HeatSolver<T>::data() noexcept { return impl_->layers[impl_->current].data(); }
+template <class T>
 const std::vector<std::size_t>& HeatSolver<T>::extents() const noexcept { return impl_->extents; }
 template <class T>
 std::size_t HeatSolver<T>::steps_done() const noexcept { return impl_->steps_done; }

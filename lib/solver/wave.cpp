@@ -77,6 +77,14 @@ struct WavePart {
     const std::size_t end = std::min(n, owned.end() + reach);
     return {first - stored.first, end - first};
   }
+
+  // The local positions whose step reads no halo value: the block less a band on each side that
+  // has a halo.
+  DofRange interior(std::size_t band) const {
+    const std::size_t first = owned.first + (stored.first < owned.first ? band : 0);
+    const std::size_t end = std::max(first, owned.end() - (stored.end() > owned.end() ? std::min(band, owned.count) : 0));
+    return {first - stored.first, end - first};
+  }
 };
 
 template <class T>
@@ -96,42 +104,118 @@ struct WaveSolver<T>::Impl {
   int next() const { return 3 - previous - current; }
   bool local(std::size_t block) const { return block >= first_block && block < first_block + parts.size(); }
 
-  // The halos of the two current layers from the blocks that own them: device -> host -> device
-  // between this process's blocks, through the transport from and to the others'.
-  void exchange() {
-    if (owned.size() < 2) return;
-    std::vector<std::vector<T>> buffers;
-    std::vector<HaloTransport::Send> sends;
-    std::vector<HaloTransport::Receive> receives;
-    // part, layer, first DOF, buffer; sends and receives point into `buffers`, whose vectors keep
-    // their data where they are when `buffers` grows.
-    std::vector<std::tuple<WavePart<T>*, int, std::size_t, std::size_t>> arrivals;
+  // A halo exchange in flight: the values of the two current layers each local block owns and
+  // another needs, downloaded to host memory, sent and received, and uploaded where they belong.
+  struct Transfer {
+    std::size_t from, to, first;  // blocks, and the global DOF of data[0]
+    int layer;
+    std::vector<T> data;
+  };
+  std::vector<Transfer> transfers;  // the same list every exchange; the buffers live between them
+  std::vector<cl::Event> downloads, uploads;
+
+  void list_transfers() {
     for (std::size_t to = 0; to < owned.size(); ++to)
       for (std::size_t from = 0; from < owned.size(); ++from) {
         const std::size_t first = std::max(stored[to].first, owned[from].first);
         const std::size_t end = std::min(stored[to].end(), owned[from].end());
         if (from == to || first >= end || (!local(to) && !local(from))) continue;
-        for (const int layer : {previous, current}) {
-          const int tag = layer == previous ? 0 : 1;
-          std::vector<T>& data = buffers.emplace_back(end - first);
-          if (local(from)) {
-            const WavePart<T>& part = *parts[from - first_block];
-            detail::read_buffer(part.context.compute_queue(), part.layers[layer].get(), data.data(),
-                                data.size() * sizeof(T), (first - part.stored.first) * sizeof(T));
-            if (!local(to)) sends.push_back({to, data.data(), data.size() * sizeof(T), tag});
-          } else {
-            receives.push_back({from, data.data(), data.size() * sizeof(T), tag});
-          }
-          if (local(to)) arrivals.emplace_back(parts[to - first_block].get(), layer, first, buffers.size() - 1);
-        }
+        for (const int layer : {0, 1}) transfers.push_back({from, to, first, layer, std::vector<T>(end - first)});
       }
-    if (!sends.empty() || !receives.empty()) transport->exchange(sends, receives);
-    for (const auto& [part, layer, first, index] : arrivals)
-      detail::write_buffer(part->context.compute_queue(), part->layers[layer].get(), buffers[index].data(),
-                           buffers[index].size() * sizeof(T), (first - part->stored.first) * sizeof(T));
   }
 
-  // Copies each part's recorded chunk (steps x its receivers) into the seismograms (receivers x steps x 2).
+  // Layer 0 of a transfer is the previous time layer, 1 the current one.
+  int layer_of(const Transfer& t) const { return t.layer == 0 ? previous : current; }
+
+  // Downloads what the local blocks send, once each block's earlier steps are done and the last
+  // exchange's uploads have left the host buffers (other devices' queues do not wait for them);
+  // returns at once.
+  void start_exchange() {
+    for (const cl::Event& u : uploads) check(u.wait(), "clWaitForEvents", "uploading the halos");
+    uploads.clear();
+    downloads.clear();
+    std::vector<cl::Event> stepped(parts.size());
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      check(parts[p]->context.compute_queue().enqueueMarkerWithWaitList(nullptr, &stepped[p]), "clEnqueueMarker",
+            "a halo exchange");
+    for (Transfer& t : transfers) {
+      if (!local(t.from)) continue;
+      const WavePart<T>& part = *parts[t.from - first_block];
+      const std::vector<cl::Event> after{stepped[t.from - first_block]};
+      check(part.context.download_queue().enqueueReadBuffer(part.layers[layer_of(t)].get(), CL_FALSE,
+                                                           (t.first - part.stored.first) * sizeof(T),
+                                                           t.data.size() * sizeof(T), t.data.data(), &after,
+                                                           &downloads.emplace_back()),
+            "clEnqueueReadBuffer", "downloading a halo");
+    }
+    for (auto& part : parts) check(part->context.download_queue().flush(), "clFlush", "a halo exchange");
+  }
+
+  // Waits for the downloads, moves the halos between processes, and uploads every local block's
+  // arrivals; returns each local block's upload events.
+  std::vector<std::vector<cl::Event>> finish_exchange() {
+    for (const cl::Event& d : downloads) check(d.wait(), "clWaitForEvents", "downloading the halos");  // contexts differ
+    std::vector<HaloTransport::Send> sends;
+    std::vector<HaloTransport::Receive> receives;
+    for (Transfer& t : transfers) {
+      if (local(t.from) && !local(t.to)) sends.push_back({t.to, t.data.data(), t.data.size() * sizeof(T), t.layer});
+      if (!local(t.from)) receives.push_back({t.from, t.data.data(), t.data.size() * sizeof(T), t.layer});
+    }
+    if (!sends.empty() || !receives.empty()) transport->exchange(sends, receives);
+    std::vector<std::vector<cl::Event>> arrived(parts.size());
+    for (Transfer& t : transfers) {
+      if (!local(t.to)) continue;
+      WavePart<T>& part = *parts[t.to - first_block];
+      check(part.context.upload_queue().enqueueWriteBuffer(part.layers[layer_of(t)].get(), CL_FALSE,
+                                                          (t.first - part.stored.first) * sizeof(T),
+                                                          t.data.size() * sizeof(T), t.data.data(), nullptr,
+                                                          &arrived[t.to - first_block].emplace_back()),
+            "clEnqueueWriteBuffer", "uploading a halo");
+      uploads.push_back(arrived[t.to - first_block].back());
+    }
+    for (auto& part : parts) check(part->context.upload_queue().flush(), "clFlush", "a halo exchange");
+    return arrived;
+  }
+
+  // Step j of s on every local block. At j = 0 the halos are exchanged while each block computes
+  // the positions that read none (its interior), then the rest once its halos have arrived.
+  void step(std::size_t j, std::size_t s, double amplitude, std::size_t recorded_at) {
+    const std::size_t n = system.dofs();
+    const bool exchange = j == 0 && owned.size() > 1;
+    if (exchange) start_exchange();
+    std::vector<DofRange> rest(2 * parts.size());  // the two parts of each block left for after the halos
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      WavePart<T>& part = *parts[p];
+      const DofRange all = part.computed(j, s, band, n);
+      const cl::Buffer &u1 = part.layers[previous].get(), &u2 = part.layers[current].get(),
+                       &u3 = part.layers[next()].get();
+      if (!exchange) {
+        part.step.update(u1, u2, u3, all);
+      } else {
+        const DofRange inner = part.interior(band);
+        part.step.update(u1, u2, u3, inner);
+        rest[2 * p] = {all.first, inner.first - all.first};
+        rest[2 * p + 1] = {inner.end(), all.end() - inner.end()};
+      }
+      check(part.context.compute_queue().flush(), "clFlush", "wave steps");
+    }
+    const std::vector<std::vector<cl::Event>> arrived = exchange ? finish_exchange() : std::vector<std::vector<cl::Event>>();
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      WavePart<T>& part = *parts[p];
+      const cl::Buffer &u1 = part.layers[previous].get(), &u2 = part.layers[current].get(),
+                       &u3 = part.layers[next()].get();
+      if (exchange) {
+        part.step.update(u1, u2, u3, rest[2 * p], arrived[p]);
+        part.step.update(u1, u2, u3, rest[2 * p + 1], arrived[p]);
+      }
+      part.step.inject(u3, amplitude);
+      part.step.record(u3, part.recorded.get(), recorded_at * part.receiver_slots.size());
+      check(part.context.compute_queue().flush(), "clFlush", "wave steps");
+    }
+  }
+
+  // Copies each part's recorded chunk (steps x its receiver DOFs) into the seismograms
+  // (receivers x steps x components).
   void collect(std::size_t first, std::size_t count, std::size_t total, std::vector<T>& out) {
     for (auto& part : parts) {
       const std::size_t mine = part->receiver_slots.size();
@@ -140,8 +224,8 @@ struct WaveSolver<T>::Impl {
       detail::read_buffer(part->context.compute_queue(), part->recorded.get(), chunk.data(), chunk.size() * sizeof(T));
       for (std::size_t s = 0; s < count; ++s)
         for (std::size_t r = 0; r < mine; ++r) {
-          const std::size_t slot = part->receiver_slots[r];  // receiver slot / 2, component slot % 2
-          out[((slot / 2) * total + first + s) * 2 + slot % 2] = chunk[s * mine + r];
+          const std::size_t slot = part->receiver_slots[r], c = system.dims;  // receiver slot / c, component slot % c
+          out[((slot / c) * total + first + s) * c + slot % c] = chunk[s * mine + r];
         }
     }
   }
@@ -157,21 +241,16 @@ struct WaveSolver<T>::Impl {
 
 template <class T>
 WaveSolver<T>::WaveSolver(const std::vector<Context>& devices, WaveSystem<T> system, PointSource source,
-                          double frequency, const std::vector<std::size_t>& receivers, WaveSplit split) {
+                          double frequency, const std::vector<GridNode>& receivers, WaveSplit split) {
   if (devices.empty()) throw InvalidArgument("a wave solver needs at least one device");
   if (!(frequency > 0)) throw InvalidArgument("the source's peak frequency must be positive");
   if (split.halo_steps == 0) throw InvalidArgument("halos are exchanged every s >= 1 steps, not 0");
-  if (receivers.size() % 2 != 0) throw InvalidArgument("receivers are nodes given as (ix, iz) pairs");
   std::vector<std::uint32_t> dofs;
-  for (std::size_t r = 0; r < receivers.size(); r += 2) {
-    const std::size_t ix = receivers[r], iz = receivers[r + 1];
-    if (ix >= system.nx || iz >= system.nz)
-      throw InvalidArgument("receiver " + std::to_string(r / 2) + " at node (" + std::to_string(ix) + ", " +
-                            std::to_string(iz) + ") lies outside the grid (" + std::to_string(system.nx) + " x " +
-                            std::to_string(system.nz) + " nodes)");
-    const auto node = static_cast<std::uint32_t>(iz * system.nx + ix);
-    dofs.push_back(2 * node);
-    dofs.push_back(2 * node + 1);
+  for (std::size_t r = 0; r < receivers.size(); ++r) {
+    const GridNode& node = receivers[r];
+    check_node(system, node, "receiver " + std::to_string(r));
+    const std::size_t first = system.dims * system.node(node);
+    for (std::size_t c = 0; c < system.dims; ++c) dofs.push_back(static_cast<std::uint32_t>(first + c));
   }
   auto im = std::make_unique<Impl>();
   im->frequency = frequency;
@@ -205,12 +284,13 @@ WaveSolver<T>::WaveSolver(const std::vector<Context>& devices, WaveSystem<T> sys
     im->parts.back()->set_receivers(dofs);
   }
   im->system = std::move(system);
+  im->list_transfers();
   impl_ = std::move(im);
 }
 
 template <class T>
 WaveSolver<T>::WaveSolver(const Context& context, WaveSystem<T> system, PointSource source, double frequency,
-                          const std::vector<std::size_t>& receivers)
+                          const std::vector<GridNode>& receivers)
     : WaveSolver(std::vector<Context>{context}, std::move(system), std::move(source), frequency, receivers) {}
 
 template <class T>
@@ -222,21 +302,14 @@ WaveRun<T> WaveSolver<T>::run(std::size_t steps, const std::function<void(const 
   const auto start = std::chrono::steady_clock::now();
   WaveRun<T> result;
   result.steps = steps;
-  result.receivers = im.receiver_dofs / 2;
+  result.components = im.system.dims;
+  result.receivers = im.receiver_dofs / im.system.dims;
   result.seismograms.assign(im.receiver_dofs * steps, T(0));
-  const std::size_t n = im.system.dofs(), s_steps = im.owned.size() > 1 ? im.halo_steps : 1;
+  const std::size_t s_steps = im.owned.size() > 1 ? im.halo_steps : 1;
   std::size_t chunk_first = 0;
   for (std::size_t s = 0; s < steps; ++s) {
-    const std::size_t j = im.done % s_steps;
-    if (j == 0) im.exchange();
     const double amplitude = ricker(double(im.done) * im.system.dt, im.frequency);  // at u2's time
-    for (auto& part : im.parts) {
-      part->step.enqueue(part->layers[im.previous].get(), part->layers[im.current].get(),
-                         part->layers[im.next()].get(), amplitude, part->computed(j, s_steps, im.band, n));
-      part->step.record(part->layers[im.next()].get(), part->recorded.get(),
-                        (s - chunk_first) * part->receiver_slots.size());
-      check(part->context.compute_queue().flush(), "clFlush", "wave steps");
-    }
+    im.step(im.done % s_steps, s_steps, amplitude, s - chunk_first);
     const int next = im.next();
     im.previous = im.current;
     im.current = next;
@@ -248,9 +321,11 @@ WaveRun<T> WaveSolver<T>::run(std::size_t steps, const std::function<void(const 
         progress({s + 1, steps, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
     }
   }
-  for (auto& part : im.parts) check(part->context.compute_queue().finish(), "clFinish", "wave steps");
+  for (auto& part : im.parts)
+    for (cl::CommandQueue* queue : {&part->context.compute_queue(), &part->context.upload_queue()})
+      check(queue->finish(), "clFinish", "wave steps");
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.nodes_per_second = result.seconds > 0 ? double(im.system.nx * im.system.nz) * double(steps) / result.seconds : 0;
+  result.nodes_per_second = result.seconds > 0 ? double(im.system.nodes()) * double(steps) / result.seconds : 0;
   return result;
 }
 

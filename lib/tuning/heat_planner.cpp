@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/heat_stencil.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
@@ -43,12 +44,21 @@ model::Problem heat_problem(const HeatSolver<T>& solver, std::size_t steps) {
 template <class T>
 PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                          const DeviceProfile& profile) {
-  const DeviceInfo& device = solver.context().device();
-  const std::vector<std::size_t>& extents = solver.extents();
-  const model::Problem problem = heat_problem(solver, steps);
+  return plan_heat<T>(solver.context().device(), solver.extents(), solver.pinned_host_memory(), steps, request,
+                      profile);
+}
+
+template <class T>
+PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t>& extents, bool pinned_host_memory,
+                         std::size_t steps, const HeatPlanRequest& request, const DeviceProfile& profile) {
+  model::Problem problem;
+  problem.extents = extents;
+  problem.steps = steps;
+  problem.value_bytes = sizeof(T);
+  problem.row_alignment = detail::row_alignment(device, sizeof(T));  // as the solver pads its buffers
   problem.validate();
   const model::DeviceConstants k =
-      model::heat_constants(profile, extents.size(), sizeof(T), std::nullopt, solver.pinned_host_memory());
+      model::heat_constants(profile, extents.size(), sizeof(T), std::nullopt, pinned_host_memory);
   if (request.decomposition && *request.decomposition != Decomposition::strip &&
       *request.decomposition != Decomposition::block) {
     throw InvalidArgument("the decomposition is strip or block");
@@ -100,6 +110,8 @@ std::uint64_t minimum_heat_budget(const HeatSolver<T>& solver, std::size_t steps
 #define ZIGGURAT_HEAT_PLANNER(T)                                                                                 \
   template model::Problem heat_problem(const HeatSolver<T>&, std::size_t);                                      \
   template PlannedHeatRun plan_heat(const HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&); \
+  template PlannedHeatRun plan_heat<T>(const DeviceInfo&, const std::vector<std::size_t>&, bool, std::size_t,        \
+                                       const HeatPlanRequest&, const DeviceProfile&);                              \
   template std::uint64_t minimum_heat_budget(const HeatSolver<T>&, std::size_t, Decomposition, std::size_t, Schedule);
 ZIGGURAT_HEAT_PLANNER(float)
 ZIGGURAT_HEAT_PLANNER(double)

@@ -233,6 +233,47 @@ class Heat(ScratchFolderTest):
         self.assertEqual(os.listdir(self.tmp), [])
 
 
+    def test_mpi_ranks_give_the_bits_of_one_process(self):
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        one = json.loads(run("heat", "--size", "8x8", "--steps", "1", "--json")[0])
+        same = "name:" + one["device"]  # every rank on the device of the single run
+
+        def ranks(count, *args):
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", ZIGGURAT, "heat", "--device", same,
+                                   "--quiet", *map(str, args)],
+                                  capture_output=True, text=True, timeout=300, env=mpi_environment())
+        rng = np.random.default_rng(7)
+        np.save(self.path("init3.npy"), rng.uniform(-1, 1, size=(30, 9, 13)))
+        cases = [  # (arguments, ranks, halo depth or None for the model's)
+            (("--size", "90x61", "--steps", 17, "--height", 4), 2, 4),
+            (("--size", "90x61", "--steps", 17, "--height", 4, "--device-mem", "48KiB"), 3, 4),
+            (("--init", self.path("init3.npy"), "--steps", 12), 2, None),
+            (("--size", "300", "--steps", 9, "--height", 2), 3, 2),
+        ]
+        for args, count, depth in cases:
+            with self.subTest(args=args, ranks=count):
+                single = json.loads(run("heat", *args, "--out", self.path("one.npy"), "--json")[0])
+                done = ranks(count, *args, "--out", self.path("ranks.npy"), "--json")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                summary = json.loads(done.stdout)
+                self.assertEqual(summary["ranks"], count)
+                if depth is not None:
+                    self.assertEqual(summary["halo_depth"], depth)
+                self.assertEqual(summary["exchanges"], -(-int(args[args.index("--steps") + 1]) // summary["halo_depth"]) - 1)
+                if "max_error_vs_exact" in single:
+                    self.assertEqual(summary["max_error_vs_exact"], single["max_error_vs_exact"])
+                self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
+        self.assertEqual([f for f in os.listdir(self.tmp) if "partial" in f], [])
+        done = ranks(2, "--size", "40x40", "--steps", 3, "--png", self.path("p.png"))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--png draws the field of one process", done.stderr)
+        done = ranks(3, "--size", "20x7", "--steps", 5, "--height", 3)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("fewer than the halo depth 3", done.stderr)
+
+
 class LongVector(ScratchFolderTest):
     """`ziggurat heat --method long-vector` (CLBlast calls on the unrolled grid) and its benchmark."""
 
@@ -874,8 +915,16 @@ class Modes(ScratchFolderTest):
         self.check_error(["--mesh", self.MESH, "--preconditioner", "magic"], "--preconditioner")
 
 
+def mpi_environment():
+    """The environment of an mpirun run. Open MPI's plugins leak, and are unloaded at MPI_Finalize, so
+    LeakSanitizer cannot name them for a suppression: leak checks are off for mpirun runs only (ASan's
+    others stay on)."""
+    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "ASAN_OPTIONS": "detect_leaks=0"}
+
+
 class Wave(ScratchFolderTest):
-    """`ziggurat wave`: 2D elastic waves, seismograms of a Ricker source."""
+    """`ziggurat wave`: 2D and 3D elastic waves, seismograms of a Ricker source."""
 
     def wave(self, *args):
         return json.loads(run("wave", *args, "--json", "--quiet")[0])
@@ -906,17 +955,24 @@ class Wave(ScratchFolderTest):
             split = self.wave(*common, "--devices", devices, "--halo-steps", s, "--out", self.path("split.npy"))
             self.assertEqual((split["devices"], split["halo_steps"]), (devices.count("/") + 1, s))
             self.assertEqual(np.load(self.path("split.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
+        # The cost model's s and the measured shares (one device twice: equal), and equal shares.
+        for extra in ((), ("--split", "equal", "--halo-steps", "auto")):
+            split = self.wave(*common, "--devices", f"{same}/{same}", *extra, "--out", self.path("split.npy"))
+            self.assertEqual(split["halo_steps_chosen_by"], "model")
+            self.assertGreaterEqual(split["halo_steps"], 1)
+            self.assertEqual(np.load(self.path("split.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
         _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", 60, expect=1)
         self.assertIn("smaller than its halo", err)
+        _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", "deep", expect=1)
+        self.assertIn("--halo-steps is auto or a whole number", err)
+        _, err = run("wave", *common, "--devices", f"{same}/{same}", "--split", "fair", expect=1)
+        self.assertIn("--split is measured or equal", err)
 
     def test_mpi_ranks_give_the_bits_of_one_process(self):
         mpirun = shutil.which("mpirun")
         if mpirun is None:
             self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
-        # Open MPI's plugins leak, and are unloaded at MPI_Finalize, so LeakSanitizer cannot name them
-        # for a suppression: leak checks are off for the mpirun runs only (ASan's others stay on).
-        env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-               "ASAN_OPTIONS": "detect_leaks=0"}
+        env = mpi_environment()
         common = ("--size", "90x70", "--steps", 150, "--source", "450,300", "--absorbing", 8, "--quiet")
         one = self.wave(*common, "--out", self.path("one.npy"))
         same = "name:" + one["device"]
@@ -980,7 +1036,40 @@ class Wave(ScratchFolderTest):
         _, err = run("wave", "--size", "60x40", "--medium", "1000,900,2000", expect=1)
         self.assertIn("vp > 1.155 vs", err)
         _, err = run("wave", "--size", "60x40", "--dims", 3, expect=1)
-        self.assertIn("not implemented", err)
+        self.assertIn("NXxNYxNZ", err)
+        _, err = run("wave", "--size", "20x20x20", "--dims", 3, "--source", "100,100", expect=1)
+        self.assertIn("x,y,z", err)
+        _, err = run("wave", "--vp", self.path("vp.npy"), "--vs", self.path("vp.npy"), "--rho", self.path("vp.npy"),
+                     "--dims", 3, expect=1)
+        self.assertIn("must be 3D", err)
+        _, err = run("wave", "--size", "60x40", "--dims", 4, expect=1)
+        self.assertIn("2 or 3", err)
+
+    def test_3d_runs_split_over_devices_and_ranks_with_the_bits_of_one(self):
+        receivers = self.path("r.npy")
+        np.save(receivers, np.array([[50.0, 60.0, 0.0], [120.0, 90.0, 40.0]]))
+        common = ("--dims", 3, "--size", "22x19x24", "--steps", 40, "--receivers", receivers, "--absorbing", 4,
+                  "--source-kind", "force", "--force", "0.2,0.4,1")
+        one = self.wave(*common, "--out", self.path("one.npy"))
+        self.assertEqual((one["dims"], one["nx"], one["ny"], one["nz"]), (3, 22, 19, 24))
+        self.assertEqual(len(one["source_node"]), 3)
+        seis = np.load(self.path("one.npy"))
+        self.assertEqual(seis.shape, (2, 40, 3))
+        self.assertGreater(np.abs(seis).max(), 0)
+        same = "name:" + one["device"]
+        self.wave(*common, "--devices", f"{same}/{same}", "--halo-steps", 2, "--out", self.path("split.npy"))
+        self.assertEqual(np.load(self.path("split.npy")).tobytes(), seis.tobytes())
+        os.mkdir(self.path("pictures"))
+        self.wave(*common, "--snapshots", 40, "--png-dir", self.path("pictures"))
+        self.assertEqual(os.listdir(self.path("pictures")), ["uz-000040.png"])
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            return
+        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", ZIGGURAT, "wave", *map(str, common), "--device",
+                               same, "--out", self.path("ranks.npy"), "--json", "--quiet"],
+                              capture_output=True, text=True, timeout=300, env=mpi_environment())
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), seis.tobytes())
 
 
 if __name__ == "__main__":

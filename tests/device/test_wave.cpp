@@ -1,6 +1,7 @@
-// Explicit FEM elastic waves on every device: the grid's matrices (rigid motions, mass, the
-// stability limit), the device step against the host reference bit for bit, discrete energy
-// conservation, and the arrival times of direct P and S waves in a homogeneous medium.
+// Explicit FEM elastic waves on every device, in 2D and 3D: the grid's matrices (rigid motions,
+// mass, the stability limit; in 3D against the brick elements of matrix/hex_mesh.hpp), the device
+// step against the host reference bit for bit, every split over devices and halo depth, discrete
+// energy conservation, and the arrival times of direct P and S waves in a homogeneous medium.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "../support/devices.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
+#include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 #include "ziggurat/ops/wave_step.hpp"
 #include "ziggurat/solver/wave.hpp"
@@ -20,21 +22,57 @@ using namespace ziggurat::wave;
 
 namespace {
 
-ElasticGrid2D homogeneous(std::size_t nx, std::size_t nz, double dx, double vp = 3000, double vs = 1500,
+ElasticGrid homogeneous(std::size_t nx, std::size_t nz, double dx, double vp = 3000, double vs = 1500,
                           double rho = 2500) {
   return layered_grid(nx, nz, dx, {{0, vp, vs, rho}});
 }
 
 // Two layers and a column of slower cells, so that no two neighbouring rows are alike.
-ElasticGrid2D layered(std::size_t nx, std::size_t nz) {
-  ElasticGrid2D grid = layered_grid(nx, nz, 10, {{0, 2000, 900, 2000}, {60, 3200, 1800, 2600}});
+ElasticGrid layered(std::size_t nx, std::size_t nz) {
+  ElasticGrid grid = layered_grid(nx, nz, 10, {{0, 2000, 900, 2000}, {60, 3200, 1800, 2600}});
   for (std::size_t iz = 0; iz + 1 < nz; ++iz) grid.vs[iz * (nx - 1) + nx / 3] *= 0.7;
   return grid;
 }
 
+// The 3D counterpart: two layers and a slower column through every depth.
+ElasticGrid layered3d(std::size_t nx, std::size_t ny, std::size_t nz) {
+  ElasticGrid grid = layered_grid(nx, ny, nz, 10, {{0, 2000, 900, 2000}, {40, 3200, 1800, 2600}});
+  for (std::size_t iz = 0; iz + 1 < nz; ++iz)
+    for (std::size_t iy = 0; iy + 1 < ny; ++iy) grid.vs[(iz * (ny - 1) + iy) * (nx - 1) + nx / 3] *= 0.7;
+  return grid;
+}
+
+// The device's seismograms and last field against the host reference's, step by step.
+template <class T>
+void check_against_reference(Context& context, const ElasticGrid& grid, std::size_t sponge, const PointSource& source,
+                             double f, const std::vector<GridNode>& receivers, std::size_t steps) {
+  const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {sponge});
+  WaveSolver<T> solver(context, system, source, f, receivers);
+  const WaveRun<T> run = solver.run(steps);
+  const std::size_t c = grid.dims;
+  const std::vector<T> weights = source_weights(system, source);
+  std::vector<T> u1(system.dofs(), T(0)), u2 = u1, u3;
+  std::vector<T> seismograms(receivers.size() * steps * c);
+  for (std::size_t s = 0; s < steps; ++s) {
+    wave_step_reference(system, u1, u2, u3, source, weights, ricker(double(s) * system.dt, f));
+    for (std::size_t r = 0; r < receivers.size(); ++r)
+      for (std::size_t d = 0; d < c; ++d) seismograms[(r * steps + s) * c + d] = u3[c * system.node(receivers[r]) + d];
+    std::swap(u1, u2);
+    std::swap(u2, u3);
+  }
+  CHECK(run.components == c);
+  CHECK(run.receivers == receivers.size());
+  CHECK(run.seismograms == seismograms);
+  CHECK(solver.current() == u2);
+  CHECK(solver.previous() == u1);
+  double largest = 0;
+  for (const T v : seismograms) largest = std::max(largest, std::abs(double(v)));
+  CHECK(largest > 0);  // the wave reached the receivers
+}
+
 // The discrete energy of the step from u to v: 1/2 w^T M w + 1/2 v^T K u, w = (v - u) / dt,
 // which central differences keep constant without damping and sources.
-double energy(const ElasticGrid2D& grid, double dt, const std::vector<double>& u, const std::vector<double>& v) {
+double energy(const ElasticGrid& grid, double dt, const std::vector<double>& u, const std::vector<double>& v) {
   const std::vector<double> m = lumped_mass(grid);
   const std::vector<double> ku = sparse::multiply(stiffness(grid), u);
   double kinetic = 0, potential = 0;
@@ -46,10 +84,25 @@ double energy(const ElasticGrid2D& grid, double dt, const std::vector<double>& u
   return 0.5 * (kinetic + potential);
 }
 
+// Without a sponge, from when the source is quiet (a(t) < 1e-20), the discrete energy after each
+// of `checks` runs of `steps` steps stays that of the first.
+void check_energy_constant(Context& context, const ElasticGrid& grid, const PointSource& source, double f, int checks,
+                           std::size_t steps) {
+  const double dt = 0.95 * stable_time_step(grid);
+  WaveSolver<double> solver(context, wave_system<double>(grid, dt), source, f, {});
+  solver.run(static_cast<std::size_t>(std::ceil(3 * ricker_delay(f) / dt)));
+  const double e0 = energy(grid, dt, solver.previous(), solver.current());
+  CHECK(e0 > 0);
+  for (int i = 0; i < checks; ++i) {
+    solver.run(steps);
+    CHECK(std::abs(energy(grid, dt, solver.previous(), solver.current()) - e0) <= 1e-9 * e0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("wave grid: K holds rigid translations, M the model's mass, dt the stability limit") {
-  const ElasticGrid2D grid = layered(23, 17);
+  const ElasticGrid grid = layered(23, 17);
   const sparse::Dia<double> k = stiffness(grid);
   sparse::validate(k);
   CHECK(k.offsets.size() == 11);
@@ -89,7 +142,7 @@ TEST_CASE("wave grid: bad input is refused by name") {
   CHECK_THROWS_WITH_AS(homogeneous(10, 10, 10, 1000, 900), doctest::Contains("vp > 1.155 vs"), InvalidArgument);
   CHECK_THROWS_WITH_AS(layered_grid(10, 10, 10, {{5, 3000, 1500, 2500}}), doctest::Contains("depth 0"),
                        InvalidArgument);
-  ElasticGrid2D grid = homogeneous(10, 10, 10);
+  ElasticGrid grid = homogeneous(10, 10, 10);
   grid.rho[7] = std::nan("");
   CHECK_THROWS_WITH_AS(validate(grid), doctest::Contains("cell (7, 0)"), InvalidArgument);
   grid = homogeneous(10, 10, 10);
@@ -100,42 +153,33 @@ TEST_CASE("wave grid: bad input is refused by name") {
   CHECK_THROWS_WITH_AS(wave_system<double>(grid, 1.01 * limit), doctest::Contains("stability (CFL) limit"),
                        InvalidArgument);
   CHECK_NOTHROW(wave_system<double>(grid, limit));
-  CHECK_THROWS_WITH_AS(point_force(grid, 10, 3, 0, 1), doctest::Contains("outside the grid"), InvalidArgument);
-  CHECK_THROWS_AS(explosion(grid, 0, 3), InvalidArgument);
+  CHECK_THROWS_WITH_AS(point_force(grid, {10, 0, 3}, {0, 0, 1}), doctest::Contains("outside the grid"), InvalidArgument);
+  CHECK_THROWS_AS(explosion(grid, {0, 0, 3}), InvalidArgument);
+  CHECK_THROWS_WITH_AS(point_force(grid, {3, 0, 3}, {0, 1, 0}), doctest::Contains("no force along y"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(point_force(grid, {3, 0, 3}, {0, 0, 0}), doctest::Contains("needs a direction"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(point_force(grid, {3, 1, 3}, {0, 0, 1}), doctest::Contains("outside the grid"), InvalidArgument);
+  grid.dims = 4;
+  CHECK_THROWS_WITH_AS(validate(grid), doctest::Contains("2D or 3D"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(layered_grid(10, 3, 10, 10, {{0, 3000, 1500, 2500}}), doctest::Contains("10 x 3 x 10"),
+                       InvalidArgument);
+  ElasticGrid solid = layered_grid(5, 6, 7, 10, {{0, 3000, 1500, 2500}});
+  solid.vs[2 * 4 * 5 + 3 * 4 + 1] = -1;  // cell (1, 3, 2)
+  CHECK_THROWS_WITH_AS(validate(solid), doctest::Contains("cell (1, 3, 2)"), InvalidArgument);
 }
 
 TEST_CASE_TEMPLATE("wave step: the device gives the host reference's bits, with a source and a sponge", T, float,
                    double) {
   test::for_each_device(
       [](Context& context) {
-        const ElasticGrid2D grid = layered(41, 29);
-        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {6});
-        const PointSource source = explosion(grid, 20, 8);
-        const double f = 25;
-        WaveSolver<T> solver(context, system, source, f, {5, 0, 30, 0, 20, 20});
-        const WaveRun<T> run = solver.run(300);
-        // The host: the same steps, the same receivers.
-        const std::vector<T> weights = source_weights(system, source);
-        std::vector<T> u1(system.dofs(), T(0)), u2 = u1, u3;
-        std::vector<T> seismograms(3 * 300 * 2);
-        for (std::size_t s = 0; s < 300; ++s) {
-          wave_step_reference(system, u1, u2, u3, source, weights, ricker(double(s) * system.dt, f));
-          const std::size_t nodes[3] = {5, 30, 20 * 41 + 20};
-          for (std::size_t r = 0; r < 3; ++r)
-            for (std::size_t c = 0; c < 2; ++c) seismograms[(r * 300 + s) * 2 + c] = u3[2 * nodes[r] + c];
-          std::swap(u1, u2);
-          std::swap(u2, u3);
-        }
-        CHECK(run.receivers == 3);
-        CHECK(run.seismograms == seismograms);
-        CHECK(solver.current() == u2);
-        CHECK(solver.previous() == u1);
-        double largest = 0;
-        for (const T v : seismograms) largest = std::max(largest, std::abs(double(v)));
-        CHECK(largest > 0);  // the wave reached the receivers
+        const ElasticGrid grid = layered(41, 29);
+        check_against_reference<T>(context, grid, 6, explosion(grid, {20, 0, 8}), 25, {{5, 0, 0}, {30, 0, 0}, {20, 0, 20}},
+                                   300);
         // Going on continues the same run.
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {6});
+        WaveSolver<T> solver(context, system, explosion(grid, {20, 0, 8}), 25, {});
+        solver.run(7);
         solver.run(10);
-        CHECK(solver.steps_done() == 310);
+        CHECK(solver.steps_done() == 17);
       },
       test::needs_for<T>());
 }
@@ -145,10 +189,10 @@ TEST_CASE_TEMPLATE("wave: every split over devices and every halo depth gives th
   test::for_each_device(
       [](Context& context) {
         // The same device several times: each block with its own buffers and halos, as on several.
-        const ElasticGrid2D grid = layered(37, 31);
+        const ElasticGrid grid = layered(37, 31);
         const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {4});
-        const PointSource source = explosion(grid, 18, 9);  // near a block boundary for 2 and 3 blocks
-        const std::vector<std::size_t> receivers{2, 0, 18, 0, 30, 0, 18, 15, 18, 29};
+        const PointSource source = explosion(grid, {18, 0, 9});  // near a block boundary for 2 and 3 blocks
+        const std::vector<GridNode> receivers{{2, 0, 0}, {18, 0, 0}, {30, 0, 0}, {18, 0, 15}, {18, 0, 29}};
         const auto run = [&](std::vector<Context> devices, WaveSplit split) {
           WaveSolver<T> solver(devices, system, source, 30, receivers, split);
           WaveRun<T> r = solver.run(97);
@@ -176,17 +220,8 @@ TEST_CASE_TEMPLATE("wave: every split over devices and every halo depth gives th
 TEST_CASE("wave step: the discrete energy stays constant once the source is quiet") {
   test::for_each_device(
       [](Context& context) {
-        const ElasticGrid2D grid = layered(61, 41);
-        const double dt = 0.95 * stable_time_step(grid), f = 20;
-        WaveSolver<double> solver(context, wave_system<double>(grid, dt), point_force(grid, 30, 15, 0.3, 1), f, {});
-        const auto quiet = static_cast<std::size_t>(std::ceil(3 * ricker_delay(f) / dt));  // a(t) < 1e-20 after
-        solver.run(quiet);
-        const double e0 = energy(grid, dt, solver.previous(), solver.current());
-        CHECK(e0 > 0);
-        for (int i = 0; i < 4; ++i) {
-          solver.run(150);
-          CHECK(std::abs(energy(grid, dt, solver.previous(), solver.current()) - e0) <= 1e-9 * e0);
-        }
+        const ElasticGrid grid = layered(61, 41);
+        check_energy_constant(context, grid, point_force(grid, {30, 0, 15}, {0.3, 0, 1}), 20, 4, 150);
       },
       test::Needs::fp64);
 }
@@ -196,10 +231,10 @@ TEST_CASE("wave step: direct P and S waves arrive at distance / velocity") {
     // Homogeneous, 10 m nodes, 15 Hz (20 nodes a P wavelength); a force at 45 degrees at the centre
     // and a receiver 600 m to its side: P moves it along x (radially), S along z.
     const double vp = 3000, vs = 1500, f = 15, dx = 10, distance = 600;
-    const ElasticGrid2D grid = homogeneous(241, 241, dx, vp, vs);
+    const ElasticGrid grid = homogeneous(241, 241, dx, vp, vs);
     const double dt = 0.9 * stable_time_step(grid);
-    WaveSolver<float> solver(context, wave_system<float>(grid, dt, {30}), point_force(grid, 120, 120, 1, 1), f,
-                             {120 + static_cast<std::size_t>(distance / dx), 120});
+    WaveSolver<float> solver(context, wave_system<float>(grid, dt, {30}), point_force(grid, {120, 0, 120}, {1, 0, 1}), f,
+                             {{120 + static_cast<std::size_t>(distance / dx), 0, 120}});
     const auto steps = static_cast<std::size_t>((distance / vs + ricker_delay(f) + 1 / f) / dt);
     const WaveRun<float> run = solver.run(steps);
     // The peak of each component after the source's delay (the time of the wavelet's peak).
@@ -218,10 +253,10 @@ TEST_CASE_TEMPLATE("wave step on a small grid (the Oclgrind subset)" * doctest::
                    double) {
   test::for_each_device(
       [](Context& context) {
-        const ElasticGrid2D grid = layered(12, 9);
+        const ElasticGrid grid = layered(12, 9);
         const WaveSystem<T> system = wave_system<T>(grid, stable_time_step(grid), {2});
-        const PointSource source = explosion(grid, 5, 3);
-        WaveSolver<T> solver(context, system, source, 80, {1, 0, 10, 8});
+        const PointSource source = explosion(grid, {5, 0, 3});
+        WaveSolver<T> solver(context, system, source, 80, {{1, 0, 0}, {10, 0, 8}});
         const WaveRun<T> run = solver.run(12);
         const std::vector<T> weights = source_weights(system, source);
         std::vector<T> u1(system.dofs(), T(0)), u2 = u1, u3;
@@ -232,6 +267,145 @@ TEST_CASE_TEMPLATE("wave step on a small grid (the Oclgrind subset)" * doctest::
           std::swap(u2, u3);
         }
         CHECK(solver.current() == u2);
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE("3D wave grid: K is the bricks' stiffness and holds rigid motions, M the model's mass") {
+  const ElasticGrid grid = layered3d(6, 5, 7);
+  const sparse::Dia<double> k = stiffness(grid);
+  sparse::validate(k);
+  CHECK(k.offsets.size() == 50);
+  // K u against the sum over cells of the 24 x 24 brick matrices of matrix/hex_mesh.hpp (another
+  // quadrature code, another local order), with E and nu from each cell's vp, vs and rho.
+  std::vector<double> u(grid.dofs());
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = std::sin(1.3 * double(i) + 0.2);
+  const std::vector<double> ku = sparse::multiply(k, u);
+  std::vector<double> want(grid.dofs(), 0.0);
+  const std::size_t corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+  for (std::size_t iz = 0; iz + 1 < grid.nz; ++iz)
+    for (std::size_t iy = 0; iy + 1 < grid.ny; ++iy)
+      for (std::size_t ix = 0; ix + 1 < grid.nx; ++ix) {
+        const std::size_t cell = (iz * (grid.ny - 1) + iy) * (grid.nx - 1) + ix;
+        const double mu = grid.rho[cell] * grid.vs[cell] * grid.vs[cell];
+        const double lambda = grid.rho[cell] * grid.vp[cell] * grid.vp[cell] - 2 * mu;
+        const fem::Material material{mu * (3 * lambda + 2 * mu) / (lambda + mu), lambda / (2 * (lambda + mu)),
+                                     grid.rho[cell]};
+        const std::array<double, 576> ke = fem::brick_stiffness(grid.dx, grid.dx, grid.dx, material);
+        std::size_t dofs[24];
+        for (std::size_t a = 0; a < 8; ++a)
+          for (std::size_t c = 0; c < 3; ++c)
+            dofs[3 * a + c] = 3 * grid.node(ix + corner[a][0], iy + corner[a][1], iz + corner[a][2]) + c;
+        for (std::size_t p = 0; p < 24; ++p)
+          for (std::size_t q = 0; q < 24; ++q) want[dofs[p]] += ke[p * 24 + q] * u[dofs[q]];
+      }
+  double scale = 0, diff = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    scale = std::max(scale, std::abs(want[i]));
+    diff = std::max(diff, std::abs(ku[i] - want[i]));
+  }
+  CHECK(diff <= 1e-12 * scale);
+  // Three translations and three rotations (u = w x r) cost no force.
+  for (int motion = 0; motion < 6; ++motion) {
+    std::vector<double> rigid(grid.dofs(), 0.0);
+    for (std::size_t iz = 0; iz < grid.nz; ++iz)
+      for (std::size_t iy = 0; iy < grid.ny; ++iy)
+        for (std::size_t ix = 0; ix < grid.nx; ++ix) {
+          const double r[3] = {double(ix), double(iy), double(iz)};
+          double* v = &rigid[3 * grid.node(ix, iy, iz)];
+          if (motion < 3) {
+            v[motion] = 1;
+          } else {  // rotation about axis a: v_b = -r_c, v_c = r_b
+            const int b = (motion - 3 + 1) % 3, c = (motion - 3 + 2) % 3;
+            v[b] = -r[c];
+            v[c] = r[b];
+          }
+        }
+    double largest = 0;
+    for (const double f : sparse::multiply(k, rigid)) largest = std::max(largest, std::abs(f));
+    CHECK(largest <= 1e-12 * scale * double(grid.nz));
+  }
+  const std::vector<double> m = lumped_mass(grid);
+  double total = 0, mass = 0;
+  for (const double v : m) total += v;
+  for (const double rho : grid.rho) mass += 3 * rho * grid.dx * grid.dx * grid.dx;  // three components
+  CHECK(std::abs(total - mass) <= 1e-12 * mass);
+  CHECK(stable_time_step(grid) > 0);
+}
+
+TEST_CASE_TEMPLATE("3D wave step: the device gives the host reference's bits, with a source and a sponge", T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticGrid grid = layered3d(13, 11, 12);
+        check_against_reference<T>(context, grid, 2, explosion(grid, {6, 5, 4}), 40,
+                                   {{2, 5, 0}, {10, 3, 0}, {6, 5, 9}}, 60);
+        check_against_reference<T>(context, grid, 0, point_force(grid, {4, 7, 5}, {0.5, -1, 0.25}), 40,
+                                   {{6, 5, 0}, {4, 7, 8}}, 40);
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("3D wave: every split over devices and every halo depth gives the bits of one device", T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        // 3 DOFs a node and blocks that start at multiples of 16 DOFs: blocks split nodes.
+        const ElasticGrid grid = layered3d(9, 8, 21);
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {2});
+        const PointSource source = explosion(grid, {4, 4, 10});
+        const std::vector<GridNode> receivers{{4, 4, 0}, {1, 2, 7}, {4, 4, 10}, {7, 6, 19}};
+        const auto run = [&](std::vector<Context> devices, WaveSplit split) {
+          WaveSolver<T> solver(devices, system, source, 40, receivers, split);
+          WaveRun<T> r = solver.run(45);
+          return std::make_pair(r.seismograms, solver.current());
+        };
+        const auto one = run({context}, {});
+        for (const std::size_t parts : {2, 3})
+          for (const std::size_t s : {1, 3}) {
+            CAPTURE(parts);
+            CAPTURE(s);
+            const auto split = run(std::vector<Context>(parts, context), {{}, s});
+            CHECK(split.first == one.first);
+            CHECK(split.second == one.second);
+          }
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE("3D wave step: the discrete energy stays constant once the source is quiet") {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticGrid grid = layered3d(14, 12, 13);
+        check_energy_constant(context, grid, point_force(grid, {6, 5, 6}, {0.3, 0.2, 1}), 40, 3, 60);
+      },
+      test::Needs::fp64);
+}
+
+TEST_CASE("3D wave step: the direct P wave arrives at distance / vp") {
+  test::for_each_device([](Context& context) {
+    // Homogeneous, 10 m nodes, 20 Hz (15 nodes a P wavelength); an explosion at the centre and a
+    // receiver 200 m along x: P moves it radially (ux).
+    const double vp = 3000, vs = 1500, f = 20, dx = 10, distance = 200;
+    const ElasticGrid grid = layered_grid(61, 61, 61, dx, {{0, vp, vs, 2500}});
+    const double dt = 0.9 * stable_time_step(grid);
+    WaveSolver<float> solver(context, wave_system<float>(grid, dt, {8}), explosion(grid, {30, 30, 30}), f,
+                             {{30 + static_cast<std::size_t>(distance / dx), 30, 30}});
+    const auto steps = static_cast<std::size_t>((distance / vp + ricker_delay(f) + 1 / f) / dt);
+    const WaveRun<float> run = solver.run(steps);
+    std::size_t best = 0;
+    for (std::size_t s = 0; s < steps; ++s)
+      if (std::abs(run.seismograms[s * 3]) > std::abs(run.seismograms[best * 3])) best = s;
+    CHECK(std::abs(double(best + 1) * dt - ricker_delay(f) - distance / vp) <= 1 / f);
+  });
+}
+
+TEST_CASE_TEMPLATE("3D wave step on a small grid (the Oclgrind subset)" * doctest::test_suite("oclgrind"), T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticGrid grid = layered3d(6, 5, 6);
+        check_against_reference<T>(context, grid, 1, explosion(grid, {2, 2, 2}), 80, {{2, 2, 0}, {4, 3, 4}}, 6);
       },
       test::needs_for<T>());
 }

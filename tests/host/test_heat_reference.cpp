@@ -136,3 +136,18 @@ TEST_CASE("grids check their extents") {
   CHECK_THROWS_WITH_AS(checked_node_count({std::size_t(1) << 40, std::size_t(1) << 40}),
                        doctest::Contains("more nodes than memory can address"), InvalidArgument);
 }
+
+TEST_CASE("the mode field's rows are the whole field's, bit for bit") {
+  for (const std::vector<std::size_t>& extents :
+       std::vector<std::vector<std::size_t>>{{23}, {9, 14}, {5, 6, 11}}) {
+    const Grid<double> whole = heat_mode_field<double>(extents);
+    const std::size_t row = whole.size() / extents.back();
+    for (const auto& [first, count] : std::vector<std::pair<std::size_t, std::size_t>>{{0, 4}, {3, 5}, {extents.back() - 2, 2}}) {
+      const Grid<double> part = heat_mode_field<double>(extents, first, count);
+      CHECK(part.extents().back() == count);
+      CHECK(part.values() == std::vector<double>(whole.values().begin() + static_cast<std::ptrdiff_t>(first * row),
+                                                 whole.values().begin() + static_cast<std::ptrdiff_t>((first + count) * row)));
+    }
+    CHECK_THROWS_AS(heat_mode_field<double>(extents, extents.back() - 1, 2), InvalidArgument);
+  }
+}

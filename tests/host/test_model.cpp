@@ -7,6 +7,8 @@
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
+#include "ziggurat/tuning/wave_planner.hpp"
+#include "../support/fixed_profile.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::model;
@@ -434,4 +436,43 @@ TEST_CASE("the serial schedule is the paper's model: its table's speedup for I =
   CHECK(paper_budget(1 << 20, Schedule::serial).layers == 1);
   CHECK(paper_budget(1 << 20, Schedule::overlapped).layers == solver_buffer_layers(Schedule::overlapped));
   CHECK(solver_buffer_layers(Schedule::serial) == 2);
+}
+
+TEST_CASE("wave split: the halo depth trades transfer latencies against recomputation, by hand") {
+  using namespace ziggurat::wave;
+  DeviceProfile profile = test::fixed_profile();  // 10 us + bytes / 20 GB/s each way, launches 5 us
+  profile.copy_kernel_bytes_per_s = 1e11;
+  const ElasticGrid grid = layered_grid(101, 600, 10, {{0, 3000, 1500, 2500}});
+  const WaveSystem<float> system = wave_system<float>(grid, 0.9 * stable_time_step(grid));
+  const double band = 2 * 101 + 3, n = 2.0 * 101 * 600, v = (11 + 5) * 4.0;
+  CHECK(system.k1.offsets.back() == band);
+  // One block exchanges nothing: the block's bytes over the copy bandwidth and three launches.
+  CHECK(modelled_step_seconds(profile, system, 1, 1) == doctest::Approx(n * v / 1e11 + 15e-6));
+  for (const std::size_t s : {1, 3, 7}) {
+    const double halo = double(s) * band * 4;
+    const double exchange = 4 * 2 * (10e-6 + halo / 20e9);
+    const double want = exchange / double(s) + (n / 2 + band * double(s - 1)) * v / 1e11 + 15e-6;
+    CHECK(modelled_step_seconds(profile, system, 2, s) == doctest::Approx(want));
+  }
+  // The choice is the model's minimum among the depths the blocks can hold.
+  for (const std::size_t blocks : {2, 3, 5}) {
+    const std::size_t s = plan_halo_steps(profile, system, blocks);
+    CAPTURE(blocks);
+    CHECK(s >= 1);
+    CHECK(double(s) * band + 32 <= n / double(blocks));
+    for (std::size_t other = 1; other <= 64 && double(other) * band + 32 <= n / double(blocks); ++other)
+      CHECK(modelled_step_seconds(profile, system, blocks, s) <= modelled_step_seconds(profile, system, blocks, other));
+  }
+  // Latencies 10x larger call for deeper halos.
+  DeviceProfile slow = profile;
+  for (TransferFit* fit : {&slow.upload_pageable, &slow.download_pageable}) fit->latency_s *= 10;
+  CHECK(plan_halo_steps(slow, system, 2) > plan_halo_steps(profile, system, 2));
+  CHECK(plan_halo_steps(profile, system, 1) == 1);
+  profile.copy_kernel_bytes_per_s = 0;
+  CHECK(plan_halo_steps(profile, system, 2) == 1);
+  // Shares by measured bandwidth.
+  DeviceProfile faster = slow;
+  faster.copy_kernel_bytes_per_s = 3e12;
+  slow.copy_kernel_bytes_per_s = 1e12;
+  CHECK(block_weights({slow, faster}) == std::vector<double>{1e12, 3e12});
 }

@@ -150,3 +150,27 @@ TEST_CASE("writing is atomic: a failed write leaves nothing behind, a new file r
   CHECK(read_npy<float>(dir / "x.npy", shape) == values);
   CHECK(test::count_files(dir.path(), ".tmp") == 0);
 }
+
+TEST_CASE_TEMPLATE("a file written in rows by several writers, and grids read by rows", T, float, double) {
+  TempDir dir;
+  const std::vector<std::size_t> shape{7, 3, 4};  // 7 planes of 3 x 4
+  std::vector<T> values(7 * 12);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<T>(std::sin(0.7 * double(i)) * 1e3);
+  const auto path = dir / "parts.npy";
+  create_npy<T>(path, shape);
+  // Out of order, as processes finish: rows 4..6, then 0..3.
+  write_npy_rows<T>(path, 4, values.data() + 4 * 12, 3);
+  write_npy_rows<T>(path, 0, values.data(), 4);
+  std::vector<std::size_t> read_shape;
+  CHECK(read_npy<T>(path, read_shape) == values);
+  CHECK(read_shape == shape);
+  // The same bytes as one writer's file.
+  write_npy(dir / "whole.npy", values.data(), shape);
+  CHECK(test::read_bytes(path) == test::read_bytes(dir / "whole.npy"));
+  const Grid<T> middle = load_grid_rows<T>(path, 2, 3);
+  CHECK(middle.extents() == std::vector<std::size_t>{4, 3, 3});
+  CHECK(middle.values() == std::vector<T>(values.begin() + 24, values.begin() + 60));
+  CHECK_THROWS_WITH_AS(write_npy_rows<T>(path, 6, values.data(), 2), doctest::Contains("do not fit"), IoError);
+  CHECK_THROWS_WITH_AS(load_grid_rows<T>(path, 5, 3), doctest::Contains("outside"), IoError);
+  CHECK_THROWS_AS(write_npy_rows<T>(dir / "missing.npy", 0, values.data(), 1), IoError);
+}

@@ -65,6 +65,7 @@ OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$cli" modes --mesh cantilever:1x0.
 OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$cli" modes --mesh cantilever:1x0.2x0.2:5,1,1 --modes 2 --scatter colouring --cg-operator matrix-free --quiet
 # Elastic waves: the fused step, the source and the receivers.
 check "$cli" wave --size 14x10 --steps 6 --absorbing 2 --quiet
+check "$cli" wave --dims 3 --size 7x6x8 --steps 4 --absorbing 1 --source-kind force --quiet
 # The sync-free sweeps communicate between work-groups through flags in device memory, by design;
 # Oclgrind 21.10 has no acquire/release model across work-groups and would report every read of a
 # published row as a race, so they run with the API checks only (their bits equal the

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "ranks.hpp"
 #include "run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
@@ -25,6 +26,9 @@
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
+#ifdef ZIGGURAT_HAVE_MPI
+#include "ziggurat/distributed/heat.hpp"
+#endif
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/solver/long_vector_heat.hpp"
@@ -128,9 +132,11 @@ void write_timeline(const std::string& path, const std::vector<HeatTimelineEntry
 }
 
 // Distance of the field from the exact discrete solution decay^K times the slowest mode, without
-// building the mode field (the grid may fill most of host memory).
+// building the mode field (the grid may fill most of host memory). `values` hold the rows
+// [first_row, first_row + rows) of the slowest axis (rows 0: all of them).
 template <class T>
-double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, double factor) {
+double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, double factor, std::size_t first_row = 0,
+                     std::size_t rows = 0) {
   std::array<std::vector<double>, 3> sines;
   for (std::size_t axis = 0; axis < 3; ++axis) {
     const std::size_t n = axis < extents.size() ? extents[axis] : 1;
@@ -140,6 +146,9 @@ double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, d
       sines[axis][i] = i == 0 || i + 1 == n ? 0.0 : std::sin(M_PI * static_cast<double>(i) / static_cast<double>(n - 1));
     }
   }
+  std::vector<double>& slowest = sines[extents.size() - 1];
+  slowest.erase(slowest.begin(), slowest.begin() + static_cast<std::ptrdiff_t>(first_row));
+  if (rows > 0) slowest.resize(rows);
   double error = 0;
   std::size_t index = 0;
   for (const double sz : sines[2]) {
@@ -169,6 +178,21 @@ std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
          " owning " + std::to_string(layout.task_extent) + (block ? " x " + std::to_string(layout.task_extent) : "") +
          " (buffers of " + std::to_string(plan.buffer_extent) + "), " + std::to_string(plan.prediction.tasks) +
          " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule);
+}
+
+// What every summary of a heat run starts with: the device, the grid and the scheme.
+template <class T>
+nlohmann::json summary_head(const DeviceInfo& device, const std::vector<std::size_t>& extents, double alpha,
+                            std::size_t steps, const char* method) {
+  return {{"device", device.name},
+          {"platform", device.platform_name},
+          {"driver", device.driver_version},
+          {"size", extents},
+          {"dims", extents.size()},
+          {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+          {"alpha", alpha},
+          {"steps", steps},
+          {"method", method}};
 }
 
 // --method long-vector runs in device memory only, in 2D: refuses the options of the pyramid
@@ -236,16 +260,8 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   for (const VectorCall& call : LongVectorHeat<T>::step_calls(extents)) {
     calls.push_back({{"routine", call.routine}, {"length", call.length}, {"purpose", call.purpose}});
   }
-  nlohmann::json summary = {
-      {"device", context.device().name},
-      {"platform", context.device().platform_name},
-      {"driver", context.device().driver_version},
-      {"size", extents},
-      {"dims", 2},
-      {"precision", sizeof(T) == 4 ? "f32" : "f64"},
-      {"alpha", alpha},
-      {"steps", options.steps},
-      {"method", "long-vector"},
+  nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "long-vector");
+  summary.update({
       {"plan", {{"method", "long-vector"}, {"calls_per_step", calls}}},
       {"profile", planned_with.origin},
       {"time_s", run.seconds},
@@ -253,7 +269,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
       {"nodes_per_s", ns_per_node > 0 ? 1e9 / ns_per_node : 0},
       {"ns_per_node", ns_per_node},
       {"initial_field", options.init.empty() ? "mode" : options.init},
-  };
+  });
   if (run.predicted_s) {
     summary["predicted_s"] = *run.predicted_s;
     summary["predicted_step_time_s"] = *run.predicted_step_s;
@@ -292,6 +308,80 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
 }
 
+#ifdef ZIGGURAT_HAVE_MPI
+// mpirun -np R: the grid split along its slowest axis, one slab a rank, halos of the pass height
+// exchanged between passes (distributed/heat.hpp). Each rank reads or makes only its slab.
+template <class T>
+void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& extents, double alpha,
+               const HeatPlanRequest& request) {
+  on_ranks([&](const mpi::Communicator& world) {
+    if (options.method != "stencil") throw InvalidArgument("--method long-vector runs in one process: drop mpirun");
+    if (!options.png.empty())
+      throw UnsupportedFeature("--png draws the field of one process: under mpirun write --out and draw that file");
+    if (!options.timeline.empty()) throw UnsupportedFeature("--timeline records one process's device: drop mpirun");
+    const Context context = rank_device(options.device, world);
+    require_device_precision(context.device(), options.precision);
+    const DeviceProfile profile = run_profile(context, options.profile, false).profile;
+    const std::size_t depth = options.height > 0 ? options.height
+                                                 : mpi::plan_halo_depth<T>(world, context.device(), extents,
+                                                                           options.steps, request, profile);
+    mpi::DistributedHeat<T> heat(world, context, extents, alpha, depth, [&](std::size_t first, std::size_t count) {
+      return options.init.empty() ? heat_mode_field<T>(extents, first, count)
+                                  : load_grid_rows<T>(options.init, first, count);
+    });
+    const bool progress = world.rank() == 0 && !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+    const mpi::DistributedHeatRun run =
+        heat.advance(options.steps, request, profile, [&](std::size_t done) {
+          if (progress) std::cerr << "\rsteps " << done << "/" << options.steps << (done == options.steps ? "\n" : "   ");
+        });
+    if (!options.out.empty()) heat.write_npy(options.out);
+    double error = 0;
+    if (options.init.empty() && options.steps > 0) {
+      const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
+      error = world.max(error_vs_mode(heat.owned_data(), extents, factor, heat.owned().first, heat.owned().count));
+    }
+    if (world.rank() != 0) return;
+    const model::Plan& plan = run.planned.predicted;
+    nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "stencil");
+    summary.update({
+        {"ranks", world.size()},
+        {"halo_depth", run.depth},
+        {"exchanges", run.intervals > 0 ? run.intervals - 1 : 0},
+        {"plan",
+         {{"mode", options.mode},
+          {"decomposition", to_string(plan.layout.decomposition)},
+          {"height", plan.layout.height},
+          {"task_extent", plan.layout.task_extent},
+          {"schedule", to_string(run.planned.schedule)}}},
+        {"time_s", run.seconds},
+        {"exchange_s", run.exchange_seconds},
+        {"nodes_per_s", run.ns_per_node > 0 ? 1e9 / run.ns_per_node : 0},
+        {"ns_per_node", run.ns_per_node},
+        {"initial_field", options.init.empty() ? "mode" : options.init},
+    });
+    if (options.init.empty() && options.steps > 0) summary["max_error_vs_exact"] = error;
+    if (!options.out.empty()) summary["output"] = options.out;
+    if (options.json) {
+      std::cout << summary.dump(2) << "\n";
+      return;
+    }
+    std::cout << "device      " << context.device().label() << " on rank 0 of " << world.size() << "\n"
+              << "grid        " << extents_string(extents) << " " << (sizeof(T) == 4 ? "float" : "double")
+              << ", A = " << alpha << ", " << options.steps << " steps, split in " << world.size()
+              << " slabs along its slowest axis\n"
+              << "plan        halos of " << run.depth << " rows exchanged every " << run.depth << " steps ("
+              << summary["exchanges"].get<std::size_t>() << " exchanges); rank 0: "
+              << plan_text(run.planned, extents.size()) << "\n"
+              << "time        " << number_text(run.seconds) << " s, of which exchanges " << number_text(run.exchange_seconds)
+              << " s\n"
+              << "throughput  " << number_text(run.ns_per_node > 0 ? 1 / run.ns_per_node : 0) << " Gnodes/s\n";
+    if (summary.contains("max_error_vs_exact"))
+      std::cout << "check       max |u - exact discrete solution| = " << number_text(error) << "\n";
+    if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
+  });
+}
+#endif
+
 template <class T>
 void run(const HeatOptions& options) {
   if (options.method != "stencil" && options.method != "long-vector") {
@@ -303,6 +393,11 @@ void run(const HeatOptions& options) {
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
   check_output_path(options.out, "--out", options.init, "--init");
   check_output_path(options.png, "--png", options.init, "--init");
+  if (launched_with_ranks()) {  // a tool without MPI refuses
+#ifdef ZIGGURAT_HAVE_MPI
+    return run_ranks<T>(options, extents, alpha, request);
+#endif
+  }
   if (!options.png.empty() && extents.size() == 1) throw InvalidArgument("--png draws 2D and 3D grids; this one is 1D");
   // The initial field and the solver's two layers, before anything that large is built.
   check_host_memory(3 * checked_node_count(extents) * sizeof(T), "a " + extents_string(extents) + " grid of " +
@@ -338,16 +433,8 @@ void run(const HeatOptions& options) {
   const model::Plan& plan = outcome.planned.predicted;
   const double predicted_s = plan.prediction.total_ns * 1e-9;
   const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
-  nlohmann::json summary = {
-      {"device", context.device().name},
-      {"platform", context.device().platform_name},
-      {"driver", context.device().driver_version},
-      {"size", extents},
-      {"dims", extents.size()},
-      {"precision", sizeof(T) == 4 ? "f32" : "f64"},
-      {"alpha", alpha},
-      {"steps", options.steps},
-      {"method", "stencil"},
+  nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "stencil");
+  summary.update({
       {"plan",
        {{"mode", options.mode},
         {"decomposition", to_string(plan.layout.decomposition)},
@@ -366,7 +453,7 @@ void run(const HeatOptions& options) {
       {"nodes_per_s", nodes_per_second},
       {"ns_per_node", result.ns_per_node},
       {"predicted_ns_per_node", plan.prediction.ns_per_node},
-  };
+  });
   if (options.init.empty() && options.steps > 0) {
     const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
     summary["initial_field"] = "mode";

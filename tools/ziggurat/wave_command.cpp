@@ -1,11 +1,10 @@
-// `ziggurat wave`: explicit FEM elastic waves (2D P-SV) on one device, several (--devices), or
-// one block a rank under mpirun (solver/wave.hpp, distributed/mpi.hpp): a homogeneous, layered
+// `ziggurat wave`: explicit FEM elastic waves (2D P-SV or 3D) on one device, several (--devices),
+// or one block a rank under mpirun (solver/wave.hpp, distributed/mpi.hpp): a homogeneous, layered
 // or gridded model, a Ricker point source, receivers recorded every step into seismograms.
 
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,15 +15,15 @@
 #include "device_list.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "ranks.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
-#ifdef ZIGGURAT_HAVE_MPI
-#include "ziggurat/distributed/mpi.hpp"
-#endif
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 #include "ziggurat/solver/wave.hpp"
+#include "ziggurat/tuning/wave_planner.hpp"
 
 namespace ziggurat::cli {
 
@@ -34,22 +33,24 @@ using namespace ziggurat::wave;
 
 struct WaveOptions {
   std::size_t dims = 2;
-  std::string size;                       // NXxNZ nodes
+  std::string size;                       // NXxNZ or NXxNYxNZ nodes
   double dx = 10;
   std::string medium = "3000,1732,2500";  // vp,vs,rho of a homogeneous model
   std::string model;                      // layers.json
   std::string vp, vs, rho;                // .npy per cell
   double dt = 0;                          // 0: 0.9 of the stability limit
   std::size_t steps = 1000;
-  std::string source;                     // x,z in metres; default the centre of the top third
+  std::string source;                     // x,z or x,y,z in metres; default the centre of the top third
   std::string source_kind = "explosion";
-  std::string force = "0,1";
+  std::string force;                      // fx,fz or fx,fy,fz; default straight down
   double frequency = 15;
-  std::string receivers;                  // .npy (r, 2) in metres
+  std::string receivers;                  // .npy (r, dims) in metres
   std::size_t absorbing = 20;
   std::string device;
   std::string devices;                    // specs separated by '/'
-  std::size_t halo_steps = 1;
+  std::string halo_steps = "auto";        // s, or the cost model's
+  std::string split = "measured";         // block shares by measured copy bandwidth, or equal
+  std::string profile;                    // plan with this profile file
   std::size_t snapshots = 0;              // every this many steps, a picture of uz
   std::string png_dir;
   std::string precision = "f32";
@@ -58,22 +59,52 @@ struct WaveOptions {
   bool json = false;
 };
 
-std::pair<double, double> pair_of(const std::string& text, const char* option) {
-  const std::vector<std::string> parts = split(text, ',');
-  try {
-    if (parts.size() == 2) return {std::stod(parts[0]), std::stod(parts[1])};
-  } catch (const std::exception&) {
-  }
-  throw InvalidArgument(std::string(option) + " takes two numbers a,b, not '" + text + "'");
+// The axes of a --dims run, as the options name them.
+const char* axes_text(std::size_t dims) { return dims == 3 ? "x,y,z" : "x,z"; }
+
+nlohmann::json node_json(std::size_t dims, const GridNode& n) {
+  return dims == 3 ? nlohmann::json{n.ix, n.iy, n.iz} : nlohmann::json{n.ix, n.iz};
 }
 
-std::pair<std::size_t, std::size_t> grid_size(const std::string& text) {
-  const std::size_t x = text.find('x');
+std::string grid_text(const ElasticGrid& grid) {
+  return std::to_string(grid.nx) + " x " + (grid.dims == 3 ? std::to_string(grid.ny) + " x " : std::string()) +
+         std::to_string(grid.nz);
+}
+
+// `dims` numbers separated by `separator`.
+std::vector<double> numbers(const std::string& text, std::size_t dims, char separator, const char* option,
+                            const char* what) {
+  const std::vector<std::string> parts = split(text, separator);
+  std::vector<double> values;
   try {
-    if (x != std::string::npos) return {std::stoul(text.substr(0, x)), std::stoul(text.substr(x + 1))};
+    for (const std::string& part : parts) {
+      std::size_t used = 0;
+      values.push_back(std::stod(part, &used));
+      if (used != part.size()) values.clear();
+    }
   } catch (const std::exception&) {
+    values.clear();
   }
-  throw InvalidArgument("--size takes nodes NXxNZ (e.g. 2001x801), not '" + text + "'");
+  if (values.size() != dims || parts.size() != dims)
+    throw InvalidArgument(std::string(option) + " takes " + what + " (" + std::to_string(dims) + " numbers with --dims " +
+                          std::to_string(dims) + "), not '" + text + "'");
+  return values;
+}
+
+// A node index along an axis from a coordinate in metres.
+std::size_t node_at(double metres, double dx, std::size_t nodes, const char* what) {
+  const double index = std::round(metres / dx);
+  if (!(index >= 0 && index < double(nodes)))
+    throw InvalidArgument(std::string(what) + " at " + number_text(metres) + " m lies outside the grid (0 to " +
+                          number_text(double(nodes - 1) * dx) + " m)");
+  return static_cast<std::size_t>(index);
+}
+
+// The node nearest a point given by `dims` coordinates (x, z or x, y, z) in metres.
+GridNode node_near(const ElasticGrid& grid, const double* xyz, const char* what) {
+  if (grid.dims == 2) return {node_at(xyz[0], grid.dx, grid.nx, what), 0, node_at(xyz[1], grid.dx, grid.nz, what)};
+  return {node_at(xyz[0], grid.dx, grid.nx, what), node_at(xyz[1], grid.dx, grid.ny, what),
+          node_at(xyz[2], grid.dx, grid.nz, what)};
 }
 
 std::vector<Layer> read_layers(const std::string& path) {
@@ -90,72 +121,80 @@ std::vector<Layer> read_layers(const std::string& path) {
   }
 }
 
-// The model's cells from three .npy arrays of shape (nz - 1, nx - 1).
-ElasticGrid2D gridded(const WaveOptions& o) {
+// The model's cells from three .npy arrays of shape (nz - 1, nx - 1) or (nz - 1, ny - 1, nx - 1).
+ElasticGrid gridded(const WaveOptions& o) {
   if (o.vp.empty() || o.vs.empty() || o.rho.empty()) throw InvalidArgument("a gridded model needs --vp, --vs and --rho");
-  ElasticGrid2D grid;
+  ElasticGrid grid;
+  grid.dims = o.dims;
   grid.dx = o.dx;
   std::vector<std::size_t> shape, other;
   grid.vp = read_npy<double>(o.vp, shape);
-  if (shape.size() != 2) throw InvalidArgument(o.vp + " must be 2D, (nz - 1, nx - 1) cells");
+  if (shape.size() != o.dims)
+    throw InvalidArgument(o.vp + " must be " + std::to_string(o.dims) + "D with --dims " + std::to_string(o.dims) +
+                          ": cells " + (o.dims == 3 ? "(nz - 1, ny - 1, nx - 1)" : "(nz - 1, nx - 1)"));
   for (const auto& [path, values] : {std::pair{&o.vs, &grid.vs}, std::pair{&o.rho, &grid.rho}}) {
     *values = read_npy<double>(*path, other);
     if (other != shape)
       throw InvalidArgument(*path + " has another shape than " + o.vp + ": the three arrays must match");
   }
   grid.nz = shape[0] + 1;
-  grid.nx = shape[1] + 1;
+  grid.ny = o.dims == 3 ? shape[1] + 1 : 1;
+  grid.nx = shape.back() + 1;
   validate(grid);
   return grid;
 }
 
-ElasticGrid2D load_grid(const WaveOptions& o) {
+ElasticGrid load_grid(const WaveOptions& o) {
+  if (o.dims != 2 && o.dims != 3) throw InvalidArgument("--dims is 2 or 3, not " + std::to_string(o.dims));
   if (!o.vp.empty() || !o.vs.empty() || !o.rho.empty()) {
     if (!o.model.empty()) throw InvalidArgument("give --model or --vp/--vs/--rho, not both");
     return gridded(o);
   }
-  if (o.size.empty()) throw InvalidArgument("give the grid: --size NXxNZ (nodes), or --vp/--vs/--rho arrays");
-  const auto [nx, nz] = grid_size(o.size);
-  if (!o.model.empty()) return layered_grid(nx, nz, o.dx, read_layers(o.model));
-  const std::vector<std::string> m = split(o.medium, ',');
-  if (m.size() != 3) throw InvalidArgument("--medium takes vp,vs,rho, not '" + o.medium + "'");
-  return layered_grid(nx, nz, o.dx, {{0, std::stod(m[0]), std::stod(m[1]), std::stod(m[2])}});
+  const char* sizes = o.dims == 3 ? "NXxNYxNZ (e.g. 201x201x101)" : "NXxNZ (e.g. 2001x801)";
+  if (o.size.empty()) throw InvalidArgument(std::string("give the grid: --size ") + sizes + ", or --vp/--vs/--rho arrays");
+  std::vector<std::size_t> n;
+  for (const double v : numbers(o.size, o.dims, 'x', "--size", sizes)) {
+    if (!(v >= 1 && v == std::floor(v))) throw InvalidArgument("--size takes whole numbers of nodes, not '" + o.size + "'");
+    n.push_back(static_cast<std::size_t>(v));
+  }
+  std::vector<Layer> layers;
+  if (!o.model.empty()) {
+    layers = read_layers(o.model);
+  } else {
+    const std::vector<double> m = numbers(o.medium, 3, ',', "--medium", "vp,vs,rho");
+    layers = {{0, m[0], m[1], m[2]}};
+  }
+  return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
 }
 
-std::size_t node_at(double metres, double dx, std::size_t nodes, const char* what) {
-  const double index = std::round(metres / dx);
-  if (!(index >= 0 && index < double(nodes)))
-    throw InvalidArgument(std::string(what) + " at " + number_text(metres) + " m lies outside the grid (0 to " +
-                          number_text(double(nodes - 1) * dx) + " m)");
-  return static_cast<std::size_t>(index);
-}
-
-std::vector<std::size_t> receiver_nodes(const WaveOptions& o, const ElasticGrid2D& grid) {
-  std::vector<std::size_t> nodes;
-  if (o.receivers.empty()) {  // every tenth node along the surface
-    for (std::size_t ix = 0; ix < grid.nx; ix += 10) nodes.insert(nodes.end(), {ix, 0});
+std::vector<GridNode> receiver_nodes(const WaveOptions& o, const ElasticGrid& grid) {
+  std::vector<GridNode> nodes;
+  if (o.receivers.empty()) {  // every tenth node along x on the surface (through the middle in y)
+    for (std::size_t ix = 0; ix < grid.nx; ix += 10) nodes.push_back({ix, grid.dims == 3 ? grid.ny / 2 : 0, 0});
     return nodes;
   }
   std::vector<std::size_t> shape;
-  const std::vector<double> xz = read_npy<double>(o.receivers, shape);
-  if (shape.size() != 2 || shape[1] != 2)
-    throw InvalidArgument(o.receivers + " must have shape (receivers, 2): x and z of each, in metres");
-  for (std::size_t r = 0; r < shape[0]; ++r) {
-    nodes.push_back(node_at(xz[2 * r], grid.dx, grid.nx, "a receiver"));
-    nodes.push_back(node_at(xz[2 * r + 1], grid.dx, grid.nz, "a receiver"));
-  }
+  const std::vector<double> xyz = read_npy<double>(o.receivers, shape);
+  if (shape.size() != 2 || shape[1] != grid.dims)
+    throw InvalidArgument(o.receivers + " must have shape (receivers, " + std::to_string(grid.dims) + "): " +
+                          axes_text(grid.dims) + " of each, in metres");
+  for (std::size_t r = 0; r < shape[0]; ++r) nodes.push_back(node_near(grid, &xyz[grid.dims * r], "a receiver"));
   return nodes;
 }
 
-PointSource make_source(const WaveOptions& o, const ElasticGrid2D& grid, std::size_t& ix, std::size_t& iz) {
-  const auto [x, z] = o.source.empty() ? std::pair{double(grid.nx / 2) * grid.dx, double(grid.nz / 3) * grid.dx}
-                                       : pair_of(o.source, "--source");
-  ix = node_at(x, grid.dx, grid.nx, "the source");
-  iz = node_at(z, grid.dx, grid.nz, "the source");
-  if (o.source_kind == "explosion") return explosion(grid, ix, iz);
+PointSource make_source(const WaveOptions& o, const ElasticGrid& grid, GridNode& node) {
+  std::vector<double> at = {double(grid.nx / 2) * grid.dx, double(grid.ny / 2) * grid.dx, double(grid.nz / 3) * grid.dx};
+  if (grid.dims == 2) at.erase(at.begin() + 1);
+  if (!o.source.empty()) at = numbers(o.source, grid.dims, ',', "--source", axes_text(grid.dims));
+  node = node_near(grid, at.data(), "the source");
+  if (o.source_kind == "explosion") return explosion(grid, node);
   if (o.source_kind == "force") {
-    const auto [fx, fz] = pair_of(o.force, "--force");
-    return point_force(grid, ix, iz, fx, fz);
+    std::array<double, 3> force{0, 0, 1};
+    if (!o.force.empty()) {
+      const std::vector<double> f = numbers(o.force, grid.dims, ',', "--force", grid.dims == 3 ? "fx,fy,fz" : "fx,fz");
+      force = grid.dims == 3 ? std::array<double, 3>{f[0], f[1], f[2]} : std::array<double, 3>{f[0], 0, f[1]};
+    }
+    return point_force(grid, node, force);
   }
   throw InvalidArgument("--source-kind is force or explosion, not '" + o.source_kind + "'");
 }
@@ -176,15 +215,15 @@ std::vector<Context> contexts(const WaveOptions& o) {
 
 // What a run is set up with, the same on every rank.
 struct WaveSetup {
-  ElasticGrid2D grid;
+  ElasticGrid grid;
   double limit = 0, dt = 0;
-  std::size_t absorbing = 0, ix = 0, iz = 0;
+  std::size_t absorbing = 0;
+  GridNode source_node;
   PointSource source;
-  std::vector<std::size_t> receivers;
+  std::vector<GridNode> receivers;
 };
 
 WaveSetup setup(const WaveOptions& o) {
-  if (o.dims != 2) throw UnsupportedFeature("--dims 3 (3D elastic waves) is not implemented yet; use --dims 2");
   check_output_path(o.out, "--out", o.vp, "--vp");
   if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
   if (!o.png_dir.empty() && !std::filesystem::is_directory(o.png_dir))
@@ -193,15 +232,15 @@ WaveSetup setup(const WaveOptions& o) {
   w.grid = load_grid(o);
   w.limit = stable_time_step(w.grid);
   w.dt = o.dt > 0 ? o.dt : 0.9 * w.limit;
-  w.absorbing = std::min(o.absorbing, std::min(w.grid.nx, w.grid.nz) / 3);
-  w.source = make_source(o, w.grid, w.ix, w.iz);
+  w.absorbing = std::min(o.absorbing, std::min({w.grid.nx, w.grid.nz, w.grid.dims == 3 ? w.grid.ny : w.grid.nx}) / 3);
+  w.source = make_source(o, w.grid, w.source_node);
   w.receivers = receiver_nodes(o, w.grid);
   return w;
 }
 
-std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid2D& grid) {
+std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid& grid) {
   if (o.quiet || o.json || !::isatty(STDERR_FILENO)) return nullptr;
-  const double nodes = double(grid.nx * grid.nz);
+  const double nodes = double(grid.nodes());
   return [nodes](const WaveProgress& p) {
     show_progress(p, nodes);
     if (p.step == p.steps) std::cerr << "\n";
@@ -210,8 +249,8 @@ std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const
 
 template <class T>
 void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, std::size_t devices, int ranks,
-            const WaveRun<T>& r) {
-  if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, 2});
+            std::size_t halo_steps, const WaveRun<T>& r) {
+  if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, r.components});
   double peak = 0;
   for (const T v : r.seismograms) peak = std::max(peak, std::abs(double(v)));
   if (o.json) {
@@ -219,16 +258,19 @@ void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, 
                         {"platform", device.platform_name},
                         {"devices", devices},
                         {"ranks", ranks},
-                        {"halo_steps", o.halo_steps},
+                        {"halo_steps", halo_steps},
+                        {"halo_steps_chosen_by", o.halo_steps == "auto" ? "model" : "option"},
                         {"precision", sizeof(T) == 4 ? "f32" : "f64"},
+                        {"dims", w.grid.dims},
                         {"nx", w.grid.nx},
+                        {"ny", w.grid.ny},
                         {"nz", w.grid.nz},
                         {"dx", w.grid.dx},
                         {"dt", w.dt},
                         {"dt_limit", w.limit},
                         {"steps", r.steps},
                         {"absorbing_cells", w.absorbing},
-                        {"source_node", {w.ix, w.iz}},
+                        {"source_node", node_json(w.grid.dims, w.source_node)},
                         {"receivers", r.receivers},
                         {"seconds", r.seconds},
                         {"mnodes_per_second", r.nodes_per_second * 1e-6},
@@ -239,25 +281,31 @@ void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, 
   }
   const std::string where = ranks > 1 ? std::to_string(ranks) + " MPI ranks, one device each"
                                      : std::to_string(devices) + (devices > 1 ? " devices" : " device");
-  std::cout << "device      " << device.label() << " (" << where << ", halos every " << o.halo_steps << " steps)\n"
-            << "grid        " << w.grid.nx << " x " << w.grid.nz << " nodes, dx " << number_text(w.grid.dx) << " m, "
+  std::cout << "device      " << device.label() << " (" << where << ", halos every " << halo_steps << " steps"
+            << (o.halo_steps == "auto" && devices > 1 ? ", the model's choice" : "") << ")\n"
+            << "grid        " << grid_text(w.grid) << " nodes, dx " << number_text(w.grid.dx) << " m, "
             << (sizeof(T) == 4 ? "float" : "double") << ", sponge " << w.absorbing << " cells\n"
             << "time        " << r.steps << " steps of " << number_text(w.dt) << " s (stability limit "
             << number_text(w.limit) << " s) to t = " << number_text(double(r.steps) * w.dt) << " s\n"
-            << "source      " << o.source_kind << " at node (" << w.ix << ", " << w.iz << "), Ricker "
+            << "source      " << o.source_kind << " at node " << node_json(w.grid.dims, w.source_node).dump() << ", Ricker "
             << number_text(o.frequency) << " Hz\n"
             << "receivers   " << r.receivers << ", peak amplitude " << number_text(peak) << " m\n"
             << "run         " << number_text(r.seconds) << " s, " << number_text(r.nodes_per_second * 1e-6)
             << " Mnodes/s\n";
-  if (!o.out.empty()) std::cout << "output      " << o.out << " (receivers x steps x 2: ux, uz)\n";
+  if (!o.out.empty())
+    std::cout << "output      " << o.out << " (receivers x steps x " << r.components << ": "
+              << (r.components == 3 ? "ux, uy, uz" : "ux, uz") << ")\n";
 }
 
-// uz of the whole grid as a picture, the free surface at the top.
+// uz of the grid (2D) or of its x-z slice through the source (3D) as a picture, the free surface
+// at the top.
 template <class T>
-void snapshot(const WaveOptions& o, const ElasticGrid2D& grid, const std::vector<T>& u, std::size_t step) {
+void snapshot(const WaveOptions& o, const WaveSetup& w, const std::vector<T>& u, std::size_t step) {
+  const ElasticGrid& grid = w.grid;
   std::vector<T> uz(grid.nx * grid.nz);
   for (std::size_t iz = 0; iz < grid.nz; ++iz)
-    for (std::size_t ix = 0; ix < grid.nx; ++ix) uz[(grid.nz - 1 - iz) * grid.nx + ix] = u[2 * (iz * grid.nx + ix) + 1];
+    for (std::size_t ix = 0; ix < grid.nx; ++ix)
+      uz[(grid.nz - 1 - iz) * grid.nx + ix] = u[grid.dims * grid.node(ix, w.source_node.iy, iz) + grid.dims - 1];
   char name[32];
   std::snprintf(name, sizeof name, "uz-%06zu.png", step);
   write_field_png(std::filesystem::path(o.png_dir) / name, uz.data(), {grid.nx, grid.nz});
@@ -265,22 +313,59 @@ void snapshot(const WaveOptions& o, const ElasticGrid2D& grid, const std::vector
 
 // The run in pieces of --snapshots steps, a picture after each; the seismograms joined.
 template <class T>
-WaveRun<T> run_with_snapshots(const WaveOptions& o, const ElasticGrid2D& grid, WaveSolver<T>& solver) {
+WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolver<T>& solver) {
   WaveRun<T> all;
   all.steps = o.steps;
   for (std::size_t done = 0; done < o.steps;) {
     const std::size_t n = std::min(o.snapshots, o.steps - done);
     const WaveRun<T> part = solver.run(n);
-    if (all.seismograms.empty()) all.seismograms.assign(part.receivers * o.steps * 2, T(0));
+    const std::size_t c = part.components;
+    if (all.seismograms.empty()) all.seismograms.assign(part.receivers * o.steps * c, T(0));
     all.receivers = part.receivers;
+    all.components = c;
     all.seconds += part.seconds;
     for (std::size_t r = 0; r < part.receivers; ++r)
-      std::copy_n(part.seismograms.begin() + r * n * 2, n * 2, all.seismograms.begin() + (r * o.steps + done) * 2);
+      std::copy_n(part.seismograms.begin() + r * n * c, n * c, all.seismograms.begin() + (r * o.steps + done) * c);
     done += n;
-    snapshot(o, grid, solver.current(), done);
+    snapshot(o, w, solver.current(), done);
   }
-  all.nodes_per_second = all.seconds > 0 ? double(grid.nx * grid.nz) * double(o.steps) / all.seconds : 0;
+  all.nodes_per_second = all.seconds > 0 ? double(w.grid.nodes()) * double(o.steps) / all.seconds : 0;
   return all;
+}
+
+// --halo-steps s, or 0 for the cost model's choice.
+std::size_t given_halo_steps(const WaveOptions& o) {
+  if (o.halo_steps == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    const unsigned long s = std::stoul(o.halo_steps, &used);
+    if (used == o.halo_steps.size() && s >= 1) return s;
+  } catch (const std::exception&) {
+  }
+  throw InvalidArgument("--halo-steps is auto or a whole number >= 1, not '" + o.halo_steps + "'");
+}
+
+DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
+  return run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
+}
+
+// The split over several devices: s (given or the model's, from the first device's profile) and
+// the blocks' shares (each device's measured copy bandwidth, or equal).
+template <class T>
+WaveSplit local_split(const WaveOptions& o, const std::vector<Context>& devices, const WaveSystem<T>& system) {
+  if (o.split != "measured" && o.split != "equal") throw InvalidArgument("--split is measured or equal, not '" + o.split + "'");
+  WaveSplit split;
+  split.halo_steps = given_halo_steps(o);
+  if (devices.size() == 1) {
+    split.halo_steps = std::max<std::size_t>(split.halo_steps, 1);
+    return split;
+  }
+  std::vector<DeviceProfile> profiles;
+  if (o.split == "measured" || split.halo_steps == 0)
+    for (const Context& device : devices) profiles.push_back(planning_profile(o, device));
+  if (o.split == "measured") split.weights = block_weights(profiles);
+  if (split.halo_steps == 0) split.halo_steps = plan_halo_steps(profiles.front(), system, devices.size());
+  return split;
 }
 
 // One process, one device or several (--devices).
@@ -289,58 +374,42 @@ void run_local(const WaveOptions& o) {
   const std::vector<Context> devices = contexts(o);
   for (const Context& c : devices) require_device_precision(c.device(), o.precision);
   const WaveSetup w = setup(o);
-  WaveSolver<T> solver(devices, wave_system<T>(w.grid, w.dt, {w.absorbing}), w.source, o.frequency, w.receivers,
-                       {{}, o.halo_steps});
-  const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w.grid, solver)
+  WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
+  const WaveSplit split = local_split(o, devices, system);
+  WaveSolver<T> solver(devices, std::move(system), w.source, o.frequency, w.receivers, split);
+  const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w, solver)
                                        : solver.run(o.steps, progress_of(o, w.grid));
-  report(o, w, devices.front().device(), devices.size(), 1, r);
+  report(o, w, devices.front().device(), devices.size(), 1, split.halo_steps, r);
 }
 
 #ifdef ZIGGURAT_HAVE_MPI
-// Rank r on device r of its host (the GPUs, else the CPU devices), unless --device or
-// ZIGGURAT_DEVICE names one for every rank.
-Context rank_device(const WaveOptions& o, const mpi::Communicator& world) {
-  if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
-  if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
-  if (!o.device.empty() || std::getenv("ZIGGURAT_DEVICE") != nullptr) return Context(o.device);
-  const std::vector<DeviceInfo> all = list_devices();
-  std::vector<DeviceInfo> pool = filter_devices(all, "gpu");
-  if (pool.empty()) pool = filter_devices(all, "cpu");
-  if (static_cast<std::size_t>(world.local_rank()) >= pool.size())
-    throw InvalidArgument(std::to_string(world.local_size()) + " ranks on this host but " +
-                          std::to_string(pool.size()) + " device(s) for them: start fewer ranks, or give --device "
-                          "(e.g. --device cpu) for ranks to share one");
-  return Context(pool[static_cast<std::size_t>(world.local_rank())]);
-}
-
-// mpirun -np R: one block a rank; a rank that fails ends the job with its message.
+// mpirun -np R: one block a rank.
 template <class T>
 void run_ranks(const WaveOptions& o) {
-  static mpi::Environment environment;  // finalised at exit, after every rank's last call
-  const mpi::Communicator world;
-  try {
-    const Context device = rank_device(o, world);
+  on_ranks([&](const mpi::Communicator& world) {
+    if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
+    if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
+    const Context device = rank_device(o.device, world);
     require_device_precision(device.device(), o.precision);
     const WaveSetup w = setup(o);
-    mpi::DistributedWave<T> solver(world, device, wave_system<T>(w.grid, w.dt, {w.absorbing}), w.source, o.frequency,
-                                   w.receivers, o.halo_steps);
+    WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
+    // s: given, else the model's for this rank's device, the smallest over the ranks (one for all).
+    std::size_t s = given_halo_steps(o);
+    if (s == 0) s = world.min(plan_halo_steps(planning_profile(o, device), system, std::size_t(world.size())));
+    mpi::DistributedWave<T> solver(world, device, std::move(system), w.source, o.frequency, w.receivers, s);
     const WaveRun<T> r = solver.run(o.steps, world.rank() == 0 ? progress_of(o, w.grid) : nullptr);
-    if (world.rank() == 0) report(o, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), r);
-  } catch (const std::exception& e) {
-    world.abort(e.what());
-  }
+    if (world.rank() == 0) report(o, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), s, r);
+  });
 }
 #endif
 
 template <class T>
 void run(const WaveOptions& o) {
+  if (launched_with_ranks()) {  // a tool without MPI refuses
 #ifdef ZIGGURAT_HAVE_MPI
-  if (mpi::launched_with_ranks()) return run_ranks<T>(o);
-#else
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr && std::atoi(std::getenv("OMPI_COMM_WORLD_SIZE")) > 1)
-    throw UnsupportedFeature("this ziggurat was built without MPI: rebuild with libopenmpi-dev installed to run "
-                             "under mpirun");
+    return run_ranks<T>(o);
 #endif
+  }
   run_local<T>(o);
 }
 
@@ -348,41 +417,50 @@ void run(const WaveOptions& o) {
 
 void add_wave_command(CLI::App& app) {
   auto options = std::make_shared<WaveOptions>();
-  auto* command = app.add_subcommand("wave", "Elastic waves (2D P-SV) by explicit FEM on a device: seismograms of a "
-                                             "Ricker point source");
-  command->add_option("--dims", options->dims, "2 (P-SV); 3 is not implemented yet")->capture_default_str();
-  command->add_option("--size", options->size, "Nodes NXxNZ (x right, z down; the top row is a free surface)");
+  auto* command = app.add_subcommand("wave", "Elastic waves (2D P-SV or 3D) by explicit FEM on a device: seismograms "
+                                             "of a Ricker point source");
+  command->add_option("--dims", options->dims, "2 (P-SV in the x-z plane) or 3")->capture_default_str();
+  command->add_option("--size", options->size, "Nodes NXxNZ, or NXxNYxNZ with --dims 3 (x right, y across, z down; "
+                                               "the top is a free surface)");
   command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(CLI::PositiveNumber);
   command->add_option("--medium", options->medium, "vp,vs,rho of a homogeneous model (m/s, m/s, kg/m^3)")
       ->capture_default_str();
   command->add_option("--model", options->model, "Layers: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"}");
-  command->add_option("--vp", options->vp, "vp per cell, .npy of shape (nz - 1, nx - 1)");
+  command->add_option("--vp", options->vp, "vp per cell, .npy of shape (nz - 1, nx - 1), or (nz - 1, ny - 1, nx - 1) "
+                                           "with --dims 3");
   command->add_option("--vs", options->vs, "vs per cell, the same shape");
   command->add_option("--rho", options->rho, "rho per cell, the same shape");
   command->add_option("--dt", options->dt, "Time step, s (default 0.9 of the stability limit; above it is refused)")
       ->check(CLI::PositiveNumber);
   command->add_option("--steps", options->steps, "Time steps")->capture_default_str()->check(whole_number(1));
-  command->add_option("--source", options->source, "x,z of the source in metres (default: centre, a third down)");
+  command->add_option("--source", options->source, "x,z (x,y,z with --dims 3) of the source in metres (default: "
+                                                   "centre, a third down)");
   command->add_option("--source-kind", options->source_kind, "force or explosion")->capture_default_str();
-  command->add_option("--force", options->force, "fx,fz of a force source")->capture_default_str();
+  command->add_option("--force", options->force, "fx,fz (fx,fy,fz) of a force source (default: down)");
   command->add_option("--freq", options->frequency, "Peak frequency of the Ricker wavelet, Hz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--receivers", options->receivers, ".npy of shape (r, 2): x, z in metres (default: every "
-                                                         "tenth surface node)");
-  command->add_option("--absorbing", options->absorbing, "Sponge cells on the left, right and bottom")
+  command->add_option("--receivers", options->receivers, ".npy of shape (r, dims): x, z (x, y, z) in metres "
+                                                         "(default: every tenth surface node along x)");
+  command->add_option("--absorbing", options->absorbing, "Sponge cells on every side but the top")
       ->capture_default_str();
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_option("--devices", options->devices, "Several devices: a spec matching them all (all, gpu), or "
                                                      "one spec each separated by '/' (0/1); the vector is split "
                                                      "into one block a device");
-  command->add_option("--halo-steps", options->halo_steps, "With several devices: exchange halos s bands wide "
-                                                           "every s steps")
-      ->capture_default_str()
-      ->check(whole_number(1));
+  command->add_option("--halo-steps", options->halo_steps, "With several devices or ranks: exchange halos s bands "
+                                                           "wide every s steps; auto: the cost model's s from the "
+                                                           "measured transfer latencies")
+      ->capture_default_str();
+  command->add_option("--split", options->split, "With several devices: blocks by each device's measured copy "
+                                                 "bandwidth (measured) or equal")
+      ->capture_default_str();
+  command->add_option("--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
+                                                     "instead of each device's cached or measured one");
   add_precision_option(command, options->precision);
-  command->add_option("--out", options->out, "Write the seismograms here: .npy (receivers, steps, 2)");
-  command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir");
+  command->add_option("--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
+  command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
+                                                         "the x-z slice through the source)");
   command->add_option("--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");

@@ -37,14 +37,20 @@ class Communicator {
   /// Every rank's `values` (the same count on each) on `root`, rank after rank; empty elsewhere.
   template <class T>
   std::vector<T> gather(const std::vector<T>& values, int root = 0) const;
-  /// The largest of every rank's value, on every rank.
+  /// The largest (smallest) of every rank's value, on every rank.
   double max(double value) const;
+  std::size_t min(std::size_t value) const;
+  /// Returns when every rank has called it.
+  void barrier() const;
+  /// `text` of rank `root` on every rank.
+  void broadcast(std::string& text, int root = 0) const;
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
 };
 
-/// Halo exchange between ranks by MPI_Irecv / MPI_Isend, waited for together.
+/// Halo exchange between ranks by MPI_Irecv / MPI_Isend, waited for together: block b is rank b.
+/// Messages above 1 GiB go in pieces (MPI counts are int).
 class HaloTransport final : public wave::HaloTransport {
  public:
   explicit HaloTransport(const Communicator& communicator) : communicator_(communicator) {}
@@ -61,14 +67,14 @@ template <class T>
 class DistributedWave {
  public:
   DistributedWave(const Communicator& communicator, const Context& device, wave::WaveSystem<T> system,
-                  wave::PointSource source, double frequency, const std::vector<std::size_t>& receivers,
+                  wave::PointSource source, double frequency, const std::vector<wave::GridNode>& receivers,
                   std::size_t halo_steps);
   wave::WaveRun<T> run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress = {});
 
  private:
   const Communicator& communicator_;
   HaloTransport transport_;
-  std::vector<std::size_t> receiver_nodes_;
+  std::vector<wave::GridNode> receiver_nodes_;
   wave::WaveSolver<T> solver_;
 };
 

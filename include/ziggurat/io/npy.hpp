@@ -40,9 +40,22 @@ template <class T>
 void write_npy(const std::filesystem::path& path, const T* values,
                const std::vector<std::size_t>& shape);
 
+/// A .npy file that several processes write at once, each its rows of the slowest axis:
+/// create_npy() (one process) writes the header of T and `shape` and sizes the file for the values;
+/// then write_npy_rows() writes rows [first, first + rows) (`values` in C order) and syncs them.
+/// Not atomic: write to a temporary name and rename it once every process has written.
+template <class T>
+void create_npy(const std::filesystem::path& path, const std::vector<std::size_t>& shape);
+template <class T>
+void write_npy_rows(const std::filesystem::path& path, std::size_t first, const T* values, std::size_t rows);
+
 /// A grid from a .npy array of 1 to 3 dimensions.
 template <class T>
 Grid<T> load_grid(const std::filesystem::path& path);
+/// Rows [first, first + count) of the slowest axis of such an array (its planes in 3D), read
+/// without the rest: a grid of those rows. IoError for rows outside the array.
+template <class T>
+Grid<T> load_grid_rows(const std::filesystem::path& path, std::size_t first, std::size_t count);
 
 /// A grid as a .npy array (atomic write).
 template <class T>

@@ -43,9 +43,10 @@ void heat_steps_reference(Grid<T>& grid, double alpha, std::size_t steps);
 
 /// The slowest discrete mode, the product of sin(pi i / (E-1)) over the axes (E nodes on the axis),
 /// zero on the boundary. It is an eigenvector of the scheme: after K steps the exact discrete
-/// solution is decay^K times it.
+/// solution is decay^K times it. With `rows`, only rows [first_row, first_row + rows) of the
+/// slowest axis (what one process of a distributed run holds).
 template <class T>
-Grid<T> heat_mode_field(const std::vector<std::size_t>& extents);
+Grid<T> heat_mode_field(const std::vector<std::size_t>& extents, std::size_t first_row = 0, std::size_t rows = 0);
 
 /// The mode's factor per step: 1 - 2 dims A + 2A (sum over the axes of cos(pi / (E-1))).
 double heat_mode_decay(const std::vector<std::size_t>& extents, double alpha);

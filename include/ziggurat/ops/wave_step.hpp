@@ -8,8 +8,10 @@
 // for o_d > 0, K1(i, i - o_d) u2(i - o_d); acc += K2(i) u1(i); u3(i) = -acc / m(i). A source adds
 // w_s a(t) at its DOFs afterwards, w_s = dt^2 g_s / m_s. The same operations in the same order
 // wherever i lies: any split of the vector gives the same bits.
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
@@ -29,11 +31,15 @@ struct PointSource {
   std::vector<double> forces;
 };
 
-/// A force in direction (fx, fz) at node (ix, iz), or an explosion there: outward unit forces on
-/// the four neighbouring nodes. InvalidArgument for a node outside the grid (or too close to its
-/// edge for an explosion).
-PointSource point_force(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz, double fx, double fz);
-PointSource explosion(const ElasticGrid2D& grid, std::size_t ix, std::size_t iz);
+/// A force (fx, fy, fz) at a node (fy = 0 in 2D), or an explosion there: outward unit forces on
+/// the node's 4 (2D) or 6 (3D) neighbours. InvalidArgument for a node outside the grid (or too
+/// close to its edge for an explosion), or a force of zero or with fy in 2D.
+PointSource point_force(const ElasticGrid& grid, GridNode node, const std::array<double, 3>& force);
+PointSource explosion(const ElasticGrid& grid, GridNode node);
+
+/// InvalidArgument naming `what` when `node` is not a node of a grid of the system's shape.
+template <class T>
+void check_node(const WaveSystem<T>& system, GridNode node, const std::string& what);
 
 /// w_s = dt^2 g_s / m_s in T: what the source adds per unit of the wavelet.
 template <class T>
@@ -69,6 +75,12 @@ class WaveStep {
   /// amplitude at its DOFs; returns the last command's event.
   cl::Event enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
                     DofRange computed);
+  /// The same in parts: the update of some positions, after the commands `wait_for` (empty: in
+  /// queue order), and the source once every part of the step is enqueued. Any cut of the
+  /// positions into parts gives the same bits.
+  cl::Event update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
+                   const std::vector<cl::Event>& wait_for = {});
+  cl::Event inject(const cl::Buffer& u3, double amplitude);
   /// Enqueues out[offset + r] = u[receivers[r]] for the local receiver positions set_receivers() took.
   cl::Event record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset);
   void set_receivers(const std::vector<std::uint32_t>& local_dofs);

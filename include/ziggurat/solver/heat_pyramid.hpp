@@ -85,6 +85,9 @@ class HeatSolver {
   /// The current field (a copy), and a view of it valid until the next advance().
   Grid<T> field() const;
   const T* data() const noexcept;
+  /// The same view, writable between runs: the next advance() starts from what it holds (a
+  /// distributed run writes the rows its neighbours computed here).
+  T* data() noexcept;
   const std::vector<std::size_t>& extents() const noexcept;
   std::size_t steps_done() const noexcept;
 

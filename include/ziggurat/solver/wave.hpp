@@ -1,12 +1,13 @@
 #pragma once
-// Explicit FEM elastic waves on one or several devices (method notes, section 5): a 2D P-SV grid
-// (matrix/elastic_grid.hpp) stepped by central differences, one fused kernel a step
+// Explicit FEM elastic waves on one or several devices (method notes, section 5): a 2D P-SV or
+// 3D elastic grid (matrix/elastic_grid.hpp) stepped by central differences, one fused kernel a step
 // (ops/wave_step.hpp), a Ricker point source, receivers sampled every step into seismograms.
 // The three time layers rotate by handle, not by copy.
 //
 // Several devices: the vector is cut into consecutive blocks, one a device (sizes by the weights,
 // block starts at multiples of 16 DOFs so that each block is 64-byte aligned in its buffer), each
-// held with halos of s H DOFs on both sides, H the band's half-width (2 nx + 3). Every s steps the
+// held with halos of s H DOFs on both sides, H the band's half-width (2 nx + 3 in 2D, one plane of
+// nodes and a row and a node more in 3D). Every s steps the
 // halos of the two current layers come from the neighbours' blocks (device -> host -> device);
 // in between each device also recomputes the halo DOFs still valid (s - 1 - j bands wide at step
 // j of the s), the pyramid idea: fewer, larger exchanges. Each DOF's arithmetic does not depend
@@ -32,7 +33,8 @@ template <class T>
 struct WaveRun {
   std::size_t steps = 0;
   std::size_t receivers = 0;
-  std::vector<T> seismograms;  ///< receivers x steps x 2 (ux, uz); sample s is the time (s + 1) dt
+  std::size_t components = 2;  ///< the grid's dims: ux, uz (2D) or ux, uy, uz (3D)
+  std::vector<T> seismograms;  ///< receivers x steps x components; sample s is the time (s + 1) dt
   double seconds = 0;          ///< wall time of the steps, recording and downloads included
   double nodes_per_second = 0;
 };
@@ -71,15 +73,15 @@ struct WaveSplit {
 template <class T>
 class WaveSolver {
  public:
-  /// The medium at rest; `receivers` are nodes (ix, iz) in pairs. InvalidArgument for a receiver
-  /// outside the grid, a frequency <= 0, weights that are not one a block and positive, s = 0, a
+  /// The medium at rest; every component of each receiver node is recorded. InvalidArgument for a
+  /// receiver outside the grid, a frequency <= 0, weights that are not one a block and positive, s = 0, a
   /// block smaller than its halo (too many devices or too large an s for the grid), or blocks
   /// beyond this process's devices without a transport.
   WaveSolver(const std::vector<Context>& devices, WaveSystem<T> system, PointSource source, double frequency,
-             const std::vector<std::size_t>& receivers, WaveSplit split = {});
+             const std::vector<GridNode>& receivers, WaveSplit split = {});
   /// One device.
   WaveSolver(const Context& context, WaveSystem<T> system, PointSource source, double frequency,
-             const std::vector<std::size_t>& receivers);
+             const std::vector<GridNode>& receivers);
   ~WaveSolver();
 
   /// Advances `steps` steps from where the last run stopped, recording every receiver each step.

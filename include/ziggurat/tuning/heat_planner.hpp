@@ -60,6 +60,11 @@ model::Problem heat_problem(const HeatSolver<T>& solver, std::size_t steps);
 template <class T>
 PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                          const DeviceProfile& profile);
+/// The same for a grid of T of `extents` on `device` that no solver holds yet (in pinned or
+/// pageable host memory): what plan_heat() would give the solver of that grid.
+template <class T>
+PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t>& extents, bool pinned_host_memory,
+                         std::size_t steps, const HeatPlanRequest& request, const DeviceProfile& profile);
 
 /// The smallest budget in which the solver can run `steps` steps of pyramid passes of `height`
 /// with `decomposition` under `schedule`: tasks of one owned row (strips) or node a side (blocks).

@@ -1,0 +1,36 @@
+#include "ranks.hpp"
+
+#include <cstdlib>
+
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::cli {
+
+bool launched_with_ranks() {
+#ifdef ZIGGURAT_HAVE_MPI
+  return mpi::launched_with_ranks();
+#else
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (size != nullptr && std::atoi(size) > 1)
+    throw UnsupportedFeature("this ziggurat was built without MPI: rebuild with libopenmpi-dev installed to run "
+                             "under mpirun");
+  return false;
+#endif
+}
+
+#ifdef ZIGGURAT_HAVE_MPI
+Context rank_device(const std::string& device, const mpi::Communicator& world) {
+  if (!device.empty() || std::getenv("ZIGGURAT_DEVICE") != nullptr) return Context(device);
+  const std::vector<DeviceInfo> all = list_devices();
+  std::vector<DeviceInfo> pool = filter_devices(all, "gpu");
+  if (pool.empty()) pool = filter_devices(all, "cpu");
+  if (static_cast<std::size_t>(world.local_rank()) >= pool.size())
+    throw InvalidArgument(std::to_string(world.local_size()) + " ranks on this host but " +
+                          std::to_string(pool.size()) + " device(s) for them: start fewer ranks, or give --device "
+                          "(e.g. --device cpu) for ranks to share one");
+  return Context(pool[static_cast<std::size_t>(world.local_rank())]);
+}
+#endif
+
+}  // namespace ziggurat::cli

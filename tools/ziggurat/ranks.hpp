@@ -1,0 +1,39 @@
+#pragma once
+// What the subcommands that run on MPI ranks share (`mpirun -np R ziggurat wave|heat ...`): whether
+// this process is one of several ranks, each rank's device, and one failing rank ending the job.
+
+#include <exception>
+#include <string>
+
+#include "ziggurat/base/context.hpp"
+#ifdef ZIGGURAT_HAVE_MPI
+#include "ziggurat/distributed/mpi.hpp"
+#endif
+
+namespace ziggurat::cli {
+
+/// Whether mpirun (or another PMI launcher) started this process as one of several ranks. Throws
+/// UnsupportedFeature when it did and this tool was built without MPI.
+bool launched_with_ranks();
+
+#ifdef ZIGGURAT_HAVE_MPI
+/// Rank r's device: device r of its host (the GPUs, else the CPU devices), unless `device` or
+/// ZIGGURAT_DEVICE names one for every rank. InvalidArgument when the host has more ranks than
+/// devices.
+Context rank_device(const std::string& device, const mpi::Communicator& world);
+
+/// Runs body(world) on this rank; an exception on any rank ends the whole job with its message, so
+/// that no rank is left waiting for one that failed. MPI is finalised at exit.
+template <class Body>
+void on_ranks(Body body) {
+  static mpi::Environment environment;
+  const mpi::Communicator world;
+  try {
+    body(world);
+  } catch (const std::exception& e) {
+    world.abort(e.what());
+  }
+}
+#endif
+
+}  // namespace ziggurat::cli
