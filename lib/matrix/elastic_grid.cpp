@@ -103,24 +103,6 @@ void check_dt(double dt, double limit) {
                           str(limit) + " s: take a smaller --dt or a coarser --dx");
 }
 
-// 2 / sqrt(lambda_max(M^-1 K)), lambda_max bounded by Gershgorin's row sums of M^-1 K. Row i sums
-// its stored entries and, for each diagonal o > 0, the mirrored entry K(i - o, i).
-double gershgorin_time_step(const sparse::Dia<double>& k, const std::vector<double>& m) {
-  std::vector<double> ratio(k.rows, 0.0);
-  detail::parallel_for(k.rows, 1 << 14, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      double sum = 0;
-      for (std::size_t d = 0; d < k.offsets.size(); ++d) {
-        const std::size_t o = static_cast<std::size_t>(k.offsets[d]);
-        if (i + o < k.rows) sum += std::abs(k.values[d * k.rows + i]);
-        if (o > 0 && i >= o) sum += std::abs(k.values[d * k.rows + i - o]);
-      }
-      ratio[i] = sum / m[i];
-    }
-  });
-  return 2 / std::sqrt(*std::max_element(ratio.begin(), ratio.end()));
-}
-
 // The sponge's damping rate at each node (1/s): 0 inside, growing as the square of the depth into
 // the layer on every side but the top.
 std::vector<double> damping(const ElasticGrid& grid, const Sponge& sponge) {
@@ -209,48 +191,117 @@ ElasticGrid layered_grid(std::size_t nx, std::size_t ny, std::size_t nz, double 
   return layered({3, nx, ny, nz, dx, {}, {}, {}}, layers);
 }
 
+namespace {
+
+// K row by row: for every DOF p (on every core, each p on one thread), the sums K(p, q) over the
+// cells around p's node, in cell order, for the q of the node's neighbourhood (3^dims nodes,
+// slot = neighbour node dims + component); rows(p, k) gets them in double. One gather serves K, its
+// Gershgorin bound and K1 in T, with no matrix in double held beside K1.
+class RowAssembly {
+ public:
+  explicit RowAssembly(const ElasticGrid& grid)
+      : grid_(grid), unit_(unit_stiffness(grid.dims)), offsets_(band_offsets(grid)),
+        slots_(grid.dims * (grid.dims == 3 ? 27 : 9)), scale_(grid.dims == 3 ? grid.dx / 2 : 1.0) {
+    validate(grid);
+    // The DOF distance of each slot from a DOF of component c, and its diagonal (-1: below).
+    for (std::size_t c = 0; c < grid.dims; ++c)
+      for (std::size_t slot = 0; slot < slots_; ++slot) {
+        const long o = distance(c, slot);
+        diagonal_.push_back(o < 0 ? -1 : int(std::find(offsets_.begin(), offsets_.end(), std::int32_t(o)) - offsets_.begin()));
+      }
+  }
+  const std::vector<std::int32_t>& offsets() const { return offsets_; }
+  std::size_t slots() const { return slots_; }
+  // The stored diagonal of the entry (p, slot) for a row of component c, -1 when it lies below.
+  int diagonal(std::size_t c, std::size_t slot) const { return diagonal_[c * slots_ + slot]; }
+
+  template <class Rows>
+  void run(Rows rows) const {
+    const std::size_t nodes = grid_.nodes();
+    detail::parallel_for(nodes, 1 << 10, [&](std::size_t begin, std::size_t end) {
+      std::vector<double> k(grid_.dims * slots_);
+      for (std::size_t node = begin; node < end; ++node) {
+        row_values(node, k.data());
+        for (std::size_t c = 0; c < grid_.dims; ++c) rows(grid_.dims * node + c, c, k.data() + c * slots_);
+      }
+    });
+  }
+
+ private:
+  // Neighbour slot of the node (dx, dy, dz) away, each in -1..1 (dy = 0 in 2D).
+  std::size_t slot_of(long dx, long dy, long dz, std::size_t c) const {
+    const std::size_t n = grid_.dims == 3 ? std::size_t((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1)) : std::size_t((dx + 1) + 3 * (dz + 1));
+    return grid_.dims * n + c;
+  }
+  long distance(std::size_t c, std::size_t slot) const {
+    const long n = long(slot / grid_.dims), c2 = long(slot % grid_.dims);
+    const long dx = n % 3 - 1, rest = n / 3;
+    const long dy = grid_.dims == 3 ? rest % 3 - 1 : 0, dz = grid_.dims == 3 ? rest / 3 - 1 : rest - 1;
+    const long node = dx + long(grid_.nx) * (dy + long(grid_.ny) * dz);
+    return long(grid_.dims) * node + c2 - long(c);
+  }
+  // The rows of the node's DOFs: k[c * slots + slot] = K(dims node + c, the slot's DOF).
+  void row_values(std::size_t node, double* k) const {
+    const std::size_t dims = grid_.dims, size = unit_.size, nx = grid_.nx, ny = grid_.ny;
+    std::fill(k, k + dims * slots_, 0.0);
+    const std::size_t ix = node % nx, iy = node / nx % ny, iz = node / (nx * ny);
+    const auto first = [](std::size_t i) { return i > 0 ? i - 1 : 0; };
+    const std::size_t cy_end = dims == 3 ? std::min(iy, ny - 2) + 1 : 1;
+    for (std::size_t cz = first(iz); cz <= std::min(iz, grid_.nz - 2); ++cz)
+      for (std::size_t cy = dims == 3 ? first(iy) : 0; cy < cy_end; ++cy)
+        for (std::size_t cx = first(ix); cx <= std::min(ix, nx - 2); ++cx) {
+          const std::size_t cell = (cz * grid_.cells_y() + cy) * (nx - 1) + cx;
+          const double mu = grid_.rho[cell] * grid_.vs[cell] * grid_.vs[cell];
+          const double lambda = grid_.rho[cell] * grid_.vp[cell] * grid_.vp[cell] - 2 * mu;
+          // This node's corner in the cell, then every corner b's DOFs.
+          const std::size_t a = dims == 3 ? (ix - cx) | (iy - cy) << 1 | (iz - cz) << 2 : (ix - cx) | (iz - cz) << 1;
+          for (std::size_t b = 0; b < (std::size_t{1} << dims); ++b) {
+            const long bx = long(cx + (b & 1)) - long(ix);
+            const long by = dims == 3 ? long(cy + (b >> 1 & 1)) - long(iy) : 0;
+            const long bz = long(cz + (b >> (dims - 1) & 1)) - long(iz);
+            for (std::size_t c = 0; c < dims; ++c)
+              for (std::size_t c2 = 0; c2 < dims; ++c2) {
+                const std::size_t at = (dims * a + c) * size + dims * b + c2;
+                k[c * slots_ + slot_of(bx, by, bz, c2)] += scale_ * (lambda * unit_.lambda[at] + mu * unit_.mu[at]);
+              }
+          }
+        }
+  }
+
+  const ElasticGrid& grid_;
+  const UnitStiffness& unit_;
+  std::vector<std::int32_t> offsets_;
+  std::size_t slots_;
+  double scale_;
+  std::vector<int> diagonal_;
+};
+
+// 2 / sqrt(max over rows of (sum_q |K(p, q)|) / m_p): Gershgorin's bound of lambda_max(M^-1 K).
+double gershgorin_step(const std::vector<double>& ratio) {
+  return 2 / std::sqrt(*std::max_element(ratio.begin(), ratio.end()));
+}
+
+double absolute_sum(const double* k, std::size_t count) {
+  double sum = 0;
+  for (std::size_t i = 0; i < count; ++i) sum += std::abs(k[i]);
+  return sum;
+}
+
+}  // namespace
+
 sparse::Dia<double> stiffness(const ElasticGrid& grid) {
-  validate(grid);
-  const UnitStiffness& unit = unit_stiffness(grid.dims);
-  const std::size_t size = unit.size, dims = grid.dims;
-  const double scale = grid.dims == 3 ? grid.dx / 2 : 1.0;  // (h / 2)^(dims - 2)
+  const RowAssembly assembly(grid);
   sparse::Dia<double> k;
   k.rows = k.cols = grid.dofs();
   k.symmetric = true;
-  k.offsets = band_offsets(grid);
+  k.offsets = assembly.offsets();
   k.values.assign(k.offsets.size() * k.rows, 0.0);
-  // Every cell's local DOF pairs (p, q) lie on the same diagonals: find each pair's once. -1: the
-  // pair's global DOFs go the other way, stored by (q, p).
-  std::vector<int> diagonal(size * size);
-  for (std::size_t p = 0; p < size; ++p)
-    for (std::size_t q = 0; q < size; ++q) {
-      const long o = dof_distance(grid, p, q);
-      diagonal[p * size + q] =
-          o < 0 ? -1 : int(std::find(k.offsets.begin(), k.offsets.end(), std::int32_t(o)) - k.offsets.begin());
+  assembly.run([&](std::size_t p, std::size_t c, const double* row) {
+    for (std::size_t slot = 0; slot < assembly.slots(); ++slot) {
+      const int d = assembly.diagonal(c, slot);
+      if (d >= 0 && p + std::size_t(k.offsets[std::size_t(d)]) < k.rows) k.values[std::size_t(d) * k.rows + p] = row[slot];
     }
-  // Layers of cells (one iz each) touch the node planes iz and iz + 1, so even layers never meet,
-  // nor odd ones: each parity runs on every core, a layer on one thread in cell order, and every
-  // entry gets its sums in the same order on any number of threads.
-  const std::size_t layers = grid.nz - 1, per_layer = (grid.nx - 1) * grid.cells_y();
-  for (std::size_t parity = 0; parity < 2; ++parity)
-    detail::parallel_for((layers + 1 - parity) / 2, 1, [&](std::size_t begin, std::size_t end) {
-      std::vector<std::size_t> dofs(size);
-      for (std::size_t layer = begin; layer < end; ++layer) {
-        const std::size_t iz = 2 * layer + parity;
-        for (std::size_t c = 0; c < per_layer; ++c) {
-          const std::size_t ix = c % (grid.nx - 1), iy = c / (grid.nx - 1), cell = iz * per_layer + c;
-          const double mu = grid.rho[cell] * grid.vs[cell] * grid.vs[cell];
-          const double lambda = grid.rho[cell] * grid.vp[cell] * grid.vp[cell] - 2 * mu;
-          for (std::size_t p = 0; p < size; ++p) dofs[p] = dims * corner_node(grid, ix, iy, iz, p / dims) + p % dims;
-          for (std::size_t p = 0; p < size; ++p)
-            for (std::size_t q = 0; q < size; ++q) {
-              if (diagonal[p * size + q] < 0) continue;
-              k.values[std::size_t(diagonal[p * size + q]) * k.rows + dofs[p]] +=
-                  scale * (lambda * unit.lambda[p * size + q] + mu * unit.mu[p * size + q]);
-            }
-        }
-      }
-    });
+  });
   return k;
 }
 
@@ -270,39 +321,51 @@ std::vector<double> lumped_mass(const ElasticGrid& grid) {
   return m;
 }
 
-double stable_time_step(const ElasticGrid& grid) { return gershgorin_time_step(stiffness(grid), lumped_mass(grid)); }
+double stable_time_step(const ElasticGrid& grid) {
+  const RowAssembly assembly(grid);
+  const std::vector<double> mass = lumped_mass(grid);
+  std::vector<double> ratio(grid.dofs());
+  assembly.run([&](std::size_t p, std::size_t, const double* row) { ratio[p] = absolute_sum(row, assembly.slots()) / mass[p]; });
+  return gershgorin_step(ratio);
+}
 
 template <class T>
 WaveSystem<T> wave_system(const ElasticGrid& grid, double dt, const Sponge& sponge) {
-  const sparse::Dia<double> k = stiffness(grid);  // validates the grid
-  const std::vector<double> mass = lumped_mass(grid);
-  check_dt(dt, gershgorin_time_step(k, mass));
+  const RowAssembly assembly(grid);  // validates the grid
+  if (!(dt > 0) || !std::isfinite(dt)) throw InvalidArgument("the time step must be positive, not " + str(dt));
   const std::size_t smallest = std::min({grid.nx, grid.nz, grid.dims == 3 ? grid.ny : grid.nx});
   if (3 * sponge.cells > smallest)
     throw InvalidArgument("a sponge of " + std::to_string(sponge.cells) + " cells leaves too little of a grid of " +
                           std::to_string(smallest) + " nodes on its smallest side: at most a third of it");
   if (!(sponge.reflection > 0 && sponge.reflection < 1))
     throw InvalidArgument("the sponge's reflection must lie in (0, 1), not " + str(sponge.reflection));
-  const std::vector<double> d = damping(grid, sponge);
+  const std::vector<double> mass = lumped_mass(grid);
   WaveSystem<T> s;
   s.dims = grid.dims;
   s.nx = grid.nx;
   s.ny = grid.ny;
   s.nz = grid.nz;
   s.dt = dt;
-  s.k1.rows = s.k1.cols = k.rows;
+  const std::size_t n = grid.dofs();
+  s.k1.rows = s.k1.cols = n;
   s.k1.symmetric = true;
-  s.k1.offsets = k.offsets;
-  s.k1.values.resize(k.values.size());
-  detail::parallel_for(k.values.size(), 1 << 16, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const double diagonal = i < k.rows ? 2 * mass[i] : 0.0;  // diagonal 0 is offset 0
-      s.k1.values[i] = T(dt * dt * k.values[i] - diagonal);
+  s.k1.offsets = assembly.offsets();
+  s.k1.values.assign(s.k1.offsets.size() * n, T(0));
+  // K1 = dt^2 K - 2 M straight into T, row by row, with each row's Gershgorin ratio.
+  std::vector<double> ratio(n);
+  assembly.run([&](std::size_t p, std::size_t c, const double* row) {
+    ratio[p] = absolute_sum(row, assembly.slots()) / mass[p];
+    for (std::size_t slot = 0; slot < assembly.slots(); ++slot) {
+      const int d = assembly.diagonal(c, slot);
+      if (d < 0 || p + std::size_t(s.k1.offsets[std::size_t(d)]) >= n) continue;
+      s.k1.values[std::size_t(d) * n + p] = T(dt * dt * row[slot] - (d == 0 ? 2 * mass[p] : 0.0));
     }
   });
-  s.k2.resize(k.rows);
-  s.m.resize(k.rows);
-  for (std::size_t i = 0; i < k.rows; ++i) {
+  check_dt(dt, gershgorin_step(ratio));
+  const std::vector<double> d = damping(grid, sponge);
+  s.k2.resize(n);
+  s.m.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
     const double c = dt * d[i / grid.dims] / 2;  // dt C / 2 over M
     s.k2[i] = T(mass[i] * (1 - c));
     s.m[i] = T(mass[i] * (1 + c));

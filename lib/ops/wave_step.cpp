@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "base/integer_math.hpp"
@@ -121,6 +122,9 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
   if (stored.count == 0 || stored.end() > n_)
     throw InvalidArgument("the DOFs [" + std::to_string(stored.first) + ", " + std::to_string(stored.end()) +
                           ") are not a part of the system's " + std::to_string(n_));
+  const std::vector<std::int32_t>& offsets = system.k1.offsets;
+  if (offsets.empty() || offsets.front() != 0 || std::adjacent_find(offsets.begin(), offsets.end(), std::greater_equal<>()) != offsets.end())
+    throw InvalidArgument("K1 must be half-stored from its main diagonal: offsets 0, then increasing");
   if (n_ + std::size_t(system.k1.offsets.back()) >= (std::size_t{1} << 32))
     throw InvalidArgument("a wave system of " + std::to_string(n_) + " DOFs is beyond the kernels' 32-bit indices");
   const auto constant_bytes = context.device().device.getInfo<CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE>();

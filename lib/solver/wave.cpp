@@ -4,9 +4,9 @@
 #include <chrono>
 #include <numeric>
 #include <string>
-#include <tuple>
 
 #include "ops/stream.hpp"
+#include "solver/pass_runner.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 
@@ -107,9 +107,10 @@ struct WaveSolver<T>::Impl {
   // A halo exchange in flight: the values of the two current layers each local block owns and
   // another needs, downloaded to host memory, sent and received, and uploaded where they belong.
   struct Transfer {
-    std::size_t from, to, first;  // blocks, and the global DOF of data[0]
+    std::size_t from, to, first, count;  // blocks, and the global DOFs [first, first + count)
     int layer;
-    std::vector<T> data;
+    detail::HostLayer<T> data;  // page-locked where the runtime gives it: transfers at bus speed
+    std::size_t bytes() const { return count * sizeof(T); }
   };
   std::vector<Transfer> transfers;  // the same list every exchange; the buffers live between them
   std::vector<cl::Event> downloads, uploads;
@@ -120,7 +121,9 @@ struct WaveSolver<T>::Impl {
         const std::size_t first = std::max(stored[to].first, owned[from].first);
         const std::size_t end = std::min(stored[to].end(), owned[from].end());
         if (from == to || first >= end || (!local(to) && !local(from))) continue;
-        for (const int layer : {0, 1}) transfers.push_back({from, to, first, layer, std::vector<T>(end - first)});
+        const Context& host = parts[(local(to) ? to : from) - first_block]->context;  // the side that copies
+        for (const int layer : {0, 1})
+          transfers.push_back({from, to, first, end - first, layer, detail::HostLayer<T>(host, end - first)});
       }
   }
 
@@ -144,7 +147,7 @@ struct WaveSolver<T>::Impl {
       const std::vector<cl::Event> after{stepped[t.from - first_block]};
       check(part.context.download_queue().enqueueReadBuffer(part.layers[layer_of(t)].get(), CL_FALSE,
                                                            (t.first - part.stored.first) * sizeof(T),
-                                                           t.data.size() * sizeof(T), t.data.data(), &after,
+                                                           t.bytes(), t.data.data(), &after,
                                                            &downloads.emplace_back()),
             "clEnqueueReadBuffer", "downloading a halo");
     }
@@ -158,8 +161,8 @@ struct WaveSolver<T>::Impl {
     std::vector<HaloTransport::Send> sends;
     std::vector<HaloTransport::Receive> receives;
     for (Transfer& t : transfers) {
-      if (local(t.from) && !local(t.to)) sends.push_back({t.to, t.data.data(), t.data.size() * sizeof(T), t.layer});
-      if (!local(t.from)) receives.push_back({t.from, t.data.data(), t.data.size() * sizeof(T), t.layer});
+      if (local(t.from) && !local(t.to)) sends.push_back({t.to, t.data.data(), t.bytes(), t.layer});
+      if (!local(t.from)) receives.push_back({t.from, t.data.data(), t.bytes(), t.layer});
     }
     if (!sends.empty() || !receives.empty()) transport->exchange(sends, receives);
     std::vector<std::vector<cl::Event>> arrived(parts.size());
@@ -168,7 +171,7 @@ struct WaveSolver<T>::Impl {
       WavePart<T>& part = *parts[t.to - first_block];
       check(part.context.upload_queue().enqueueWriteBuffer(part.layers[layer_of(t)].get(), CL_FALSE,
                                                           (t.first - part.stored.first) * sizeof(T),
-                                                          t.data.size() * sizeof(T), t.data.data(), nullptr,
+                                                          t.bytes(), t.data.data(), nullptr,
                                                           &arrived[t.to - first_block].emplace_back()),
             "clEnqueueWriteBuffer", "uploading a halo");
       uploads.push_back(arrived[t.to - first_block].back());

@@ -20,8 +20,12 @@ double modelled_step_seconds(const DeviceProfile& profile, const WaveSystem<T>& 
   const double bytes_per_dof = double((system.k1.offsets.size() + 5) * sizeof(T));
   const double launches = 3 * profile.launch_pipelined_s;  // step, source, receivers
   if (blocks == 1) return n * bytes_per_dof / profile.copy_bytes_per_s() + launches;
+  // The solver's host buffers are page-locked unless the device shares host memory.
+  const bool pinned = !profile.host_unified_memory;
+  const TransferFit& down = pinned ? profile.download_pinned : profile.download_pageable;
+  const TransferFit& up = pinned ? profile.upload_pinned : profile.upload_pageable;
   const double halo_bytes = double(s) * band * sizeof(T);
-  const double exchange = 4 * (profile.download_pageable.seconds(halo_bytes) + profile.upload_pageable.seconds(halo_bytes));
+  const double exchange = 4 * (down.seconds(halo_bytes) + up.seconds(halo_bytes));
   return exchange / double(s) + (n + band * double(s - 1)) * bytes_per_dof / profile.copy_bytes_per_s() + launches;
 }
 

@@ -463,10 +463,15 @@ TEST_CASE("wave split: the halo depth trades transfer latencies against recomput
     for (std::size_t other = 1; other <= 64 && double(other) * band + 32 <= n / double(blocks); ++other)
       CHECK(modelled_step_seconds(profile, system, blocks, s) <= modelled_step_seconds(profile, system, blocks, other));
   }
-  // Latencies 10x larger call for deeper halos.
+  // Latencies 10x larger call for deeper halos: the pinned transfers', or the pageable ones on a
+  // device that shares host memory (where the solver's host buffers are ordinary memory).
   DeviceProfile slow = profile;
-  for (TransferFit* fit : {&slow.upload_pageable, &slow.download_pageable}) fit->latency_s *= 10;
+  for (TransferFit* fit : {&slow.upload_pinned, &slow.download_pinned}) fit->latency_s *= 10;
   CHECK(plan_halo_steps(slow, system, 2) > plan_halo_steps(profile, system, 2));
+  DeviceProfile shared = profile;
+  shared.host_unified_memory = true;
+  for (TransferFit* fit : {&shared.upload_pageable, &shared.download_pageable}) fit->latency_s *= 10;
+  CHECK(plan_halo_steps(shared, system, 2) == plan_halo_steps(slow, system, 2));
   CHECK(plan_halo_steps(profile, system, 1) == 1);
   profile.copy_kernel_bytes_per_s = 0;
   CHECK(plan_halo_steps(profile, system, 2) == 1);

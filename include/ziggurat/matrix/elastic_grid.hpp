@@ -78,7 +78,9 @@ struct WaveSystem {
   std::size_t node(const GridNode& n) const noexcept { return (n.iz * ny + n.iy) * nx + n.ix; }
 };
 
-/// K of the grid (symmetric half DIA, double), assembled cell by cell in a fixed order.
+/// K of the grid (symmetric half DIA, double): each DOF's row summed over the cells around its
+/// node in cell order (the same bits on any number of threads). wave_system() gathers the same
+/// rows straight into K1 in T, so that no K in double is held beside it.
 sparse::Dia<double> stiffness(const ElasticGrid& grid);
 /// The lumped mass, one value per DOF: rho dx^dims / 2^dims from each cell around the node.
 std::vector<double> lumped_mass(const ElasticGrid& grid);

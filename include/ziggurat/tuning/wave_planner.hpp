@@ -6,9 +6,11 @@
 // The model of one step of an inner block (two neighbours) when halos go every s steps:
 //   t(s) = X(s) / s + (N_b + H (s - 1)) v / B + 3 launches,
 //   X(s) = for each of the 2 exchanged layers and 2 neighbours, a download and an upload of s H
-//          values through ordinary host memory: 4 (L_down + L_up) + 4 s H v (1 / B_down + 1 / B_up),
-// N_b the block's DOFs, H the band's half-width, v the bytes a DOF moves in a step ((diagonals + 5)
-// values), B the device's copy bandwidth, L and B_down/B_up the pageable transfer fits. The
+//          values through host memory: 4 (L_down + L_up) + 4 s H b (1 / B_down + 1 / B_up),
+// N_b the block's DOFs, H the band's half-width, b the bytes of a value, v the bytes a DOF moves
+// in a step ((diagonals + 5) values), B the device's copy bandwidth, L and B_down/B_up the pinned
+// transfer fits (pageable on a device that shares host memory, where the solver's buffers are
+// ordinary memory). The
 // transfer volume per step does not depend on s; deeper halos trade the latencies (once per s
 // steps) against recomputing H (s - 1) DOFs a step on average.
 
