@@ -15,12 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::size_t row_values(const std::vector<std::size_t>& extents) {
-  std::size_t n = 1;
-  for (std::size_t axis = 0; axis + 1 < extents.size(); ++axis) n *= extents[axis];
-  return n;
-}
-
 // This rank's rows, refused when any rank would own fewer than `depth` (its neighbours' halos
 // would reach past it) or fewer than 2 (a slab at the grid's edge needs a row besides the boundary).
 RowRange owned_rows(const Communicator& communicator, const std::vector<std::size_t>& extents, std::size_t depth) {
@@ -79,7 +73,7 @@ DistributedHeat<T>::DistributedHeat(const Communicator& communicator, const Cont
       depth_(depth),
       owned_(owned_rows(communicator, extents, depth)),
       stored_(stored_rows(communicator, owned_, depth)),
-      row_values_(row_values(extents)),
+      row_values_(checked_node_count(extents) / extents.back()),
       solver_(device, rows(stored_.first, stored_.count), alpha) {}
 
 template <class T>

@@ -323,13 +323,6 @@ std::string npy_prefix(const std::vector<std::size_t>& shape) {
   return prefix + header;
 }
 
-// The values per row of the slowest axis.
-std::size_t row_values(const std::vector<std::size_t>& shape) {
-  std::size_t n = 1;
-  for (std::size_t i = 1; i < shape.size(); ++i) n *= shape[i];
-  return n;
-}
-
 }  // namespace
 
 template <class T>
@@ -358,7 +351,8 @@ void write_npy_rows(const std::filesystem::path& path, std::size_t first, const 
   if (header.type != npy_type_of<T>() || header.shape.empty() || first + rows > header.shape[0])
     bad(path, "rows " + std::to_string(first) + " to " + std::to_string(first + rows) + " of " +
                   descr_of(npy_type_of<T>()) + " do not fit its shape " + python_tuple(header.shape));
-  const std::size_t row_bytes = row_values(header.shape) * sizeof(T), bytes = rows * row_bytes;
+  if (rows == 0) return;
+  const std::size_t row_bytes = element_count(header.shape, path) / header.shape[0] * sizeof(T), bytes = rows * row_bytes;
   const int fd = ::open(path.c_str(), O_WRONLY);
   if (fd < 0) throw IoError("cannot open '" + path.string() + "': " + detail::system_error_text(errno));
   const char* from = reinterpret_cast<const char*>(values);
@@ -395,7 +389,7 @@ Grid<T> load_grid_rows(const std::filesystem::path& path, std::size_t first, std
                   python_tuple(header.shape));
   std::vector<std::size_t> extents(header.shape.rbegin(), header.shape.rend());
   extents.back() = count;
-  const std::size_t row = row_values(header.shape);
+  const std::size_t row = element_count(header.shape, path) / header.shape[0];
   return Grid<T>(extents, read_converted<T>(path, header, first * row, count * row));
 }
 
