@@ -84,6 +84,17 @@ double energy(const ElasticGrid& grid, double dt, const std::vector<double>& u, 
   return 0.5 * (kinetic + potential);
 }
 
+// The seismograms and the last field of `steps` steps with the vector split as `split` says.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> split_run(const std::vector<Context>& devices, const WaveSystem<T>& system,
+                                                    const PointSource& source, double f,
+                                                    const std::vector<GridNode>& receivers, std::size_t steps,
+                                                    const WaveSplit& split) {
+  WaveSolver<T> solver(devices, system, source, f, receivers, split);
+  WaveRun<T> r = solver.run(steps);
+  return {r.seismograms, solver.current()};
+}
+
 // Without a sponge, from when the source is quiet (a(t) < 1e-20), the discrete energy after each
 // of `checks` runs of `steps` steps stays that of the first.
 void check_energy_constant(Context& context, const ElasticGrid& grid, const PointSource& source, double f, int checks,
@@ -194,9 +205,7 @@ TEST_CASE_TEMPLATE("wave: every split over devices and every halo depth gives th
         const PointSource source = explosion(grid, {18, 0, 9});  // near a block boundary for 2 and 3 blocks
         const std::vector<GridNode> receivers{{2, 0, 0}, {18, 0, 0}, {30, 0, 0}, {18, 0, 15}, {18, 0, 29}};
         const auto run = [&](std::vector<Context> devices, WaveSplit split) {
-          WaveSolver<T> solver(devices, system, source, 30, receivers, split);
-          WaveRun<T> r = solver.run(97);
-          return std::make_pair(r.seismograms, solver.current());
+          return split_run<T>(devices, system, source, 30, receivers, 97, split);
         };
         const auto one = run({context}, {});
         for (const std::size_t parts : {2, 3})
@@ -356,9 +365,7 @@ TEST_CASE_TEMPLATE("3D wave: every split over devices and every halo depth gives
         const PointSource source = explosion(grid, {4, 4, 10});
         const std::vector<GridNode> receivers{{4, 4, 0}, {1, 2, 7}, {4, 4, 10}, {7, 6, 19}};
         const auto run = [&](std::vector<Context> devices, WaveSplit split) {
-          WaveSolver<T> solver(devices, system, source, 40, receivers, split);
-          WaveRun<T> r = solver.run(45);
-          return std::make_pair(r.seismograms, solver.current());
+          return split_run<T>(devices, system, source, 40, receivers, 45, split);
         };
         const auto one = run({context}, {});
         for (const std::size_t parts : {2, 3})
