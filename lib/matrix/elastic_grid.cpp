@@ -78,26 +78,7 @@ const UnitStiffness& unit_stiffness(std::size_t dims) {
   return dims == 2 ? two : three;
 }
 
-// The distance between the global DOFs of local DOFs p and q of any cell (q's minus p's).
-long dof_distance(const ElasticGrid& grid, std::size_t p, std::size_t q) {
-  const std::size_t d = grid.dims;
-  return long(d * corner_node(grid, 0, 0, 0, q / d) + q % d) - long(d * corner_node(grid, 0, 0, 0, p / d) + p % d);
-}
-
-// The offsets of the half band: every distance between two DOFs of one cell, ascending.
-std::vector<std::int32_t> band_offsets(const ElasticGrid& grid) {
-  std::vector<std::int32_t> offsets;
-  const std::size_t size = grid.dims << grid.dims;
-  for (std::size_t p = 0; p < size; ++p)
-    for (std::size_t q = 0; q < size; ++q)
-      if (dof_distance(grid, p, q) >= 0) offsets.push_back(static_cast<std::int32_t>(dof_distance(grid, p, q)));
-  std::sort(offsets.begin(), offsets.end());
-  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
-  return offsets;
-}
-
 void check_dt(double dt, double limit) {
-  if (!(dt > 0) || !std::isfinite(dt)) throw InvalidArgument("the time step must be positive, not " + str(dt));
   if (dt > limit)
     throw InvalidArgument("the time step " + str(dt) + " s exceeds the stability (CFL) limit of this grid, " +
                           str(limit) + " s: take a smaller --dt or a coarser --dx");
@@ -200,10 +181,17 @@ namespace {
 class RowAssembly {
  public:
   explicit RowAssembly(const ElasticGrid& grid)
-      : grid_(grid), unit_(unit_stiffness(grid.dims)), offsets_(band_offsets(grid)),
-        slots_(grid.dims * (grid.dims == 3 ? 27 : 9)), scale_(grid.dims == 3 ? grid.dx / 2 : 1.0) {
+      : grid_(grid), unit_(unit_stiffness(grid.dims)), slots_(grid.dims * (grid.dims == 3 ? 27 : 9)),
+        scale_(grid.dims == 3 ? grid.dx / 2 : 1.0) {
     validate(grid);
-    // The DOF distance of each slot from a DOF of component c, and its diagonal (-1: below).
+    // The half band's offsets: every DOF distance ahead within a node's neighbourhood (the
+    // neighbours are the nodes sharing a cell with it), ascending; then each slot's diagonal for
+    // a DOF of component c (-1: the entry lies below the diagonal).
+    for (std::size_t c = 0; c < grid.dims; ++c)
+      for (std::size_t slot = 0; slot < slots_; ++slot)
+        if (distance(c, slot) >= 0) offsets_.push_back(static_cast<std::int32_t>(distance(c, slot)));
+    std::sort(offsets_.begin(), offsets_.end());
+    offsets_.erase(std::unique(offsets_.begin(), offsets_.end()), offsets_.end());
     for (std::size_t c = 0; c < grid.dims; ++c)
       for (std::size_t slot = 0; slot < slots_; ++slot) {
         const long o = distance(c, slot);

@@ -204,13 +204,6 @@ cl::Event WaveStep<T>::inject(const cl::Buffer& u3, double amplitude) {
 }
 
 template <class T>
-cl::Event WaveStep<T>::enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
-                               DofRange computed) {
-  const cl::Event updated = update(u1, u2, u3, computed);
-  return sources_ > 0 ? inject(u3, amplitude) : updated;
-}
-
-template <class T>
 void WaveStep<T>::set_receivers(const std::vector<std::uint32_t>& dofs) {
   for (const std::uint32_t d : dofs)
     if (d >= stored_.count) throw InvalidArgument("a receiver DOF lies outside the part's stored DOFs");

@@ -71,13 +71,10 @@ class WaveStep {
   const DofRange& stored() const noexcept { return stored_; }
 
   /// Enqueues u3 = -(K1 u2 + K2 u1) / m at the local positions `computed` (relative to stored():
-  /// u2 must be valid within the band's half-width around them, u1 on them), then the source's
-  /// amplitude at its DOFs; returns the last command's event.
-  cl::Event enqueue(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, double amplitude,
-                    DofRange computed);
-  /// The same in parts: the update of some positions, after the commands `wait_for` (empty: in
-  /// queue order), and the source once every part of the step is enqueued. Any cut of the
-  /// positions into parts gives the same bits.
+  /// u2 must be valid within the band's half-width around them, u1 on them), after the commands
+  /// `wait_for` (empty: in queue order); a step may be cut into any parts, with the same bits.
+  /// Then inject() adds the source's amplitude at its DOFs, once every part of the step is
+  /// enqueued. Each returns its command's event.
   cl::Event update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
                    const std::vector<cl::Event>& wait_for = {});
   cl::Event inject(const cl::Buffer& u3, double amplitude);
