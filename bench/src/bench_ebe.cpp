@@ -60,6 +60,7 @@ struct BenchEbeOptions {
   std::size_t modes = 27;
   std::size_t repeat = 5;
   double tolerance = 1e-10;
+  std::size_t iterations = 100;  // subspace iterations at most (fewer: a per-iteration comparison)
   std::string preconditioner = "ilu0";
   std::string ordering = "colours";
   std::string precision = "f64";
@@ -320,6 +321,7 @@ SubspaceOptions solve_options(const BenchEbeOptions& o, std::size_t modes) {
   SubspaceOptions options;
   options.modes = modes;
   options.tolerance = o.tolerance;
+  options.max_iterations = o.iterations;
   options.preconditioner = sparse::parse_preconditioner(o.preconditioner);
   options.ordering = sparse::parse_ordering(o.ordering);
   return options;
@@ -555,6 +557,10 @@ void add_bench_ebe_command(CLI::App& app) {
   command->add_option("--vectors", o->vectors, "Vectors of the projection")->capture_default_str()->check(whole_number(1));
   command->add_option("--modes", o->modes, "Modes of the eigen-solves")->capture_default_str()->check(whole_number(1));
   command->add_option("--repeat", o->repeat, "Timed repeats (the best counts)")->capture_default_str()->check(whole_number(1));
+  command->add_option("--iterations", o->iterations, "Subspace iterations of the solves at most (1: one iteration, "
+                                                    "device against CPU on models too large to solve on the CPU)")
+      ->capture_default_str()
+      ->check(whole_number(1));
   command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")->capture_default_str();
   command->add_option("--preconditioner", o->preconditioner, "CG's preconditioner in the solves")->capture_default_str();
   command->add_option("--ordering", o->ordering, "ILU(0)'s ordering in the solves")->capture_default_str();

@@ -51,6 +51,7 @@ struct BenchWaveOptions {
   std::string halo_steps = "1,4,auto";
   std::string python = "python3";
   std::string mpirun;  // a launcher such as "mpirun -np 2": the same model on MPI ranks
+  std::size_t rank_steps = 0;  // steps of each ranks' run (0: 10x --steps, so that start-up weighs little)
   bool no_peers = false;
   std::string device;
 };
@@ -95,9 +96,11 @@ double cpu_step_seconds(const WaveSystem<T>& system, const PointSource& source, 
   return std::chrono::duration<double>(Clock::now() - start).count() / double(steps);
 }
 
-// The same model and steps run by `ziggurat wave` under the --mpirun launcher (one block a rank,
-// rank r on device r of its host), at halo depth `s`: its reported time a step, the first steps
-// included.
+std::size_t rank_steps(const BenchWaveOptions& o) { return o.rank_steps > 0 ? o.rank_steps : 10 * o.steps; }
+
+// The same model run by `ziggurat wave` under the --mpirun launcher (one block a rank, rank r on
+// device r of its host), at halo depth `s`, for --rank-steps steps: its reported time a step, the
+// first steps included (the process has no warm-up run).
 template <class T>
 Row ranks_row(const BenchWaveOptions& o, const ElasticGrid& grid, std::size_t sponge, const std::string& s) {
   Row row{"ziggurat, " + o.mpirun + ", halos every " + s, 0, ""};
@@ -114,7 +117,7 @@ Row ranks_row(const BenchWaveOptions& o, const ElasticGrid& grid, std::size_t sp
         return std::vector<std::string>{"wave", "--dims", std::to_string(grid.dims), "--size", sizes, "--dx",
                                         std::to_string(grid.dx), "--model", (folder / "layers.json").string(),
                                         "--absorbing", std::to_string(sponge), "--source", source, "--receivers",
-                                        (folder / "receivers.npy").string(), "--steps", std::to_string(o.steps),
+                                        (folder / "receivers.npy").string(), "--steps", std::to_string(rank_steps(o)),
                                         "--halo-steps", s, "--precision", sizeof(T) == 4 ? "f32" : "f64", "--json",
                                         "--quiet"};
       },
@@ -129,18 +132,33 @@ Row ranks_row(const BenchWaveOptions& o, const ElasticGrid& grid, std::size_t sp
         write_npy(folder / "receivers.npy", receiver.data(), {1, grid.dims});
       },
       [&](const std::filesystem::path&, const nlohmann::json& answer) {
-        row.seconds_per_step = answer.at("seconds").get<double>() / double(o.steps);
+        row.seconds_per_step = answer.at("seconds").get<double>() / double(rank_steps(o));
         row.who = "ziggurat, " + std::to_string(answer.at("ranks").get<int>()) + " MPI ranks, halos every " +
                   std::to_string(answer.at("halo_steps").get<std::size_t>()) + (s == "auto" ? " (the model's s)" : "");
-        row.note = "first steps included";
+        row.note = std::to_string(rank_steps(o)) + " steps, the first included";
       });
   if (!why.empty()) row.note = why;
   return row;
 }
 
+// What CuPy's step holds on the GPU: the expanded DIA data (2d - 1 diagonals) it builds the CSR
+// from, the CSR's values and int32 column indices, and five vectors.
 template <class T>
-Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, std::size_t steps) {
+double cupy_device_bytes(const WaveSystem<T>& system) {
+  const double n = double(system.dofs()), full = 2.0 * double(system.k1.offsets.size()) - 1;
+  return full * n * (2 * sizeof(T) + 4) + 5 * n * sizeof(T);
+}
+
+template <class T>
+Row cupy_row(const BenchWaveOptions& o, const Context& context, const WaveSystem<T>& system, std::size_t steps) {
   Row row{"CuPy (cuSPARSE CSR of K1 + vector ops)", 0, ""};
+  // A model whose full CSR cannot fit is not handed over (its files alone would fill the disk).
+  const double needs = cupy_device_bytes(system), has = double(context.device().global_mem_bytes);
+  if (context.device().type == DeviceType::gpu && needs > has) {
+    row.note = "not run: the full CSR of K1 needs " + number_text(needs * 1e-9) + " GB, the GPU has " +
+               number_text(has * 1e-9) + " GB";
+    return row;
+  }
   const std::string why = run_peer_script(
       o.python, "wave_peers.py",
       [&](const std::filesystem::path& folder) {
@@ -148,7 +166,7 @@ Row cupy_row(const BenchWaveOptions& o, const WaveSystem<T>& system, std::size_t
         write_npy(folder / "k1.npy", system.k1.values.data(), {d, n});
         write_npy(folder / "offsets.npy", system.k1.offsets.data(), {d});
         write_npy(folder / "k2.npy", system.k2.data(), {n});
-        write_npy(folder / "m.npy", system.m.data(), {n});
+        write_npy(folder / "inverse_mass.npy", system.inverse_mass.data(), {n});
         const std::string request = nlohmann::json{{"command", "time"}, {"steps", steps}}.dump();
         write_file(folder / "request.json", request.data(), request.size());
       },
@@ -192,7 +210,7 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
     for (const std::string& text : split(o.halo_steps, ',')) rows.push_back(ranks_row<T>(o, grid, sponge, text));
   rows.push_back({"ziggurat CPU step, " + std::to_string(std::thread::hardware_concurrency()) + " host threads",
                   cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
-  if (!o.no_peers) rows.push_back(cupy_row(o, system, o.steps));
+  if (!o.no_peers) rows.push_back(cupy_row(o, context, system, o.steps));
   const double one = rows[1].seconds_per_step;
   std::cout << "## " << size_text(n) << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
             << ", " << o.steps << " steps\n\n"
@@ -266,6 +284,8 @@ void add_bench_wave_command(CLI::App& app) {
   command->add_option("--python", o->python, "Python of the CuPy peer (wave_peers.py)")->capture_default_str();
   command->add_option("--mpirun", o->mpirun, "A launcher, e.g. \"mpirun -np 2\": the same runs on MPI ranks "
                                              "(`ziggurat wave` under it, rank r on device r of its host)");
+  command->add_option("--rank-steps", o->rank_steps, "Steps of each run on ranks (default 10x --steps: the process's "
+                                                     "start-up is timed too)");
   command->add_flag("--no-peers", o->no_peers, "Leave CuPy out");
   command->add_option("--device", o->device, "Device selection");
   command->callback([o] { run(*o); });

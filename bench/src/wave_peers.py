@@ -8,7 +8,8 @@ is left out (it touches a few DOFs).
 Usage:
   wave_peers.py FOLDER    how bench/src/bench_wave.cpp runs it (through run_peer_script): FOLDER
                           holds request.json {"command": "time", "steps": N}, k1.npy (d, n): row d
-                          holds K1(i, i + offsets[d]) at [d, i], offsets.npy (d), k2.npy (n), m.npy (n)
+                          holds K1(i, i + offsets[d]) at [d, i], offsets.npy (d), k2.npy (n),
+                          inverse_mass.npy (n): 1 / m
   wave_peers.py selftest  the expansion and the step against a direct product of the half-stored
                           diagonals, with NumPy and SciPy (and CuPy where present)
 
@@ -70,10 +71,10 @@ def time_steps(folder):
     try:
         k1, offsets = np.load(folder / "k1.npy"), np.load(folder / "offsets.npy")
         a = full_matrix(k1, offsets, cusparse)
-        k2, m = (cupy.asarray(np.load(folder / f"{name}.npy")) for name in ("k2", "m"))
-        inverse = (-1 / m).astype(m.dtype)
-        u1 = cupy.zeros_like(m)
-        u2 = cupy.asarray(np.random.default_rng(1).uniform(-1, 1, m.size).astype(m.dtype))
+        k2, inverse = (cupy.asarray(np.load(folder / f"{name}.npy")) for name in ("k2", "inverse_mass"))
+        inverse = -inverse
+        u1 = cupy.zeros_like(k2)
+        u2 = cupy.asarray(np.random.default_rng(1).uniform(-1, 1, k2.size).astype(k2.dtype))
         best = float("inf")
         for run in range(4):  # a warm-up, then three timed
             cupy.cuda.Device().synchronize()
@@ -115,7 +116,7 @@ def selftest():
         np.save(folder / "k1.npy", k1)
         np.save(folder / "offsets.npy", offsets)
         np.save(folder / "k2.npy", np.ones(n, dtype=np.float32))
-        np.save(folder / "m.npy", np.full(n, 2, dtype=np.float32))
+        np.save(folder / "inverse_mass.npy", np.full(n, 0.5, dtype=np.float32))
         (folder / "request.json").write_text(json.dumps({"command": "time", "steps": 5}))
         answer = time_steps(folder)
         print(f"FOLDER form: {answer}", file=sys.stderr)

@@ -352,11 +352,11 @@ WaveSystem<T> wave_system(const ElasticGrid& grid, double dt, const Sponge& spon
   check_dt(dt, gershgorin_step(ratio));
   const std::vector<double> d = damping(grid, sponge);
   s.k2.resize(n);
-  s.m.resize(n);
+  s.inverse_mass.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const double c = dt * d[i / grid.dims] / 2;  // dt C / 2 over M
     s.k2[i] = T(mass[i] * (1 - c));
-    s.m[i] = T(mass[i] * (1 + c));
+    s.inverse_mass[i] = T(1 / (mass[i] * (1 + c)));
   }
   return s;
 }

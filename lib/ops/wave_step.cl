@@ -10,7 +10,7 @@
 // (one device's part of the vector with its halos; first = 0 and stride = n for the whole);
 // bounds are global, so each DOF sums exactly the terms it sums in the whole vector.
 __kernel void wave_step(__constant const int* offsets, const uint diagonals, __global const REAL* restrict k1,
-                        __global const REAL* restrict k2, __global const REAL* restrict m,
+                        __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
                         __global const REAL* restrict u1, __global const REAL* restrict u2,
                         __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
                         const uint count) {
@@ -36,7 +36,7 @@ __kernel void wave_step(__constant const int* offsets, const uint diagonals, __g
     }
   }
   acc += k2[l] * u1[l];
-  u3[l] = -acc / m[l];
+  u3[l] = -acc * inverse_mass[l];  // m's inverse: OpenCL's float division need not round correctly
 }
 
 // u3[dofs[s]] += weights[s] * amplitude for the `count` source DOFs (weights = dt^2 g / m).

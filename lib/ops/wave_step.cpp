@@ -86,7 +86,7 @@ std::vector<T> source_weights(const WaveSystem<T>& system, const PointSource& so
   std::vector<T> w(source.dofs.size());
   for (std::size_t s = 0; s < w.size(); ++s) {
     if (source.dofs[s] >= system.dofs()) throw InvalidArgument("a source DOF lies outside the system");
-    w[s] = T(system.dt * system.dt * source.forces[s] / double(system.m[source.dofs[s]]));
+    w[s] = T(system.dt * system.dt * source.forces[s] * double(system.inverse_mass[source.dofs[s]]));
   }
   return w;
 }
@@ -108,7 +108,7 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
         if (o > 0 && i >= o) acc += diagonal[i - o] * u2[i - o];
       }
       acc += system.k2[i] * u1[i];
-      u3[i] = -acc / system.m[i];
+      u3[i] = -acc * system.inverse_mass[i];
     }
   });
   const T a = T(amplitude);
@@ -143,7 +143,7 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
     return buffer;
   };
   k2_ = upload(system.k2.data() + stored.first, len, "K2");
-  m_ = upload(system.m.data() + stored.first, len, "lumped mass");
+  inverse_mass_ = upload(system.inverse_mass.data() + stored.first, len, "inverse mass");
   offsets_ = DeviceBuffer<std::int32_t>(context, diagonals_, "K1 offsets", CL_MEM_READ_ONLY);
   detail::write_buffer(context.compute_queue(), offsets_.get(), system.k1.offsets.data(), diagonals_ * 4);
   // The source DOFs this part holds, at local positions.
@@ -180,7 +180,7 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
   cl::Event done;
   if (computed.count == 0) return done;
   const std::size_t group = group_size(context_);
-  detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(), m_.get(),
+  detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(), inverse_mass_.get(),
                    u1, u2, u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
                    static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
                    static_cast<cl_uint>(computed.count));

@@ -72,7 +72,8 @@ struct WaveSystem {
   double dt = 0;
   sparse::Dia<T> k1;   ///< dt^2 K - 2 M, symmetric half-stored
   std::vector<T> k2;   ///< M - dt C / 2
-  std::vector<T> m;    ///< M + dt C / 2
+  std::vector<T> inverse_mass;  ///< 1 / (M + dt C / 2), so that a step multiplies (a division need
+                                ///< not round correctly in OpenCL's float)
   std::size_t nodes() const noexcept { return nx * ny * nz; }
   std::size_t dofs() const noexcept { return dims * nodes(); }
   std::size_t node(const GridNode& n) const noexcept { return (n.iz * ny + n.iy) * nx + n.ix; }

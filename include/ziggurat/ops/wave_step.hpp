@@ -5,7 +5,7 @@
 // same step on the host with the kernel's arithmetic, as the reference.
 //
 // Per DOF i, in this order: acc = sum over the diagonals d of K1(i, i + o_d) u2(i + o_d) and then,
-// for o_d > 0, K1(i, i - o_d) u2(i - o_d); acc += K2(i) u1(i); u3(i) = -acc / m(i). A source adds
+// for o_d > 0, K1(i, i - o_d) u2(i - o_d); acc += K2(i) u1(i); u3(i) = -acc * (1 / m(i)). A source adds
 // w_s a(t) at its DOFs afterwards, w_s = dt^2 g_s / m_s. The same operations in the same order
 // wherever i lies: any split of the vector gives the same bits.
 #include <array>
@@ -89,7 +89,7 @@ class WaveStep {
   DofRange stored_;
   std::size_t diagonals_, sources_ = 0, receivers_ = 0;
   DeviceBuffer<std::int32_t> offsets_;
-  DeviceBuffer<T> k1_, k2_, m_, weights_;
+  DeviceBuffer<T> k1_, k2_, inverse_mass_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;
   cl::Kernel step_, inject_, record_;
 };
