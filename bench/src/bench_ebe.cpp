@@ -30,6 +30,7 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
@@ -262,7 +263,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
                     relative_difference(streamed_result, reference),
                     "bus limit " + number_text(bus_s * 1e3) + " ms (pinned upload " +
                         number_text(profile.upload_pinned.bytes_per_s * 1e-9) + " GB/s)"});
-  routes.push_back({"ziggurat CPU EBE, " + std::to_string(std::thread::hardware_concurrency()) + " host threads", cpu_s,
+  routes.push_back({"ziggurat CPU EBE, " + std::to_string(usable_host_cores()) + " host threads", cpu_s,
                     relative_difference(cpu_result, reference), "host"});
   for (Route& route : assembled_routes(context, stiffness, x, k, o.repeat, reference)) routes.push_back(route);
   if (o.peers) routes.push_back(torch_route(o, stiffness, x, k, reference));
@@ -516,7 +517,7 @@ void run(const BenchEbeOptions& o) {
   const DeviceInfo& device = context.device();
   std::cout << "# Element-by-element projection and subspace iteration (" << type_name<T>() << ")\n\n"
             << "device: " << device.label() << ", driver " << device.driver_version << "; host: "
-            << std::thread::hardware_concurrency() << " threads; ziggurat " << version << "; " << now_text() << "\n\n";
+            << usable_host_cores() << " threads; ziggurat " << version << "; " << now_text() << "\n\n";
   nlohmann::json report = {{"benchmark", "ebe"}, {"library_version", version}, {"date", now_text()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}};

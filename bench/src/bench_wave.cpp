@@ -24,6 +24,7 @@
 #include "device_list.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -191,42 +192,43 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
   // K1's stored diagonals, K2, m, u1, u2 read; u3 written.
   const std::size_t values_per_dof = system.k1.offsets.size() + 5;
   const double limit = double(values_per_dof * sizeof(T)) * double(system.dofs()) / copy;
-  std::vector<Row> rows{
-      {"streaming limit (" + std::to_string(values_per_dof) + " values a DOF / copy bandwidth)", limit, ""}};
-  rows.push_back({"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1), ""});
+  const Row streaming{"streaming limit (" + std::to_string(values_per_dof) + " values a DOF / copy bandwidth)", limit, ""};
+  const Row one{"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1), ""};
+  std::cout << "## " << size_text(n) << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
+            << ", " << o.steps << " steps\n\n"
+            << "| run | ms/step | Mnodes/s | of streaming limit | vs one device | note |\n"
+               "| --- | ---: | ---: | ---: | ---: | --- |\n";
+  // Each row printed as soon as it is measured: a run stopped part-way keeps what it measured.
+  nlohmann::json json_rows = nlohmann::json::array();
+  const auto print = [&](const Row& r) {
+    if (r.seconds_per_step <= 0) {
+      std::cout << "| " << r.who << " | - | - | - | - | " << r.note << " |\n" << std::flush;
+      return;
+    }
+    std::cout << "| " << r.who << " | " << number_text(r.seconds_per_step * 1e3) << " | "
+              << number_text(nodes / r.seconds_per_step * 1e-6) << " | " << number_text(limit / r.seconds_per_step, 3)
+              << " | " << number_text(one.seconds_per_step / r.seconds_per_step, 3) << " | " << r.note << " |\n"
+              << std::flush;
+    json_rows.push_back({{"run", r.who}, {"seconds_per_step", r.seconds_per_step}, {"note", r.note}});
+  };
+  print(streaming);
+  print(one);
   if (!o.devices.empty()) {
     const std::vector<Context> devices = contexts_on(o.devices);
     const DeviceProfile profile = load_or_calibrate(devices.front());
     for (const std::string& text : split(o.halo_steps, ',')) {
       const std::size_t s = text == "auto" ? plan_halo_steps(profile, system, devices.size()) : std::stoul(text);
       const double modelled = modelled_step_seconds(profile, system, devices.size(), s);
-      rows.push_back({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " +
-                          std::to_string(s) + (text == "auto" ? " (the model's s)" : ""),
-                      device_step_seconds(devices, system, source, o.steps, s),
-                      "model " + number_text(modelled * 1e3) + " ms/step"});
+      print({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " +
+                 std::to_string(s) + (text == "auto" ? " (the model's s)" : ""),
+             device_step_seconds(devices, system, source, o.steps, s), "model " + number_text(modelled * 1e3) + " ms/step"});
     }
   }
   if (!o.mpirun.empty())
-    for (const std::string& text : split(o.halo_steps, ',')) rows.push_back(ranks_row<T>(o, grid, sponge, text));
-  rows.push_back({"ziggurat CPU step, " + std::to_string(std::thread::hardware_concurrency()) + " host threads",
-                  cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
-  if (!o.no_peers) rows.push_back(cupy_row(o, context, system, o.steps));
-  const double one = rows[1].seconds_per_step;
-  std::cout << "## " << size_text(n) << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
-            << ", " << o.steps << " steps\n\n"
-            << "| run | ms/step | Mnodes/s | of streaming limit | vs one device | note |\n"
-               "| --- | ---: | ---: | ---: | ---: | --- |\n";
-  nlohmann::json json_rows = nlohmann::json::array();
-  for (const Row& r : rows) {
-    if (r.seconds_per_step <= 0) {
-      std::cout << "| " << r.who << " | - | - | - | - | " << r.note << " |\n";
-      continue;
-    }
-    std::cout << "| " << r.who << " | " << number_text(r.seconds_per_step * 1e3) << " | "
-              << number_text(nodes / r.seconds_per_step * 1e-6) << " | " << number_text(limit / r.seconds_per_step, 3)
-              << " | " << number_text(one / r.seconds_per_step, 3) << " | " << r.note << " |\n";
-    json_rows.push_back({{"run", r.who}, {"seconds_per_step", r.seconds_per_step}, {"note", r.note}});
-  }
+    for (const std::string& text : split(o.halo_steps, ',')) print(ranks_row<T>(o, grid, sponge, text));
+  print({"ziggurat CPU step, " + std::to_string(usable_host_cores()) + " host threads",
+         cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
+  if (!o.no_peers) print(cupy_row(o, context, system, o.steps));
   std::cout << "\n" << std::flush;
   report["models"].push_back({{"nodes", n}, {"precision", type_name<T>()}, {"rows", json_rows}});
 }
@@ -238,7 +240,7 @@ void run(const BenchWaveOptions& o) {
   const double copy = std::max(kernel_copy, driver_copy);
   std::cout << "# Explicit FEM elastic waves (2D P-SV, 3D)\n\n"
             << "device: " << context.device().label() << ", driver " << context.device().driver_version << "; host: "
-            << std::thread::hardware_concurrency() << " threads; ziggurat " << version << "; " << now_text() << "\n"
+            << usable_host_cores() << " threads; ziggurat " << version << "; " << now_text() << "\n"
             << "copy bandwidth " << number_text(copy * 1e-9) << " GB/s (read + write)\n"
             << "history (the paper, Tesla C1060, model B, 10,000 steps): CUDA 404 s (40.4 ms/step), OpenCL 569 s, "
                "one CPU core 16,368 s, OpenMP 3,661 s\n\n";

@@ -8,14 +8,16 @@
 #include <thread>
 #include <vector>
 
+#include "ziggurat/base/host_cores.hpp"
+
 namespace ziggurat::detail {
 
-/// Calls body(begin, end) on disjoint ranges covering [0, n), on up to hardware_concurrency()
+/// Calls body(begin, end) on disjoint ranges covering [0, n), on up to usable_host_cores()
 /// threads, none with fewer than `grain` items; returns when all are done. An exception thrown by
 /// a body is rethrown here (the first range's first, so that the result does not depend on timing).
 template <class Body>
 void parallel_for(std::size_t n, std::size_t grain, Body body) {
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t cores = usable_host_cores();
   const std::size_t parts = std::max<std::size_t>(1, std::min(cores, n / std::max<std::size_t>(grain, 1)));
   if (parts == 1) {
     body(std::size_t{0}, n);

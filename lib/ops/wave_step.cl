@@ -5,34 +5,54 @@
 // that every split of the vector gives the same bits.
 #pragma OPENCL FP_CONTRACT OFF
 
+// K1's diagonals in up to four buffers (one allocation may not hold them all: NVIDIA allows a
+// quarter of the memory), `per_part` consecutive diagonals each; diagonal d is part d / per_part.
+#define K1_PARTS __global const REAL* restrict k1_0, __global const REAL* restrict k1_1, \
+                 __global const REAL* restrict k1_2, __global const REAL* restrict k1_3, const uint per_part
+
+inline __global const REAL* k1_part(uint p, __global const REAL* k1_0, __global const REAL* k1_1,
+                                    __global const REAL* k1_2, __global const REAL* k1_3) {
+  return p == 0 ? k1_0 : p == 1 ? k1_1 : p == 2 ? k1_2 : k1_3;
+}
+
 // One work-item per DOF of local positions [lo, lo + count): u3 = -(K1 u2 + K2 u1) / m, the
 // source added by wave_inject afterwards. The buffers hold the global DOFs [first, first + stride)
 // (one device's part of the vector with its halos; first = 0 and stride = n for the whole);
-// bounds are global, so each DOF sums exactly the terms it sums in the whole vector.
-__kernel void wave_step(__constant const int* offsets, const uint diagonals, __global const REAL* restrict k1,
+// bounds are global, so each DOF sums exactly the terms it sums in the whole vector, diagonal by
+// diagonal in ascending order whichever part holds them.
+__kernel void wave_step(__constant const int* offsets, const uint diagonals, K1_PARTS,
                         __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
                         __global const REAL* restrict u1, __global const REAL* restrict u2,
                         __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
                         const uint count) {
   if (get_global_id(0) >= count) return;
   const uint l = lo + (uint)get_global_id(0), i = first + l, band = (uint)offsets[diagonals - 1];
+  const bool inside = i >= band && i + band < n;
   REAL acc = 0;
-  if (i >= band && i + band < n) {
-    // Away from the vector's ends every term exists: the same sums without the bounds tests
-    // (diagonal 0, offset 0, used once).
-    acc += k1[l] * u2[l];
-    for (uint d = 1; d < diagonals; ++d) {
-      const uint o = (uint)offsets[d];
-      __global const REAL* diagonal = k1 + (size_t)d * stride;
-      acc += diagonal[l] * u2[l + o];
-      acc += diagonal[l - o] * u2[l - o];
-    }
-  } else {
-    for (uint d = 0; d < diagonals; ++d) {
-      const uint o = (uint)offsets[d];
-      __global const REAL* diagonal = k1 + (size_t)d * stride;
-      if (i + o < n) acc += diagonal[l] * u2[l + o];
-      if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
+  for (uint p = 0, d0 = 0; d0 < diagonals; ++p, d0 += per_part) {
+    __global const REAL* part = k1_part(p, k1_0, k1_1, k1_2, k1_3);
+    const uint d1 = min(diagonals, d0 + per_part);
+    if (inside) {
+      // Away from the vector's ends every term exists: the same sums without the bounds tests
+      // (diagonal 0, offset 0, used once).
+      uint d = d0;
+      if (d == 0) {
+        acc += part[l] * u2[l];
+        d = 1;
+      }
+      for (; d < d1; ++d) {
+        const uint o = (uint)offsets[d];
+        __global const REAL* diagonal = part + (size_t)(d - d0) * stride;
+        acc += diagonal[l] * u2[l + o];
+        acc += diagonal[l - o] * u2[l - o];
+      }
+    } else {
+      for (uint d = d0; d < d1; ++d) {
+        const uint o = (uint)offsets[d];
+        __global const REAL* diagonal = part + (size_t)(d - d0) * stride;
+        if (i + o < n) acc += diagonal[l] * u2[l + o];
+        if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
+      }
     }
   }
   acc += k2[l] * u1[l];

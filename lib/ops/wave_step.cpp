@@ -116,7 +116,8 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
 }
 
 template <class T>
-WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored)
+WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored,
+                      std::size_t part_bytes)
     : context_(context), n_(system.dofs()), stored_(stored), diagonals_(system.k1.offsets.size()) {
   require_precision<T>(context.device(), "a wave step in double");
   if (stored.count == 0 || stored.end() > n_)
@@ -133,10 +134,7 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
                              context.device().label());
   // The rows [first, end) of every diagonal (each straight from the system, no host copy), K2 and m.
   const std::size_t len = stored.count;
-  k1_ = DeviceBuffer<T>(context, diagonals_ * len, "K1 diagonals", CL_MEM_READ_ONLY);
-  for (std::size_t d = 0; d < diagonals_; ++d)
-    detail::write_buffer(context.compute_queue(), k1_.get(), system.k1.values.data() + d * n_ + stored.first,
-                         len * sizeof(T), d * len * sizeof(T));
+  upload_k1(system, part_bytes > 0 ? part_bytes : context.device().max_alloc_bytes);
   const auto upload = [&](const T* values, std::size_t count, const char* what) {
     DeviceBuffer<T> buffer(context, count, what, CL_MEM_READ_ONLY);
     detail::write_buffer(context.compute_queue(), buffer.get(), values, count * sizeof(T));
@@ -169,6 +167,30 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
   record_ = context.kernel(program, "wave_record");
 }
 
+// K1's rows [first, end) of every diagonal, straight from the system (no host copy), in as few
+// parts of at most part_bytes as hold them; the kernel takes four.
+template <class T>
+void WaveStep<T>::upload_k1(const WaveSystem<T>& system, std::size_t part_bytes) {
+  constexpr std::size_t kMaxParts = 4;
+  const std::size_t len = stored_.count, diagonal_bytes = len * sizeof(T);
+  per_part_ = std::max<std::size_t>(1, part_bytes / diagonal_bytes);
+  const std::size_t parts = (diagonals_ + per_part_ - 1) / per_part_;
+  if (parts > kMaxParts)
+    throw OutOfDeviceMemory("K1's " + std::to_string(diagonals_) + " diagonals of " + std::to_string(diagonal_bytes >> 20) +
+                            " MiB need " + std::to_string(parts) + " buffers of at most " +
+                            std::to_string(part_bytes >> 20) + " MiB on " +
+                            context_.device().label() + ", more than the step's " + std::to_string(kMaxParts) +
+                            ": make the problem smaller, or split it over several devices");
+  for (std::size_t p = 0; p < parts; ++p) {
+    const std::size_t first = p * per_part_, count = std::min(per_part_, diagonals_ - first);
+    DeviceBuffer<T> part(context_, count * len, "K1 diagonals", CL_MEM_READ_ONLY);
+    for (std::size_t d = 0; d < count; ++d)
+      detail::write_buffer(context_.compute_queue(), part.get(), system.k1.values.data() + (first + d) * n_ + stored_.first,
+                           diagonal_bytes, d * diagonal_bytes);
+    k1_parts_.push_back(std::move(part));
+  }
+}
+
 template <class T>
 WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source)
     : WaveStep(context, system, source, DofRange{0, system.dofs()}) {}
@@ -180,7 +202,9 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
   cl::Event done;
   if (computed.count == 0) return done;
   const std::size_t group = group_size(context_);
-  detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), k1_.get(), k2_.get(), inverse_mass_.get(),
+  const auto part = [&](std::size_t p) { return k1_parts_[std::min(p, k1_parts_.size() - 1)].get(); };
+  detail::set_args(step_, "wave_step", offsets_.get(), static_cast<cl_uint>(diagonals_), part(0), part(1), part(2),
+                   part(3), static_cast<cl_uint>(per_part_), k2_.get(), inverse_mass_.get(),
                    u1, u2, u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
                    static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
                    static_cast<cl_uint>(computed.count));

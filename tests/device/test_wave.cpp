@@ -11,6 +11,7 @@
 
 #include "../support/devices.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/memory.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/matrix/sparse.hpp"
@@ -376,6 +377,38 @@ TEST_CASE_TEMPLATE("3D wave: every split over devices and every halo depth gives
             CHECK(split.first == one.first);
             CHECK(split.second == one.second);
           }
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("3D wave step: K1 held in several buffers gives the bits of one", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticGrid grid = layered3d(9, 8, 7);
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {1});
+        const PointSource source = explosion(grid, {4, 4, 3});
+        const std::size_t n = system.dofs(), diagonal_bytes = n * sizeof(T);
+        std::vector<T> u1(n), u2(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          u1[i] = T(std::sin(0.37 * double(i)));
+          u2[i] = T(std::cos(0.11 * double(i)));
+        }
+        std::vector<T> want;
+        wave_step_reference(system, u1, u2, want, source, source_weights(system, source), 0.75);
+        DeviceBuffer<T> d1(context, n), d2(context, n), d3(context, n);
+        copy_to_device(context.compute_queue(), u1.data(), d1);
+        copy_to_device(context.compute_queue(), u2.data(), d2);
+        // 50 diagonals in parts of 17, 13 and 50 (one part).
+        for (const std::size_t per_part : {17, 13, 50}) {
+          CAPTURE(per_part);
+          WaveStep<T> step(context, system, source, {0, n}, per_part * diagonal_bytes);
+          step.update(d1.get(), d2.get(), d3.get(), {0, n});
+          step.inject(d3.get(), 0.75);
+          std::vector<T> got(n);
+          copy_to_host(context.compute_queue(), d3, got.data());
+          CHECK(got == want);
+        }
+        CHECK_THROWS_AS(WaveStep<T>(context, system, source, {0, n}, 12 * diagonal_bytes), OutOfDeviceMemory);
       },
       test::needs_for<T>());
 }

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
@@ -244,7 +245,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
       }
     }
   };
-  std::vector<std::thread> workers(std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 64)));
+  std::vector<std::thread> workers(std::max<std::size_t>(1, std::min<std::size_t>(usable_host_cores(), 64)));
   for (auto& worker : workers) worker = std::thread(work);
   for (auto& worker : workers) worker.join();
 

@@ -1,9 +1,11 @@
 #include "ranks.hpp"
 
 #include <cstdlib>
+#include <iostream>
 
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_cores.hpp"
 
 namespace ziggurat::cli {
 
@@ -30,6 +32,15 @@ Context rank_device(const std::string& device, const mpi::Communicator& world) {
                           std::to_string(pool.size()) + " device(s) for them: start fewer ranks, or give --device "
                           "(e.g. --device cpu) for ranks to share one");
   return Context(pool[static_cast<std::size_t>(world.local_rank())]);
+}
+
+void warn_if_bound(const mpi::Communicator& world) {
+  const std::size_t share = std::max<std::size_t>(1, host_cores() / static_cast<std::size_t>(world.local_size()));
+  if (world.local_rank() != 0 || usable_host_cores() >= share) return;
+  std::cerr << "ziggurat: warning: rank " << world.rank() << " may run on " << usable_host_cores() << " of this host's "
+            << host_cores() << " cores (mpirun binds each rank to one core when it starts two or fewer); the set-up and "
+            << "the host side of each step share them. `mpirun --bind-to none`, or `--map-by slot:PE=" << share
+            << "`, gives each rank its share.\n";
 }
 #endif
 

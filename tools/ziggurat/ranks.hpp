@@ -22,6 +22,11 @@ bool launched_with_ranks();
 /// devices.
 Context rank_device(const std::string& device, const mpi::Communicator& world);
 
+/// Warns on stderr (once per host) when this rank may use fewer than its share of the host's cores,
+/// as when mpirun binds each rank to one core: the host side of a run (set-up, packing, the
+/// runtime's transfer threads) then shares that core.
+void warn_if_bound(const mpi::Communicator& world);
+
 /// Runs body(world) on this rank; an exception on any rank ends the whole job with its message, so
 /// that no rank is left waiting for one that failed. MPI is finalised at exit.
 template <class Body>
@@ -29,6 +34,7 @@ void on_ranks(Body body) {
   static mpi::Environment environment;
   const mpi::Communicator world;
   try {
+    warn_if_bound(world);
     body(world);
   } catch (const std::exception& e) {
     world.abort(e.what());

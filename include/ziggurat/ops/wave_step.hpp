@@ -63,9 +63,13 @@ struct DofRange {
 template <class T>
 class WaveStep {
  public:
+  /// K1's diagonals go into up to four buffers of at most `part_bytes` each (0: the device's
+  /// largest allocation), so that a system larger than one allocation still fits.
   /// Throws UnsupportedFeature for double without fp64 or offsets beyond constant memory,
-  /// InvalidArgument for a range outside the system.
-  WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored);
+  /// InvalidArgument for a range outside the system, OutOfDeviceMemory when four parts are not
+  /// enough.
+  WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored,
+           std::size_t part_bytes = 0);
   /// The whole system.
   WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source);
   const DofRange& stored() const noexcept { return stored_; }
@@ -84,12 +88,15 @@ class WaveStep {
   std::size_t receivers() const noexcept { return receivers_; }
 
  private:
+  void upload_k1(const WaveSystem<T>& system, std::size_t part_bytes);
+
   Context context_;
   std::size_t n_;
   DofRange stored_;
-  std::size_t diagonals_, sources_ = 0, receivers_ = 0;
+  std::size_t diagonals_, per_part_ = 0, sources_ = 0, receivers_ = 0;
   DeviceBuffer<std::int32_t> offsets_;
-  DeviceBuffer<T> k1_, k2_, inverse_mass_, weights_;
+  std::vector<DeviceBuffer<T>> k1_parts_;  ///< per_part_ diagonals each, the last possibly fewer
+  DeviceBuffer<T> k2_, inverse_mass_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;
   cl::Kernel step_, inject_, record_;
 };
