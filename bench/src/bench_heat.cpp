@@ -41,15 +41,21 @@ std::string layout_text(const model::Plan& plan) {
          std::to_string(plan.prediction.passes) + " passes";
 }
 
-// The in-device step rate of one kernel: the best of three rounds of `steps` steps (device timers).
+// The in-device step rate of one kernel (the blocked one at `depth` steps a launch): the best of
+// three rounds of `steps` steps (device timers). None when the grid or the depth's tile does not fit.
 template <class T>
-std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial, StepKernel kernel, std::size_t steps) {
+std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial, StepKernel kernel, std::size_t steps,
+                                 std::size_t depth = 0) {
+  std::optional<InDeviceHeat<T>> made;
   try {
     InDeviceHeat<T>::check_fits(context.device(), initial.extents());
+    made.emplace(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel, depth);
   } catch (const OutOfDeviceMemory&) {
     return std::nullopt;
+  } catch (const UnsupportedFeature&) {
+    return std::nullopt;
   }
-  InDeviceHeat<T> solver(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel);
+  InDeviceHeat<T>& solver = *made;
   solver.advance(2);
   double best = 1e300;
   for (int round = 0; round < 3; ++round) {
@@ -57,7 +63,9 @@ std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial,
     best = std::min(best, t.device_seconds >= 0 ? t.device_seconds : t.wall_seconds);
   }
   Row row;
-  row.what = kernel == StepKernel::aligned ? "in-device steps, aligned kernel" : "in-device steps, naive kernel";
+  row.what = kernel == StepKernel::aligned ? "in-device steps, aligned kernel"
+             : kernel == StepKernel::naive ? "in-device steps, naive kernel"
+                                           : "in-device steps, blocked kernel, " + std::to_string(depth) + " steps a launch";
   row.plan = "kernel only";
   row.seconds = best;
   row.steps = steps;
@@ -164,6 +172,10 @@ void bench(const BenchHeatOptions& options) {
         if (kernel == StepKernel::naive && extents.size() != 2) continue;
         if (auto row = in_device_row(context, initial, kernel, options.steps)) rows.push_back(*row);
       }
+      if (extents.size() == 2)
+        for (const std::string& depth : split(options.depths, ','))
+          if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, std::stoul(depth)))
+            rows.push_back(*row);
       return HeatSolver<T>(context, initial, 0.9 * max_stable_alpha(extents.size()));
     }();
     HeatPlanRequest request;
@@ -327,6 +339,8 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
       ->check(whole_number(1));
   command->add_option("--plot", options.plot, "Draw the sweep, measured and predicted time against n (PNG)");
   add_precision_option(command, options.precision);
+  command->add_option("--depths", options.depths, "Steps a launch of the blocked in-device kernel (2D), comma-separated")
+      ->capture_default_str();
   command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options.json, "Print JSON");
 }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "ops/heat_blocked.hpp"
 #include "ops/heat_stencil.hpp"
 #include "solver/timed_steps.hpp"
 #include "ziggurat/base/error.hpp"
@@ -46,9 +47,12 @@ struct InDeviceHeat<T>::Impl {
   DeviceBuffer<T> current, next;
   std::optional<detail::HeatBoxStep<T>> aligned;
   std::optional<detail::NaiveHeatStep<T>> naive;
+  std::optional<detail::HeatBlockedStep<T>> blocked;
   std::size_t steps_done = 0;
 
-  void enqueue_step(cl::Event& done);
+  detail::Box interior() const;
+  // One launch of `steps` steps (1 unless blocked).
+  void enqueue_launch(std::size_t steps, cl::Event& done);
 };
 
 template <class T>
@@ -81,16 +85,22 @@ void InDeviceHeat<T>::check_fits(const DeviceInfo& device, const std::vector<std
 }
 
 template <class T>
-InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel)
+InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel,
+                              std::size_t depth)
     : impl_(std::make_unique<Impl>(Impl{context, initial.extents(), {}, heat_coefficients<T>(alpha, initial.dims()),
-                                        {}, {}, std::nullopt, std::nullopt, 0})) {
+                                        {}, {}, std::nullopt, std::nullopt, std::nullopt, 0})) {
   require_heat_grid(initial.extents(), "the in-device heat solver");
   const DeviceInfo& device = context.device();
   require_precision<T>(device, "the in-device heat solver");
-  if (kernel == StepKernel::naive && initial.dims() != 2) {
-    throw UnsupportedFeature("the naive step kernel is 2D only; a " + std::to_string(initial.dims()) +
+  if (kernel != StepKernel::aligned && initial.dims() != 2) {
+    throw UnsupportedFeature(std::string("the ") + (kernel == StepKernel::naive ? "naive" : "blocked") +
+                             " step kernel is 2D only; a " + std::to_string(initial.dims()) +
                              "D grid is stepped by the aligned kernels");
   }
+  if ((kernel == StepKernel::blocked) != (depth > 0))
+    throw InvalidArgument(kernel == StepKernel::blocked
+                              ? "the blocked kernel needs its depth, the steps a launch advances (at least 1)"
+                              : "only the blocked kernel takes a depth (steps a launch)");
   check_fits(device, initial.extents());
   require_finite(initial, "initial field");
 
@@ -109,6 +119,10 @@ InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, do
     s.aligned.emplace(context, initial.dims(), s.coefficients);
     return;
   }
+  if (kernel == StepKernel::blocked) {
+    s.blocked.emplace(context, s.coefficients, depth);
+    return;
+  }
   s.naive.emplace(context, initial.width(), initial.height(), s.shape.pitch, s.coefficients);
 }
 
@@ -120,12 +134,19 @@ template <class T>
 InDeviceHeat<T>::~InDeviceHeat() = default;
 
 template <class T>
-void InDeviceHeat<T>::Impl::enqueue_step(cl::Event& done) {
+detail::Box InDeviceHeat<T>::Impl::interior() const {
+  detail::Box box;
+  for (std::size_t axis = 0; axis < extents.size(); ++axis) box.begin[axis] = 1, box.end[axis] = extents[axis] - 1;
+  return box;
+}
+
+template <class T>
+void InDeviceHeat<T>::Impl::enqueue_launch(std::size_t steps, cl::Event& done) {
   cl::CommandQueue& queue = context.compute_queue();
   if (aligned) {
-    detail::Box box;
-    for (std::size_t axis = 0; axis < extents.size(); ++axis) box.begin[axis] = 1, box.end[axis] = extents[axis] - 1;
-    aligned->enqueue(queue, current.get(), next.get(), shape, box, nullptr, &done);
+    aligned->enqueue(queue, current.get(), next.get(), shape, interior(), nullptr, &done);
+  } else if (blocked) {  // every side is the grid's boundary
+    blocked->enqueue(queue, current.get(), next.get(), shape, extents[1], interior(), {}, steps, nullptr, &done);
   } else {
     naive->enqueue(queue, current.get(), next.get(), &done);
   }
@@ -135,12 +156,18 @@ void InDeviceHeat<T>::Impl::enqueue_step(cl::Event& done) {
 template <class T>
 StepTiming InDeviceHeat<T>::advance(std::size_t steps) {
   Impl& s = *impl_;
-  const StepTiming timing = detail::run_timed_steps(s.context, steps, "running the heat steps", [&](cl::Event* first, cl::Event* last) {
-    cl::Event done;
-    s.enqueue_step(done);
-    if (first != nullptr) *first = done;
-    if (last != nullptr) *last = done;
-  });
+  const std::size_t depth = s.blocked ? s.blocked->depth() : 1;
+  std::size_t enqueued = 0;
+  StepTiming timing = detail::run_timed_steps(s.context, (steps + depth - 1) / depth, "running the heat steps",
+                                              [&](cl::Event* first, cl::Event* last) {
+                                                cl::Event done;
+                                                const std::size_t n = std::min(depth, steps - enqueued);
+                                                s.enqueue_launch(n, done);
+                                                enqueued += n;
+                                                if (first != nullptr) *first = done;
+                                                if (last != nullptr) *last = done;
+                                              });
+  timing.steps = steps;
   s.steps_done += steps;
   return timing;
 }

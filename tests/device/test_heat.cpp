@@ -76,6 +76,44 @@ TEST_CASE_TEMPLATE("in-device heat matches the CPU reference on odd sizes", T, f
   }, test::needs_for<T>());
 }
 
+// The blocked kernel (several steps a launch on chip) against single steps of the aligned
+// kernel, bit for bit, at every depth; steps not a multiple of the depth end with a shorter launch.
+template <class T>
+void compare_blocked(Context& context, const std::vector<std::size_t>& extents, std::size_t depth, std::size_t steps) {
+  const Grid<T> initial = test::random_field<T>(extents, 77);
+  const double alpha = 0.2;
+  InDeviceHeat<T> single(context, initial, alpha);
+  single.advance(steps);
+  InDeviceHeat<T> blocked(context, initial, alpha, StepKernel::blocked, depth);
+  blocked.advance(steps);
+  const Grid<T> want = single.read(), got = blocked.read();
+  CAPTURE(extents_string(extents));
+  CAPTURE(depth);
+  CAPTURE(steps);
+  CHECK(identical_nodes(got, want) == want.size());
+  CHECK(blocked.steps_done() == steps);
+}
+
+TEST_CASE_TEMPLATE("blocked in-device heat gives the bits of single steps at every depth", T, float, double) {
+  for_each_device([](Context& context) {
+    // Grids narrower than a work-group's columns, several groups and strips, odd sizes.
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {33, 17}, {517, 301}, {70, 900}})
+      for (const std::size_t depth : {1, 2, 3, 5, 8})
+        for (const std::size_t steps : {1, 7, 20}) compare_blocked<T>(context, extents, depth, steps);
+  }, test::needs_for<T>());
+}
+
+TEST_CASE("blocked in-device heat refuses what it cannot do") {
+  for_each_device([](Context& context) {
+    const Grid<float> grid = test::random_field<float>({40, 30}, 5);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked), InvalidArgument);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::aligned, 4), InvalidArgument);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, test::random_field<float>({40}, 5), 0.4, StepKernel::blocked, 4),
+                    UnsupportedFeature);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked, 200), UnsupportedFeature);
+  });
+}
+
 TEST_CASE_TEMPLATE("in-device heat on small grids (the Oclgrind subset)" * doctest::test_suite("oclgrind"), T, float,
                    double) {
   for_each_device([](Context& context) {
@@ -84,6 +122,7 @@ TEST_CASE_TEMPLATE("in-device heat on small grids (the Oclgrind subset)" * docte
     }
     compare_with_reference<T>(context, {300}, 3, 0.4);
     compare_with_reference<T>(context, {35, 10, 6}, 3, 0.15);
+    compare_blocked<T>(context, {37, 29}, 3, 4);
   }, test::needs_for<T>());
 }
 

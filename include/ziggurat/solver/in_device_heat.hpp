@@ -18,6 +18,8 @@ namespace ziggurat {
 enum class StepKernel {
   aligned,  ///< the column-walking, aligned-work-group kernels (lib/ops/heat_stencil.cl), 1D to 3D
   naive,    ///< one work-item per node, every neighbour read from global memory (2D only): the baseline
+  blocked,  ///< temporal blocking on chip (2D only): up to `depth` steps a launch, each tile kept in
+            ///< local memory between them (lib/ops/heat_blocked.cl); the same bits as single steps
 };
 
 /// A grid held entirely in device memory, stepped there with two buffers swapped each step.
@@ -25,10 +27,13 @@ enum class StepKernel {
 template <class T>
 class InDeviceHeat {
  public:
-  /// Uploads `initial` (1 to 3 axes of at least 3 nodes, all finite). Throws UnsupportedFeature for
-  /// double on a device without fp64 or the naive kernel on a grid that is not 2D,
-  /// OutOfDeviceMemory when the grid does not fit.
-  InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel = StepKernel::aligned);
+  /// Uploads `initial` (1 to 3 axes of at least 3 nodes, all finite). `depth`: the steps a launch of
+  /// the blocked kernel advances (at least 1; the other kernels take 0). Throws UnsupportedFeature
+  /// for double on a device without fp64, the naive or blocked kernel on a grid that is not 2D, or
+  /// a depth whose tile does not fit the device's local memory; OutOfDeviceMemory when the grid
+  /// does not fit.
+  InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel = StepKernel::aligned,
+               std::size_t depth = 0);
   InDeviceHeat(InDeviceHeat&&) noexcept;
   InDeviceHeat& operator=(InDeviceHeat&&) noexcept;
   InDeviceHeat(const InDeviceHeat&) = delete;  // a copy would share the device buffers

@@ -1,0 +1,66 @@
+// Temporal blocking on chip (issue 16): a work-group advances a tile of a 2D grid `steps` steps
+// (at most TIME_STEPS) in one launch, so that the grid crosses device memory once per `steps`
+// steps instead of once per step. Host side: lib/ops/heat_blocked.cpp.
+//
+// The box [x0, x1) x [y0, y1) is what the launch computes at its last step. A side whose `grow`
+// flag is 1 borders more of the same field, valid in the input as far as `steps` nodes out (a
+// pyramid pass, or a tile of it): at step t the computed region reaches steps - t nodes past it.
+// A side whose flag is 0 is the grid's Dirichlet boundary: the node just outside keeps its value
+// at every step. Every computed node does the update of heat2d_box, a * (((left + right) + above)
+// + below) + b * here, with the same rounding (no contraction), so the result has the bits of
+// `steps` single steps.
+//
+// Each work-group of ROW_GROUP work-items owns ROW_GROUP - 2 TIME_STEPS consecutive columns and
+// reads TIME_STEPS more on each side (the on-chip pyramid: garbage from the edges moves one
+// column inwards a step). It walks `rows_per_group` rows down, loading one input row an
+// iteration; step t's row trails step (t - 1)'s by one, so a ring of three rows a step in local
+// memory is all it keeps, and the last step's row goes straight to `v`. Barriers sit in the
+// row loop, whose trip count is the same for the whole group.
+//
+// Build options: -DREAL (the prologue), -DROW_GROUP, -DTIME_STEPS.
+
+#pragma OPENCL FP_CONTRACT OFF
+
+// Row r's place in a ring of three; rows reach down to -2 TIME_STEPS - 2.
+#define SLOT(r) (((r) + 3 * (TIME_STEPS + 1)) % 3)
+
+__kernel __attribute__((reqd_work_group_size(ROW_GROUP, 1, 1)))
+void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint rows,
+                    const int x0, const int x1, const int y0, const int y1, const uint grow, const uint steps,
+                    const uint rows_per_group, const REAL a, const REAL b) {
+  __local REAL ring[TIME_STEPS][3][ROW_GROUP];
+  const int lid = (int)get_local_id(0);
+  const int owned = ROW_GROUP - 2 * TIME_STEPS;
+  const int out_begin = x0 + (int)get_group_id(0) * owned;
+  const int x = out_begin - TIME_STEPS + lid;
+  const int left = max(lid - 1, 0), right = min(lid + 1, ROW_GROUP - 1);  // edge columns: garbage, discarded
+  const int grow_x0 = grow & 1, grow_x1 = (grow >> 1) & 1, grow_y0 = (grow >> 2) & 1, grow_y1 = (grow >> 3) & 1;
+  const int s = (int)steps;
+  const int ry0 = y0 + (int)get_group_id(1) * (int)rows_per_group;
+  const int ry1 = min(ry0 + (int)rows_per_group, y1);
+  const bool readable = x >= 0 && x < (int)pitch;
+  // Input rows ry0 - s - 1 .. ry1 + s; step t of row r happens s + 1 - t iterations after its
+  // input row arrived.
+  for (int ri = ry0 - s - 1; ri <= ry1 + s; ++ri) {  // the same count for the whole group
+    ring[0][SLOT(ri)][lid] = readable && ri >= 0 && ri < (int)rows ? u[(size_t)ri * pitch + x] : (REAL)0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 1; t <= s; ++t) {  // uniform: every work-item runs the same steps
+      const int r = ri - t;  // the row step t computes now, from step t - 1's rows r - 1, r, r + 1
+      const int reach = s - t;
+      const bool row_computed = r >= y0 - reach * grow_y0 && r < y1 + reach * grow_y1;
+      const bool column_computed = x >= x0 - reach * grow_x0 && x < x1 + reach * grow_x1;
+      __local const REAL* above = ring[t - 1][SLOT(r - 1)];
+      __local const REAL* here = ring[t - 1][SLOT(r)];
+      __local const REAL* below = ring[t - 1][SLOT(r + 1)];
+      REAL value = here[lid];
+      if (row_computed && column_computed)
+        value = a * (((here[left] + here[right]) + above[lid]) + below[lid]) + b * here[lid];
+      if (t < s) {
+        ring[t][SLOT(r)][lid] = value;
+      } else if (r >= ry0 && r < ry1 && lid >= TIME_STEPS && lid < ROW_GROUP - TIME_STEPS && x < x1) {
+        v[(size_t)r * pitch + x] = value;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
+}

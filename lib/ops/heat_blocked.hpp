@@ -1,0 +1,44 @@
+#pragma once
+// The launcher of heat2d_blocked (heat_blocked.cl): up to `depth` explicit heat steps of a 2D box
+// in one launch, the tile kept on chip between steps, with the bits of as many single steps.
+
+#include <cstddef>
+#include <vector>
+
+#include "ops/heat_stencil.hpp"
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
+
+namespace ziggurat::detail {
+
+/// Which sides of a box border more of the field, valid in the input `steps` nodes out (a pass or
+/// a tile of one), rather than the grid's Dirichlet boundary (which keeps its values).
+struct GrowingSides {
+  bool x0 = false, x1 = false, y0 = false, y1 = false;
+};
+
+template <class T>
+class HeatBlockedStep {
+ public:
+  /// Kernels of up to `depth` steps a launch (1 <= depth). Throws UnsupportedFeature when the
+  /// device's work-groups or its local memory (of which at most 48 KiB is used, the least a GPU
+  /// offers) cannot hold the tile's rings at this depth.
+  HeatBlockedStep(const Context& context, HeatCoefficients<T> coefficients, std::size_t depth);
+
+  std::size_t depth() const noexcept { return depth_; }
+  std::size_t group_width() const noexcept { return group_; }
+
+  /// Enqueues `steps` (1..depth) steps of `box` from `in` (`rows` rows laid out as `shape`) to
+  /// `out`: out holds, on the box, what `steps` single steps would leave there.
+  void enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const BufferShape& shape,
+               std::size_t rows, const Box& box, GrowingSides grow, std::size_t steps,
+               const std::vector<cl::Event>* wait, cl::Event* done);
+
+ private:
+  Context context_;
+  HeatCoefficients<T> coefficients_;
+  std::size_t depth_, group_ = 0;
+  cl::Kernel kernel_;
+};
+
+}  // namespace ziggurat::detail
