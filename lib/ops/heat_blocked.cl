@@ -2,11 +2,11 @@
 // (at most TIME_STEPS) in one launch, so that the grid crosses device memory once per `steps`
 // steps instead of once per step. Host side: lib/ops/heat_blocked.cpp.
 //
-// The box [x0, x1) x [y0, y1) is what the launch computes at its last step. A side whose `grow`
-// flag is 1 borders more of the same field, valid in the input as far as `steps` nodes out (a
-// pyramid pass, or a tile of it): at step t the computed region reaches steps - t nodes past it.
-// A side whose flag is 0 is the grid's Dirichlet boundary: the node just outside keeps its value
-// at every step. Every computed node does the update of heat2d_box, a * (((left + right) + above)
+// The box [x0, x1) x [y0, y1) is what the launch computes at its last step; at step t of `steps`
+// it computes the box grown by steps - t nodes on every side (the pyramid of a pass, whose input
+// is valid that far out), within the grid's interior [xlo, xhi) x [ylo, yhi) in buffer
+// coordinates: nodes outside the interior are the Dirichlet boundary and keep their values (in
+// core the box is the interior and does not grow). Every computed node does the update of heat2d_box, a * (((left + right) + above)
 // + below) + b * here, with the same rounding (no contraction), so the result has the bits of
 // `steps` single steps.
 //
@@ -26,15 +26,15 @@
 
 __kernel __attribute__((reqd_work_group_size(ROW_GROUP, 1, 1)))
 void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint rows,
-                    const int x0, const int x1, const int y0, const int y1, const uint grow, const uint steps,
-                    const uint rows_per_group, const REAL a, const REAL b) {
+                    const int x0, const int x1, const int y0, const int y1, const int xlo, const int xhi,
+                    const int ylo, const int yhi, const uint steps, const uint rows_per_group, const REAL a,
+                    const REAL b) {
   __local REAL ring[TIME_STEPS][3][ROW_GROUP];
   const int lid = (int)get_local_id(0);
   const int owned = ROW_GROUP - 2 * TIME_STEPS;
   const int out_begin = x0 + (int)get_group_id(0) * owned;
   const int x = out_begin - TIME_STEPS + lid;
   const int left = max(lid - 1, 0), right = min(lid + 1, ROW_GROUP - 1);  // edge columns: garbage, discarded
-  const int grow_x0 = grow & 1, grow_x1 = (grow >> 1) & 1, grow_y0 = (grow >> 2) & 1, grow_y1 = (grow >> 3) & 1;
   const int s = (int)steps;
   const int ry0 = y0 + (int)get_group_id(1) * (int)rows_per_group;
   const int ry1 = min(ry0 + (int)rows_per_group, y1);
@@ -47,8 +47,8 @@ void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
     for (int t = 1; t <= s; ++t) {  // uniform: every work-item runs the same steps
       const int r = ri - t;  // the row step t computes now, from step t - 1's rows r - 1, r, r + 1
       const int reach = s - t;
-      const bool row_computed = r >= y0 - reach * grow_y0 && r < y1 + reach * grow_y1;
-      const bool column_computed = x >= x0 - reach * grow_x0 && x < x1 + reach * grow_x1;
+      const bool row_computed = r >= max(y0 - reach, ylo) && r < min(y1 + reach, yhi);
+      const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
       __local const REAL* above = ring[t - 1][SLOT(r - 1)];
       __local const REAL* here = ring[t - 1][SLOT(r)];
       __local const REAL* below = ring[t - 1][SLOT(r + 1)];

@@ -42,8 +42,8 @@ HeatBlockedStep<T>::HeatBlockedStep(const Context& context, HeatCoefficients<T> 
 
 template <class T>
 void HeatBlockedStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
-                                 const BufferShape& shape, std::size_t rows, const Box& box, GrowingSides grow,
-                                 std::size_t steps, const std::vector<cl::Event>* wait, cl::Event* done) {
+                                 const BufferShape& shape, const Box& box, const Box& interior, std::size_t steps,
+                                 const std::vector<cl::Event>* wait, cl::Event* done) {
   if (steps == 0 || steps > depth_)
     throw InvalidArgument("a blocked launch of depth " + std::to_string(depth_) + " advances 1 to " +
                           std::to_string(depth_) + " steps, not " + std::to_string(steps));
@@ -53,9 +53,10 @@ void HeatBlockedStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, 
   // keep about eight groups per compute unit.
   const std::size_t target = 8 * std::max(1u, context_.device().compute_units);
   const std::size_t strip = std::clamp<std::size_t>(ceil_div(box.count(1) * groups_x, target), 4 * depth_, 512);
-  const cl_uint sides = (grow.x0 ? 1u : 0u) | (grow.x1 ? 2u : 0u) | (grow.y0 ? 4u : 0u) | (grow.y1 ? 8u : 0u);
-  set_args(kernel_, "heat2d_blocked", in, out, u32(shape.pitch), u32(rows), cl_int(box.begin[0]), cl_int(box.end[0]),
-           cl_int(box.begin[1]), cl_int(box.end[1]), sides, u32(steps), u32(strip), coefficients_.a, coefficients_.b);
+  const auto i32 = [](std::size_t value) { return static_cast<cl_int>(value); };
+  set_args(kernel_, "heat2d_blocked", in, out, u32(shape.pitch), u32(shape.plane / shape.pitch), i32(box.begin[0]),
+           i32(box.end[0]), i32(box.begin[1]), i32(box.end[1]), i32(interior.begin[0]), i32(interior.end[0]),
+           i32(interior.begin[1]), i32(interior.end[1]), u32(steps), u32(strip), coefficients_.a, coefficients_.b);
   check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(groups_x * group_, ceil_div(box.count(1), strip)),
                                    cl::NDRange(group_, 1), wait, done),
         "clEnqueueNDRangeKernel", "running blocked heat steps");

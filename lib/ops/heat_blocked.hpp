@@ -11,12 +11,6 @@
 
 namespace ziggurat::detail {
 
-/// Which sides of a box border more of the field, valid in the input `steps` nodes out (a pass or
-/// a tile of one), rather than the grid's Dirichlet boundary (which keeps its values).
-struct GrowingSides {
-  bool x0 = false, x1 = false, y0 = false, y1 = false;
-};
-
 template <class T>
 class HeatBlockedStep {
  public:
@@ -28,11 +22,13 @@ class HeatBlockedStep {
   std::size_t depth() const noexcept { return depth_; }
   std::size_t group_width() const noexcept { return group_; }
 
-  /// Enqueues `steps` (1..depth) steps of `box` from `in` (`rows` rows laid out as `shape`) to
-  /// `out`: out holds, on the box, what `steps` single steps would leave there.
+  /// Enqueues `steps` (1..depth) steps from `in` to `out` (2D buffers laid out as `shape`): step t
+  /// computes `box` grown by steps - t nodes on each side within `interior` (buffer coordinates;
+  /// outside it is the grid's boundary, whose values stay), so that `out` holds on `box` what
+  /// `steps` single steps of shrinking boxes (a pyramid) leave there. In core, box = interior.
   void enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const BufferShape& shape,
-               std::size_t rows, const Box& box, GrowingSides grow, std::size_t steps,
-               const std::vector<cl::Event>* wait, cl::Event* done);
+               const Box& box, const Box& interior, std::size_t steps, const std::vector<cl::Event>* wait,
+               cl::Event* done);
 
  private:
   Context context_;

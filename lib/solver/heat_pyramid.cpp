@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 
+#include "ops/heat_blocked.hpp"
 #include "solver/pass_runner.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -17,20 +19,31 @@ using Clock = std::chrono::steady_clock;
 using detail::Box;
 using detail::BufferShape;
 
-// The heat scheme's step on each task.
+// The heat scheme's steps on each task: one a launch, or `depth` a launch on chip (2D).
 template <class T>
 class HeatTaskKernels final : public detail::TaskKernels<T> {
  public:
-  HeatTaskKernels(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients)
-      : stencil_(context, dims, coefficients) {}
+  HeatTaskKernels(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth)
+      : stencil_(context, dims, coefficients) {
+    if (depth > 1) blocked_.emplace(context, coefficients, depth);
+  }
+  std::size_t depth() const override { return blocked_ ? blocked_->depth() : 1; }
   void step(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const std::vector<DeviceBuffer<T>>&,
             std::size_t, const BufferShape& shape, const Box& box, bool, const std::vector<cl::Event>* wait,
             cl::Event* done) override {
     stencil_.enqueue(queue, in, out, shape, box, wait, done);
   }
+  void launch(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
+              const std::vector<DeviceBuffer<T>>& inputs, std::size_t slot, const BufferShape& shape, const Box& box,
+              const Box& interior, std::size_t steps, bool last, const std::vector<cl::Event>* wait,
+              cl::Event* done) override {
+    if (!blocked_) return step(queue, in, out, inputs, slot, shape, box, last, wait, done);
+    blocked_->enqueue(queue, in, out, shape, box, interior, steps, wait, done);
+  }
 
  private:
   detail::HeatBoxStep<T> stencil_;
+  std::optional<detail::HeatBlockedStep<T>> blocked_;
 };
 
 }  // namespace
@@ -81,6 +94,10 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlan& plan, const He
   run.pinned_host_memory = s.pinned();
   if (steps == 0) return run;
   validate(plan.layout, s.extents, steps);
+  if (plan.depth == 0) throw InvalidArgument("a heat plan's depth (steps a launch) is at least 1");
+  if (plan.depth > 1 && s.extents.size() != 2)
+    throw UnsupportedFeature("several steps a launch (depth " + std::to_string(plan.depth) + ") is 2D only so far; a " +
+                             std::to_string(s.extents.size()) + "D grid runs with depth 1");
   if (options.record_timeline && !s.context.device().profiling) {
     throw UnsupportedFeature(s.context.device().label() + " cannot profile commands, so a run's timeline cannot be recorded");
   }
@@ -90,7 +107,7 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlan& plan, const He
   const bool incore = layout.decomposition == Decomposition::incore;
   if (incore) layout = {Decomposition::strip, steps, s.extents.back() - 2};
   const bool overlapped = !incore && plan.schedule == Schedule::overlapped;
-  HeatTaskKernels<T> kernels(s.context, s.extents.size(), s.coefficients);
+  HeatTaskKernels<T> kernels(s.context, s.extents.size(), s.coefficients, plan.depth);
   detail::PassRunner<T> runner(s.context, s.extents, kernels, s.value_alignment, layout, steps, overlapped);
   if (options.record_timeline) runner.record_timeline();
   run.device_bytes = runner.device_bytes();

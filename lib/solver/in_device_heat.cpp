@@ -145,8 +145,8 @@ void InDeviceHeat<T>::Impl::enqueue_launch(std::size_t steps, cl::Event& done) {
   cl::CommandQueue& queue = context.compute_queue();
   if (aligned) {
     aligned->enqueue(queue, current.get(), next.get(), shape, interior(), nullptr, &done);
-  } else if (blocked) {  // every side is the grid's boundary
-    blocked->enqueue(queue, current.get(), next.get(), shape, extents[1], interior(), {}, steps, nullptr, &done);
+  } else if (blocked) {
+    blocked->enqueue(queue, current.get(), next.get(), shape, interior(), interior(), steps, nullptr, &done);
   } else {
     naive->enqueue(queue, current.get(), next.get(), &done);
   }

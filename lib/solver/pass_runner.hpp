@@ -81,6 +81,16 @@ inline Box compute_box(const PassTask& task, const std::vector<std::size_t>& ext
   return box;
 }
 
+// The grid's interior [1, extent - 1) within the region a task sent, in its buffer's coordinates.
+inline Box interior_in(const PassTask& task, const std::vector<std::size_t>& extents) {
+  Box box;
+  for (std::size_t axis = 0; axis < extents.size(); ++axis) {
+    box.begin[axis] = std::max<std::size_t>(1, task.sent.begin[axis]) - task.sent.begin[axis];
+    box.end[axis] = std::min(extents[axis] - 1, task.sent.end[axis]) - task.sent.begin[axis];
+  }
+  return box;
+}
+
 inline Box shifted(const Box& box, const Box& origin) {
   Box result = box;
   for (std::size_t axis = 0; axis < 3; ++axis) {
@@ -128,6 +138,17 @@ class TaskKernels {
   virtual void step(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
                     const std::vector<DeviceBuffer<T>>& inputs, std::size_t slot, const BufferShape& shape,
                     const Box& box, bool last, const std::vector<cl::Event>* wait, cl::Event* done) = 0;
+  // Steps one launch advances (kernels that block in time keep a tile on chip that long).
+  virtual std::size_t depth() const { return 1; }
+  // `steps` (1..depth()) steps in one launch: step t computes `box` grown by steps - t within
+  // `interior` (buffer coordinates; beyond it the grid's boundary keeps its values). With depth 1
+  // this is step().
+  virtual void launch(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
+                      const std::vector<DeviceBuffer<T>>& inputs, std::size_t slot, const BufferShape& shape,
+                      const Box& box, const Box& /*interior*/, std::size_t /*steps*/, bool last,
+                      const std::vector<cl::Event>* wait, cl::Event* done) {
+    step(queue, in, out, inputs, slot, shape, box, last, wait, done);
+  }
   // What a task returns beside the field, enqueued on the download queue before the field's
   // download, once the task's kernels (`computed`) are done.
   virtual void download_results(cl::CommandQueue&, std::size_t /*slot*/, std::size_t /*pass*/, std::size_t /*task*/,
@@ -354,14 +375,20 @@ class PassRunner {
     copy_boundary(task, slot.layer[up_layer].get(), slot.layer[1 - up_layer].get(), wait, done);
     cl::Event first_kernel = done;
     std::deque<cl::Event> batch;
-    for (std::size_t k = 0; k < pass_steps; ++k) {
-      const std::size_t in = up_layer ^ (k % 2);
-      const Box box = shifted(compute_box(task, extents_, pass_steps - 1 - k), task.sent);
-      kernels_.step(context_.compute_queue(), slot.layer[in].get(), slot.layer[1 - in].get(), slot.inputs, slot_number,
-                    shape_, box, k + 1 == pass_steps, wait.empty() ? nullptr : &wait, &done);
+    // Launches of up to depth() steps, each ending on the box of its last step.
+    const std::size_t depth = kernels_.depth();
+    std::size_t launches = 0;
+    for (std::size_t k = 0; k < pass_steps; ++launches) {
+      const std::size_t n = std::min(depth, pass_steps - k);
+      k += n;
+      const std::size_t in = up_layer ^ (launches % 2);
+      const Box box = shifted(compute_box(task, extents_, pass_steps - k), task.sent);
+      kernels_.launch(context_.compute_queue(), slot.layer[in].get(), slot.layer[1 - in].get(), slot.inputs,
+                      slot_number, shape_, box, interior_in(task, extents_), n, k == pass_steps, wait.empty() ? nullptr : &wait,
+                      &done);
       wait.clear();
       if (first_kernel() == nullptr) first_kernel = done;
-      if ((k + 1) % kKernelBatch == 0) {
+      if ((launches + 1) % kKernelBatch == 0) {
         batch.push_back(done);
         if (batch.size() > 1) {
           check(batch.front().wait(), "clWaitForEvents", "running a pyramid task");
@@ -369,7 +396,7 @@ class PassRunner {
         }
       }
     }
-    slot.result = up_layer ^ (pass_steps % 2);
+    slot.result = up_layer ^ (launches % 2);
     slot.computed = done;
     cl::Event downloaded;
     std::array<std::size_t, 3> at{};

@@ -65,6 +65,7 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   }
   PlannedHeatRun run;
   run.schedule = request.schedule;
+  run.depth = request.depth.value_or(1);
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   // The buffers the solver keeps (solver_buffer_layers), none beyond the device's largest
   // allocation; a grid whose buffer does not fit one allocation is not run in core.

@@ -29,9 +29,11 @@ double tolerance(std::size_t steps) {
   return 8.0 * static_cast<double>(steps) * std::numeric_limits<T>::epsilon();  // the fields lie in [-1, 1]
 }
 
-std::string describe(const model::Plan& plan, Schedule schedule) {
+std::string describe(const PlannedHeatRun& planned) {
+  const model::Plan& plan = planned.predicted;
   return std::string(to_string(plan.layout.decomposition)) + " n=" + std::to_string(plan.layout.height) +
-         " extent=" + std::to_string(plan.layout.task_extent) + " " + to_string(schedule);
+         " extent=" + std::to_string(plan.layout.task_extent) + " " + to_string(planned.schedule) +
+         " depth=" + std::to_string(planned.depth);
 }
 
 // Runs `request` and requires the in-device result bit for bit; returns the plan that ran.
@@ -41,7 +43,7 @@ model::Plan check_identical(Context& context, const Grid<T>& initial, double alp
   HeatSolver<T> solver(context, initial, alpha);
   const HeatOutcome outcome = advance_heat(solver, steps, request, fixed_profile());
   CAPTURE(extents_string(initial.extents()));
-  CAPTURE(describe(outcome.planned.predicted, request.schedule));
+  CAPTURE(describe(outcome.planned));
   CHECK(identical_nodes(solver.field(), expected) == expected.size());
   CHECK(solver.steps_done() == steps);
   CHECK(outcome.run.device_bytes <= outcome.planned.budget_bytes);
@@ -49,10 +51,11 @@ model::Plan check_identical(Context& context, const Grid<T>& initial, double alp
 }
 
 // Every mode and schedule on one grid, with budgets from the smallest that holds a pyramid of
-// height n (one owned row or node a side, n = (R-1)/2) to a few times that.
+// height n (one owned row or node a side, n = (R-1)/2) to a few times that; `depth` steps a
+// kernel launch (2D).
 template <class T>
 void check_all_modes(Context& context, const std::vector<std::size_t>& extents, std::size_t steps,
-                     const std::vector<std::size_t>& heights) {
+                     const std::vector<std::size_t>& heights, std::size_t depth = 1) {
   const Grid<T> initial = test::random_field<T>(extents, 4321);
   const double alpha = 0.9 * max_stable_alpha(extents.size());
   InDeviceHeat<T> in_device(context, initial, alpha);
@@ -68,6 +71,7 @@ void check_all_modes(Context& context, const std::vector<std::size_t>& extents, 
   for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
     HeatPlanRequest request;
     request.schedule = schedule;
+    request.depth = depth;
     request.mode = HeatMode::incore;
     CHECK(check_identical(context, initial, alpha, steps, request, expected).layout.decomposition == Decomposition::incore);
     for (const Decomposition cut : cuts) {
@@ -107,6 +111,19 @@ TEST_CASE_TEMPLATE("every pyramid mode is bit-identical to in-device stepping, i
     check_all_modes<T>(context, {301}, 13, {1, 3, 13});
     check_all_modes<T>(context, {133, 71}, 13, {1, 2, 5});
     check_all_modes<T>(context, {37, 29, 23}, 13, {1, 3});
+  }, test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("several steps a launch (on chip) give the bits of single steps in every mode", T, float, double) {
+  for_each_device([](Context& context) {
+    // Depths that divide the pass height, exceed it, and leave a shorter last launch (passes of
+    // 2 and 13 steps, a run of 13).
+    for (const std::size_t depth : std::is_same_v<T, float> ? std::vector<std::size_t>{2, 5} : std::vector<std::size_t>{3}) {
+      CAPTURE(depth);
+      check_all_modes<T>(context, {133, 71}, 13, {2, 13}, depth);
+    }
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {3, 40}, {300, 3}})
+      check_all_modes<T>(context, extents, 6, {1, 6}, 4);
   }, test::needs_for<T>());
 }
 

@@ -53,6 +53,7 @@ struct HeatOptions {
   std::string mode = "auto";
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
+  std::size_t depth = 0;   // 0: one step a launch
   std::string device_mem;
   std::string profile;  // empty: the device's cached profile, or a calibration now
   bool serial = false;
@@ -109,6 +110,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
     }
     request.height = options.height;
   }
+  if (options.depth > 0) request.depth = options.depth;
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
   request.schedule = options.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -171,13 +173,14 @@ void show_progress(const HeatProgress& p) {
 std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
   const model::Plan& plan = planned.predicted;
   const PyramidLayout& layout = plan.layout;
-  if (layout.decomposition == Decomposition::incore) return "incore: the whole grid on the device";
+  const std::string launches = planned.depth > 1 ? ", " + std::to_string(planned.depth) + " steps a launch" : "";
+  if (layout.decomposition == Decomposition::incore) return "incore: the whole grid on the device" + launches;
   const bool block = layout.decomposition == Decomposition::block;
   const std::string unit = block ? "blocks" : dims == 3 ? "strips of planes" : dims == 1 ? "strips of nodes" : "strips of rows";
   return std::string(block ? "block" : "strip") + " pyramid, n = " + std::to_string(layout.height) + ", " + unit +
          " owning " + std::to_string(layout.task_extent) + (block ? " x " + std::to_string(layout.task_extent) : "") +
          " (buffers of " + std::to_string(plan.buffer_extent) + "), " + std::to_string(plan.prediction.tasks) +
-         " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule);
+         " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule) + launches;
 }
 
 // What every summary of a heat run starts with: the device, the grid and the scheme.
@@ -211,6 +214,7 @@ void check_long_vector_options(const HeatOptions& options, const std::vector<std
   refuse(options.mode != "auto" && options.mode != "incore", "--mode");
   refuse(!options.decomposition.empty(), "--decomposition");
   refuse(options.height > 0, "--height");
+  refuse(options.depth > 0, "--depth");
   refuse(!options.device_mem.empty(), "--device-mem");
   refuse(!options.timeline.empty(), "--timeline");
   refuse(options.serial, "--serial");
@@ -443,6 +447,7 @@ void run(const HeatOptions& options) {
         {"buffer_extent", plan.buffer_extent},
         {"tasks", plan.prediction.tasks},
         {"passes", plan.prediction.passes},
+        {"depth", outcome.planned.depth},
         {"schedule", to_string(outcome.planned.schedule)}}},
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
@@ -520,6 +525,9 @@ void add_heat_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "
                                                                  "or the only choice of --mode auto");
+  command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile in local memory (2D; "
+                                                 "default 1); the same bits as single steps")
+      ->check(whole_number(1));
   command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
       ->check(whole_number(1));
   command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "

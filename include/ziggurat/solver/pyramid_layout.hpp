@@ -47,6 +47,9 @@ void validate(const PyramidLayout& layout, const std::vector<std::size_t>& exten
 struct HeatPlan {
   PyramidLayout layout;
   Schedule schedule = Schedule::overlapped;
+  /// Steps a kernel launch advances with the tile on chip (2D; 1: one step a launch). A pass of
+  /// height n runs as ceil(n / depth) launches, with the bits of single steps.
+  std::size_t depth = 1;
 };
 
 /// One task's work on one engine, in seconds since the run's first command started: its upload,

@@ -35,6 +35,9 @@ struct HeatPlanRequest {
   std::optional<std::size_t> height;           ///< pyramid height n (strip, block, automatic)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
+  /// Steps a kernel launch advances with its tile on chip (2D, HeatPlan::depth); default 1. Not
+  /// yet modelled: the prediction is that of single steps.
+  std::optional<std::size_t> depth;
 };
 
 /// What a run may use unless told otherwise: 90 % of the device's memory (the rest is left to the
@@ -46,7 +49,8 @@ struct PlannedHeatRun {
   model::Plan predicted;  ///< layout, buffer extent, predicted time, and the trivial algorithm's
   Schedule schedule = Schedule::overlapped;
   std::uint64_t budget_bytes = 0;  ///< the solver's buffers take at most this much device memory
-  HeatPlan plan() const { return {predicted.layout, schedule}; }
+  std::size_t depth = 1;           ///< steps a kernel launch (HeatPlan::depth)
+  HeatPlan plan() const { return {predicted.layout, schedule, depth}; }
 };
 
 /// The model's view of `steps` steps of the solver's grid (rows padded as the solver pads them).
