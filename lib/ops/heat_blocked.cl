@@ -1,4 +1,4 @@
-// Temporal blocking on chip (issue 16): a work-group advances a tile of a 2D grid `steps` steps
+// Temporal blocking on chip (issue 16): a work-group advances a tile of a 1D or 2D grid `steps` steps
 // (at most TIME_STEPS) in one launch, so that the grid crosses device memory once per `steps`
 // steps instead of once per step. Host side: lib/ops/heat_blocked.cpp.
 //
@@ -62,5 +62,33 @@ void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
+  }
+}
+
+// 1D: a work-group holds ROW_GROUP consecutive nodes in local memory (two copies, stepped in
+// turn), owns the ROW_GROUP - 2 TIME_STEPS in the middle, and advances them `steps` steps, the
+// update of heat1d_box; the box [x0, x1) and interior [xlo, xhi) as in 2D.
+__kernel __attribute__((reqd_work_group_size(ROW_GROUP, 1, 1)))
+void heat1d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint length, const int x0,
+                    const int x1, const int xlo, const int xhi, const uint steps, const REAL a, const REAL b) {
+  __local REAL line[2][ROW_GROUP];
+  const int lid = (int)get_local_id(0);
+  const int out_begin = x0 + (int)get_group_id(0) * (ROW_GROUP - 2 * TIME_STEPS);
+  const int x = out_begin - TIME_STEPS + lid;
+  const int left = max(lid - 1, 0), right = min(lid + 1, ROW_GROUP - 1);  // edge nodes: garbage, discarded
+  const int s = (int)steps;
+  line[0][lid] = x >= 0 && x < (int)length ? u[x] : (REAL)0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int t = 1; t <= s; ++t) {  // uniform: every work-item runs the same steps
+    const int reach = s - t;
+    __local const REAL* from = line[(t - 1) & 1];
+    REAL value = from[lid];
+    if (x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi)) value = a * (from[left] + from[right]) + b * from[lid];
+    if (t < s) {
+      line[t & 1][lid] = value;
+    } else if (lid >= TIME_STEPS && lid < ROW_GROUP - TIME_STEPS && x < x1) {
+      v[x] = value;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
 }

@@ -30,14 +30,19 @@ std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std
 }  // namespace
 
 template <class T>
-HeatBlockedStep<T>::HeatBlockedStep(const Context& context, HeatCoefficients<T> coefficients, std::size_t depth)
-    : context_(context), coefficients_(coefficients), depth_(depth) {
+HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients,
+                                    std::size_t depth)
+    : context_(context), dims_(dims), coefficients_(coefficients), depth_(depth) {
   if (depth == 0) throw InvalidArgument("a blocked heat kernel advances at least one step a launch");
+  if (dims != 1 && dims != 2)
+    throw UnsupportedFeature("several steps a launch (depth " + std::to_string(depth) + ") is 1D and 2D only so far; a " +
+                             std::to_string(dims) + "D grid runs with depth 1");
   group_ = blocked_group(context.device(), sizeof(T), depth);
   const cl::Program& program = context.program(
       "heat_blocked", BuildOptions().real_type<T>().define("ROW_GROUP", group_).define("TIME_STEPS", depth).str());
-  kernel_ = context.kernel(program, "heat2d_blocked");
-  require_work_group(context.device(), kernel_, group_, "heat2d_blocked");
+  const char* name = dims == 1 ? "heat1d_blocked" : "heat2d_blocked";
+  kernel_ = context.kernel(program, name);
+  require_work_group(context.device(), kernel_, group_, name);
 }
 
 template <class T>
@@ -49,11 +54,19 @@ void HeatBlockedStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, 
                           std::to_string(depth_) + " steps, not " + std::to_string(steps));
   const std::size_t owned = group_ - 2 * depth_;
   const std::size_t groups_x = ceil_div(box.count(0), owned);
+  const auto i32 = [](std::size_t value) { return static_cast<cl_int>(value); };
+  if (dims_ == 1) {
+    set_args(kernel_, "heat1d_blocked", in, out, u32(shape.pitch), i32(box.begin[0]), i32(box.end[0]),
+             i32(interior.begin[0]), i32(interior.end[0]), u32(steps), coefficients_.a, coefficients_.b);
+    check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(groups_x * group_), cl::NDRange(group_), wait,
+                                     done),
+          "clEnqueueNDRangeKernel", "running blocked heat steps");
+    return;
+  }
   // Strips long enough that re-reading 2 steps rows at their ends costs little, short enough to
   // keep about eight groups per compute unit.
   const std::size_t target = 8 * std::max(1u, context_.device().compute_units);
   const std::size_t strip = std::clamp<std::size_t>(ceil_div(box.count(1) * groups_x, target), 4 * depth_, 512);
-  const auto i32 = [](std::size_t value) { return static_cast<cl_int>(value); };
   set_args(kernel_, "heat2d_blocked", in, out, u32(shape.pitch), u32(shape.plane / shape.pitch), i32(box.begin[0]),
            i32(box.end[0]), i32(box.begin[1]), i32(box.end[1]), i32(interior.begin[0]), i32(interior.end[0]),
            i32(interior.begin[1]), i32(interior.end[1]), u32(steps), u32(strip), coefficients_.a, coefficients_.b);

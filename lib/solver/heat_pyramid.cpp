@@ -19,13 +19,13 @@ using Clock = std::chrono::steady_clock;
 using detail::Box;
 using detail::BufferShape;
 
-// The heat scheme's steps on each task: one a launch, or `depth` a launch on chip (2D).
+// The heat scheme's steps on each task: one a launch, or `depth` a launch on chip (1D, 2D).
 template <class T>
 class HeatTaskKernels final : public detail::TaskKernels<T> {
  public:
   HeatTaskKernels(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth)
       : stencil_(context, dims, coefficients) {
-    if (depth > 1) blocked_.emplace(context, coefficients, depth);
+    if (depth > 1) blocked_.emplace(context, dims, coefficients, depth);
   }
   std::size_t depth() const override { return blocked_ ? blocked_->depth() : 1; }
   void step(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const std::vector<DeviceBuffer<T>>&,
@@ -95,9 +95,6 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlan& plan, const He
   if (steps == 0) return run;
   validate(plan.layout, s.extents, steps);
   if (plan.depth == 0) throw InvalidArgument("a heat plan's depth (steps a launch) is at least 1");
-  if (plan.depth > 1 && s.extents.size() != 2)
-    throw UnsupportedFeature("several steps a launch (depth " + std::to_string(plan.depth) + ") is 2D only so far; a " +
-                             std::to_string(s.extents.size()) + "D grid runs with depth 1");
   if (options.record_timeline && !s.context.device().profiling) {
     throw UnsupportedFeature(s.context.device().label() + " cannot profile commands, so a run's timeline cannot be recorded");
   }

@@ -92,9 +92,8 @@ InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, do
   require_heat_grid(initial.extents(), "the in-device heat solver");
   const DeviceInfo& device = context.device();
   require_precision<T>(device, "the in-device heat solver");
-  if (kernel != StepKernel::aligned && initial.dims() != 2) {
-    throw UnsupportedFeature(std::string("the ") + (kernel == StepKernel::naive ? "naive" : "blocked") +
-                             " step kernel is 2D only; a " + std::to_string(initial.dims()) +
+  if (kernel == StepKernel::naive && initial.dims() != 2) {
+    throw UnsupportedFeature("the naive step kernel is 2D only; a " + std::to_string(initial.dims()) +
                              "D grid is stepped by the aligned kernels");
   }
   if ((kernel == StepKernel::blocked) != (depth > 0))
@@ -120,7 +119,7 @@ InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, do
     return;
   }
   if (kernel == StepKernel::blocked) {
-    s.blocked.emplace(context, s.coefficients, depth);
+    s.blocked.emplace(context, initial.dims(), s.coefficients, depth);
     return;
   }
   s.naive.emplace(context, initial.width(), initial.height(), s.shape.pitch, s.coefficients);

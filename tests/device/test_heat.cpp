@@ -96,8 +96,8 @@ void compare_blocked(Context& context, const std::vector<std::size_t>& extents, 
 
 TEST_CASE_TEMPLATE("blocked in-device heat gives the bits of single steps at every depth", T, float, double) {
   for_each_device([](Context& context) {
-    // Grids narrower than a work-group's columns, several groups and strips, odd sizes.
-    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {33, 17}, {517, 301}, {70, 900}})
+    // Grids narrower than a work-group's columns, several groups and strips, odd sizes; 1D.
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {33, 17}, {517, 301}, {70, 900}, {3}, {1000}})
       for (const std::size_t depth : {1, 2, 3, 5, 8})
         for (const std::size_t steps : {1, 7, 20}) compare_blocked<T>(context, extents, depth, steps);
   }, test::needs_for<T>());
@@ -108,7 +108,7 @@ TEST_CASE("blocked in-device heat refuses what it cannot do") {
     const Grid<float> grid = test::random_field<float>({40, 30}, 5);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked), InvalidArgument);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::aligned, 4), InvalidArgument);
-    CHECK_THROWS_AS(InDeviceHeat<float>(context, test::random_field<float>({40}, 5), 0.4, StepKernel::blocked, 4),
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, test::random_field<float>({10, 9, 8}, 5), 0.1, StepKernel::blocked, 4),
                     UnsupportedFeature);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked, 200), UnsupportedFeature);
   });
@@ -123,6 +123,7 @@ TEST_CASE_TEMPLATE("in-device heat on small grids (the Oclgrind subset)" * docte
     compare_with_reference<T>(context, {300}, 3, 0.4);
     compare_with_reference<T>(context, {35, 10, 6}, 3, 0.15);
     compare_blocked<T>(context, {37, 29}, 3, 4);
+    compare_blocked<T>(context, {300}, 3, 4);
   }, test::needs_for<T>());
 }
 

@@ -122,7 +122,7 @@ TEST_CASE_TEMPLATE("several steps a launch (on chip) give the bits of single ste
       CAPTURE(depth);
       check_all_modes<T>(context, {133, 71}, 13, {2, 13}, depth);
     }
-    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {3, 40}, {300, 3}})
+    for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3}, {3, 40}, {300, 3}, {3}, {301}})
       check_all_modes<T>(context, extents, 6, {1, 6}, 4);
   }, test::needs_for<T>());
 }
