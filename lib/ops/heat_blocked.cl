@@ -17,13 +17,15 @@
 // memory is all it keeps, and the last step's row goes straight to `v`. Barriers sit in the
 // row loop, whose trip count is the same for the whole group.
 //
-// Build options: -DREAL (the prologue), -DROW_GROUP, -DTIME_STEPS.
+// Build options: -DREAL (the prologue), -DBLOCKED_DIMS (1, 2 or 3: which kernel the program holds),
+// -DTIME_STEPS; -DROW_GROUP (1D, 2D); -DTILE_X, -DTILE_Y, -DROWS_PER_ITEM (3D).
 
 #pragma OPENCL FP_CONTRACT OFF
 
 // Row r's place in a ring of three; rows reach down to -2 TIME_STEPS - 2.
 #define SLOT(r) (((r) + 3 * (TIME_STEPS + 1)) % 3)
 
+#if BLOCKED_DIMS == 2
 __kernel __attribute__((reqd_work_group_size(ROW_GROUP, 1, 1)))
 void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint rows,
                     const int x0, const int x1, const int y0, const int y1, const int xlo, const int xhi,
@@ -65,6 +67,9 @@ void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
   }
 }
 
+#endif
+
+#if BLOCKED_DIMS == 1
 // 1D: a work-group holds ROW_GROUP consecutive nodes in local memory (two copies, stepped in
 // turn), owns the ROW_GROUP - 2 TIME_STEPS in the middle, and advances them `steps` steps, the
 // update of heat1d_box; the box [x0, x1) and interior [xlo, xhi) as in 2D.
@@ -92,3 +97,75 @@ void heat1d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
+#endif
+
+#if BLOCKED_DIMS == 3
+// 3D, seven-point: work-groups of TILE_X x TILE_Y work-items, each holding ROWS_PER_ITEM nodes
+// of a column in y, so that a group's tile is TILE_X x (TILE_Y ROWS_PER_ITEM) nodes of a plane;
+// it owns the tile less TIME_STEPS on each side and walks `planes_per_group` planes along z.
+// Step t's plane trails step (t - 1)'s by one; each step keeps the planes behind, at and in front
+// of the one the next step computes in registers (fully unrolled over the steps), and only the
+// plane being stencilled goes through local memory (one plane for all steps, between two
+// barriers), so the depth is bounded by registers, not by local memory.
+#define TILE_H (TILE_Y * ROWS_PER_ITEM)
+__kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
+void heat3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
+                    const uint planes, const int x0, const int x1, const int y0, const int y1, const int z0,
+                    const int z1, const int xlo, const int xhi, const int ylo, const int yhi, const int zlo,
+                    const int zhi, const uint steps, const uint planes_per_group, const REAL a, const REAL b) {
+  __local REAL tile[TILE_H][TILE_X];
+  const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+  const int x = x0 + (int)get_group_id(0) * (TILE_X - 2 * TIME_STEPS) - TIME_STEPS + lx;
+  const int y_first = y0 + (int)get_group_id(1) * (TILE_H - 2 * TIME_STEPS) - TIME_STEPS + ly * ROWS_PER_ITEM;
+  const int left = max(lx - 1, 0), right = min(lx + 1, TILE_X - 1);  // edge nodes: garbage, discarded
+  const int s = (int)steps;
+  const int pz0 = z0 + (int)get_group_id(2) * (int)planes_per_group;
+  const int pz1 = min(pz0 + (int)planes_per_group, z1);
+  const bool x_readable = x >= 0 && x < (int)pitch;
+  REAL q[TIME_STEPS][3][ROWS_PER_ITEM];  // step t's planes p - 1, p, p + 1 for step t + 1's plane p
+#pragma unroll
+  for (int t = 0; t < TIME_STEPS; ++t)
+#pragma unroll
+    for (int j = 0; j < ROWS_PER_ITEM; ++j) q[t][0][j] = q[t][1][j] = q[t][2][j] = (REAL)0;
+  for (int pi = pz0 - s - 1; pi <= pz1 + s; ++pi) {  // the same count for the whole group
+#pragma unroll
+    for (int j = 0; j < ROWS_PER_ITEM; ++j) {
+      const int y = y_first + j;
+      const bool readable = x_readable && y >= 0 && y < (int)(plane / pitch) && pi >= 0 && pi < (int)planes;
+      q[0][0][j] = q[0][1][j];
+      q[0][1][j] = q[0][2][j];
+      q[0][2][j] = readable ? u[(size_t)pi * plane + (size_t)y * pitch + x] : (REAL)0;
+    }
+#pragma unroll
+    for (int t = 1; t <= TIME_STEPS; ++t) {
+      if (t > s) break;  // uniform
+      const int p = pi - t, reach = s - t;
+#pragma unroll
+      for (int j = 0; j < ROWS_PER_ITEM; ++j) tile[ly * ROWS_PER_ITEM + j][lx] = q[t - 1][1][j];
+      barrier(CLK_LOCAL_MEM_FENCE);
+      const bool plane_computed = p >= max(z0 - reach, zlo) && p < min(z1 + reach, zhi);
+      const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
+#pragma unroll
+      for (int j = 0; j < ROWS_PER_ITEM; ++j) {
+        const int y = y_first + j, row = ly * ROWS_PER_ITEM + j;
+        const int up = max(row - 1, 0), down = min(row + 1, TILE_H - 1);
+        REAL value = q[t - 1][1][j];
+        if (plane_computed && column_computed && y >= max(y0 - reach, ylo) && y < min(y1 + reach, yhi)) {
+          const REAL sum = ((((tile[row][left] + tile[row][right]) + tile[up][lx]) + tile[down][lx]) + q[t - 1][0][j]) +
+                           q[t - 1][2][j];
+          value = a * sum + b * q[t - 1][1][j];
+        }
+        if (t < s) {
+          q[t < TIME_STEPS ? t : 0][0][j] = q[t < TIME_STEPS ? t : 0][1][j];
+          q[t < TIME_STEPS ? t : 0][1][j] = q[t < TIME_STEPS ? t : 0][2][j];
+          q[t < TIME_STEPS ? t : 0][2][j] = value;
+        } else if (p >= pz0 && p < pz1 && lx >= TIME_STEPS && lx < TILE_X - TIME_STEPS && x < x1 &&
+                   row >= TIME_STEPS && row < TILE_H - TIME_STEPS && y < y1) {
+          v[(size_t)p * plane + (size_t)y * pitch + x] = value;
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
+}
+#endif

@@ -27,6 +27,15 @@ std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std
                            ": choose a smaller depth");
 }
 
+constexpr std::size_t kRowsPerItem = 4;  // 3D: nodes of a column in y each work-item holds
+
+// Strips (planes) long enough that re-reading 2 steps at their ends costs little, short enough to
+// keep about eight groups per compute unit.
+std::size_t strip_length(std::size_t extent, std::size_t groups, std::size_t depth, unsigned compute_units) {
+  const std::size_t target = 8 * std::max(1u, compute_units);
+  return std::clamp<std::size_t>(ceil_div(extent * groups, target), 4 * depth, 512);
+}
+
 }  // namespace
 
 template <class T>
@@ -34,15 +43,24 @@ HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, He
                                     std::size_t depth)
     : context_(context), dims_(dims), coefficients_(coefficients), depth_(depth) {
   if (depth == 0) throw InvalidArgument("a blocked heat kernel advances at least one step a launch");
-  if (dims != 1 && dims != 2)
-    throw UnsupportedFeature("several steps a launch (depth " + std::to_string(depth) + ") is 1D and 2D only so far; a " +
-                             std::to_string(dims) + "D grid runs with depth 1");
-  group_ = blocked_group(context.device(), sizeof(T), depth);
-  const cl::Program& program = context.program(
-      "heat_blocked", BuildOptions().real_type<T>().define("ROW_GROUP", group_).define("TIME_STEPS", depth).str());
-  const char* name = dims == 1 ? "heat1d_blocked" : "heat2d_blocked";
-  kernel_ = context.kernel(program, name);
-  require_work_group(context.device(), kernel_, group_, name);
+  if (dims < 1 || dims > 3) throw InvalidArgument("a blocked heat kernel steps 1D, 2D or 3D grids");
+  BuildOptions options;
+  options.real_type<T>().define("BLOCKED_DIMS", dims).define("TIME_STEPS", depth);
+  if (dims == 3) {
+    tile_ = box_tile(context.device());
+    if (4 * depth > std::min(tile_[0], tile_[1] * kRowsPerItem))
+      throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps leaves too little of a " +
+                               std::to_string(tile_[0]) + " x " + std::to_string(tile_[1] * kRowsPerItem) +
+                               " tile of " + context.device().label() + " to own: choose a depth of at most " +
+                               std::to_string(std::min(tile_[0], tile_[1] * kRowsPerItem) / 4));
+    options.define("TILE_X", tile_[0]).define("TILE_Y", tile_[1]).define("ROWS_PER_ITEM", kRowsPerItem);
+  } else {
+    tile_ = {blocked_group(context.device(), sizeof(T), depth), 1};
+    options.define("ROW_GROUP", tile_[0]);
+  }
+  static const char* const names[] = {"heat1d_blocked", "heat2d_blocked", "heat3d_blocked"};
+  kernel_ = context.kernel(context.program("heat_blocked", options.str()), names[dims - 1]);
+  require_work_group(context.device(), kernel_, tile_[0] * tile_[1], names[dims - 1]);
 }
 
 template <class T>
@@ -52,27 +70,33 @@ void HeatBlockedStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, 
   if (steps == 0 || steps > depth_)
     throw InvalidArgument("a blocked launch of depth " + std::to_string(depth_) + " advances 1 to " +
                           std::to_string(depth_) + " steps, not " + std::to_string(steps));
-  const std::size_t owned = group_ - 2 * depth_;
-  const std::size_t groups_x = ceil_div(box.count(0), owned);
+  const std::size_t groups_x = ceil_div(box.count(0), tile_[0] - 2 * depth_);
   const auto i32 = [](std::size_t value) { return static_cast<cl_int>(value); };
+  const unsigned units = context_.device().compute_units;
+  cl::NDRange global, local(tile_[0], tile_[1]);
   if (dims_ == 1) {
     set_args(kernel_, "heat1d_blocked", in, out, u32(shape.pitch), i32(box.begin[0]), i32(box.end[0]),
              i32(interior.begin[0]), i32(interior.end[0]), u32(steps), coefficients_.a, coefficients_.b);
-    check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(groups_x * group_), cl::NDRange(group_), wait,
-                                     done),
-          "clEnqueueNDRangeKernel", "running blocked heat steps");
-    return;
-  }
-  // Strips long enough that re-reading 2 steps rows at their ends costs little, short enough to
-  // keep about eight groups per compute unit.
-  const std::size_t target = 8 * std::max(1u, context_.device().compute_units);
-  const std::size_t strip = std::clamp<std::size_t>(ceil_div(box.count(1) * groups_x, target), 4 * depth_, 512);
-  set_args(kernel_, "heat2d_blocked", in, out, u32(shape.pitch), u32(shape.plane / shape.pitch), i32(box.begin[0]),
+    global = cl::NDRange(groups_x * tile_[0], 1);
+  } else if (dims_ == 2) {
+    const std::size_t strip = strip_length(box.count(1), groups_x, depth_, units);
+    set_args(kernel_, "heat2d_blocked", in, out, u32(shape.pitch), u32(shape.plane / shape.pitch), i32(box.begin[0]),
            i32(box.end[0]), i32(box.begin[1]), i32(box.end[1]), i32(interior.begin[0]), i32(interior.end[0]),
            i32(interior.begin[1]), i32(interior.end[1]), u32(steps), u32(strip), coefficients_.a, coefficients_.b);
-  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(groups_x * group_, ceil_div(box.count(1), strip)),
-                                   cl::NDRange(group_, 1), wait, done),
-        "clEnqueueNDRangeKernel", "running blocked heat steps");
+    global = cl::NDRange(groups_x * tile_[0], ceil_div(box.count(1), strip));
+  } else {
+    const std::size_t groups_y = ceil_div(box.count(1), tile_[1] * kRowsPerItem - 2 * depth_);
+    const std::size_t strip = strip_length(box.count(2), groups_x * groups_y, depth_, units);
+    set_args(kernel_, "heat3d_blocked", in, out, u32(shape.pitch), u32(shape.plane), u32(in.getInfo<CL_MEM_SIZE>() / (shape.plane * sizeof(T))),
+             i32(box.begin[0]), i32(box.end[0]), i32(box.begin[1]), i32(box.end[1]), i32(box.begin[2]),
+             i32(box.end[2]), i32(interior.begin[0]), i32(interior.end[0]), i32(interior.begin[1]),
+             i32(interior.end[1]), i32(interior.begin[2]), i32(interior.end[2]), u32(steps), u32(strip),
+             coefficients_.a, coefficients_.b);
+    global = cl::NDRange(groups_x * tile_[0], groups_y * tile_[1], ceil_div(box.count(2), strip));
+    local = cl::NDRange(tile_[0], tile_[1], 1);
+  }
+  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global, local, wait, done), "clEnqueueNDRangeKernel",
+        "running blocked heat steps");
 }
 
 template class HeatBlockedStep<float>;

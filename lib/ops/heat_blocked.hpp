@@ -1,7 +1,8 @@
 #pragma once
-// The launchers of heat1d_blocked and heat2d_blocked (heat_blocked.cl): up to `depth` explicit heat steps of a box
+// The launcher of heat1d_blocked, heat2d_blocked and heat3d_blocked (heat_blocked.cl): up to `depth` explicit heat steps of a box
 // in one launch, the tile kept on chip between steps, with the bits of as many single steps.
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -14,14 +15,14 @@ namespace ziggurat::detail {
 template <class T>
 class HeatBlockedStep {
  public:
-  /// Kernels of up to `depth` steps a launch (1 <= depth) on grids of `dims` (1 or 2) axes. Throws
-  /// UnsupportedFeature for 3D, and when the
+  /// Kernels of up to `depth` steps a launch (1 <= depth) on grids of `dims` axes. Throws
+  /// UnsupportedFeature when the
   /// device's work-groups or its local memory (of which at most 48 KiB is used, the least a GPU
-  /// offers) cannot hold the tile's rings at this depth.
+  /// offers) cannot hold the tile's rings at this depth, or (3D) the depth leaves a tile less than
+  /// half of it to own.
   HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth);
 
   std::size_t depth() const noexcept { return depth_; }
-  std::size_t group_width() const noexcept { return group_; }
 
   /// Enqueues `steps` (1..depth) steps from `in` to `out` (buffers laid out as `shape`): step t
   /// computes `box` grown by steps - t nodes on each side within `interior` (buffer coordinates;
@@ -35,7 +36,8 @@ class HeatBlockedStep {
   Context context_;
   std::size_t dims_;
   HeatCoefficients<T> coefficients_;
-  std::size_t depth_, group_ = 0;
+  std::size_t depth_;
+  std::array<std::size_t, 2> tile_{1, 1};  ///< work-group shape
   cl::Kernel kernel_;
 };
 

@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 using detail::Box;
 using detail::BufferShape;
 
-// The heat scheme's steps on each task: one a launch, or `depth` a launch on chip (1D, 2D).
+// The heat scheme's steps on each task: one a launch, or `depth` a launch on chip.
 template <class T>
 class HeatTaskKernels final : public detail::TaskKernels<T> {
  public:

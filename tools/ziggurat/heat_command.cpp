@@ -525,8 +525,8 @@ void add_heat_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "
                                                                  "or the only choice of --mode auto");
-  command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile in local memory (1D, 2D; "
-                                                 "default 1); the same bits as single steps")
+  command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile on chip (default 1)"
+                                                 "; the same bits as single steps")
       ->check(whole_number(1));
   command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
       ->check(whole_number(1));

@@ -18,7 +18,7 @@ namespace ziggurat {
 enum class StepKernel {
   aligned,  ///< the column-walking, aligned-work-group kernels (lib/ops/heat_stencil.cl), 1D to 3D
   naive,    ///< one work-item per node, every neighbour read from global memory (2D only): the baseline
-  blocked,  ///< temporal blocking on chip (1D, 2D): up to `depth` steps a launch, each tile kept in
+  blocked,  ///< temporal blocking on chip: up to `depth` steps a launch, each tile kept in
             ///< local memory between them (lib/ops/heat_blocked.cl); the same bits as single steps
 };
 
@@ -29,7 +29,7 @@ class InDeviceHeat {
  public:
   /// Uploads `initial` (1 to 3 axes of at least 3 nodes, all finite). `depth`: the steps a launch of
   /// the blocked kernel advances (at least 1; the other kernels take 0). Throws UnsupportedFeature
-  /// for double on a device without fp64, the naive kernel on a grid that is not 2D, the blocked one on a 3D grid, or
+  /// for double on a device without fp64, the naive kernel on a grid that is not 2D, or
   /// a depth whose tile does not fit the device's local memory; OutOfDeviceMemory when the grid
   /// does not fit.
   InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel = StepKernel::aligned,

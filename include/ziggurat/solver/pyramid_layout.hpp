@@ -47,7 +47,7 @@ void validate(const PyramidLayout& layout, const std::vector<std::size_t>& exten
 struct HeatPlan {
   PyramidLayout layout;
   Schedule schedule = Schedule::overlapped;
-  /// Steps a kernel launch advances with the tile on chip (1D, 2D; 1: one step a launch). A pass of
+  /// Steps a kernel launch advances with the tile on chip (1: one step a launch). A pass of
   /// height n runs as ceil(n / depth) launches, with the bits of single steps.
   std::size_t depth = 1;
 };

@@ -35,7 +35,7 @@ struct HeatPlanRequest {
   std::optional<std::size_t> height;           ///< pyramid height n (strip, block, automatic)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
-  /// Steps a kernel launch advances with its tile on chip (1D, 2D; HeatPlan::depth); default 1. Not
+  /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. Not
   /// yet modelled: the prediction is that of single steps.
   std::optional<std::size_t> depth;
 };
