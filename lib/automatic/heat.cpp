@@ -9,7 +9,13 @@ HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPla
                          const DeviceProfile& profile, const HeatRunOptions& options) {
   HeatOutcome outcome;
   if (steps == 0) return outcome;  // nothing to plan, nothing to run
-  outcome.planned = plan_heat(solver, steps, request, profile);
+  HeatPlanRequest planned = request;
+  if (planned.depth == std::size_t{0}) {
+    outcome.depth_choice = choose_heat_depth<T>(solver.context(), solver.extents().size());
+    planned.depth = outcome.depth_choice->depth;
+    if (planned.depth > std::size_t{1}) planned.kernel_ns_per_node = outcome.depth_choice->ns_per_node;
+  }
+  outcome.planned = plan_heat(solver, steps, planned, profile);
   outcome.run = solver.advance(steps, outcome.planned.plan(), options);
   return outcome;
 }

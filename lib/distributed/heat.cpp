@@ -54,10 +54,13 @@ std::size_t plan_halo_depth(const Communicator& communicator, const DeviceInfo& 
     smallest = std::min(smallest, r.count);
   std::vector<std::size_t> slab = extents;
   slab.back() = std::max<std::size_t>(smallest, 3);
-  // Planned as if in pinned host memory, as the solver's layers are where the runtime allows.
-  PlannedHeatRun planned = plan_heat<T>(device, slab, true, steps, request, profile);
+  // Planned as if in pinned host memory, as the solver's layers are where the runtime allows, and
+  // with single-step kernels when the depth is still to be tuned (each interval tunes it).
+  HeatPlanRequest single = request;
+  if (single.depth == std::size_t{0}) single.depth = 1;
+  PlannedHeatRun planned = plan_heat<T>(device, slab, true, steps, single, profile);
   if (planned.predicted.layout.decomposition == Decomposition::incore) {
-    HeatPlanRequest strips = request;
+    HeatPlanRequest strips = single;
     strips.mode = HeatMode::strip;
     planned = plan_heat<T>(device, slab, true, steps, strips, profile);
   }

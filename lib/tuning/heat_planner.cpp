@@ -58,7 +58,7 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   problem.row_alignment = detail::row_alignment(device, sizeof(T));  // as the solver pads its buffers
   problem.validate();
   const model::DeviceConstants k =
-      model::heat_constants(profile, extents.size(), sizeof(T), std::nullopt, pinned_host_memory);
+      model::heat_constants(profile, extents.size(), sizeof(T), request.kernel_ns_per_node, pinned_host_memory);
   if (request.decomposition && *request.decomposition != Decomposition::strip &&
       *request.decomposition != Decomposition::block) {
     throw InvalidArgument("the decomposition is strip or block");
@@ -66,6 +66,8 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   PlannedHeatRun run;
   run.schedule = request.schedule;
   run.depth = request.depth.value_or(1);
+  if (run.depth == 0)
+    throw InvalidArgument("a depth of 0 (the tuned one) is resolved by advance_heat(); plan a depth of at least 1");
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   // The buffers the solver keeps (solver_buffer_layers), none beyond the device's largest
   // allocation; a grid whose buffer does not fit one allocation is not run in core.

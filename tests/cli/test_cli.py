@@ -143,7 +143,7 @@ class Heat(ScratchFolderTest):
         self.check_error(["heat", "--mode", "strip", "--decomposition", "block"], "has its own")
         self.check_error(["heat", "--mode", "incore", "--height", "3"], "has no pyramid")
         self.check_error(["heat", "--size", "9x9x9", "--alpha", "0.1", "--depth", "9"], "at most 8")
-        self.check_error(["heat", "--depth", "0"], "--depth", expect=105)
+        self.check_error(["heat", "--depth", "0"], "--depth is auto or a whole number")
         self.check_error(["heat", "--depth", "500"], "does not fit")
         self.check_error(["heat", "--device-mem", "12 bananas"], "bananas")
         self.check_error(["heat", "--device-mem", "1KiB", "--mode", "strip"], "needs at least")
@@ -205,6 +205,16 @@ class Heat(ScratchFolderTest):
                 summary = json.loads(run(*args)[0])
                 self.assertEqual(summary["plan"]["depth"], 4, summary)
                 results[mode + " --depth 4"] = np.load(self.path(mode + "-d.npy"))
+            if len(shape) == 2:  # the tuned depth: measured on a cold cache, then read from its record
+                for measured_now in (True, False):
+                    summary = json.loads(run("heat", "--init", self.path("init.npy"), "--out", self.path("auto-d.npy"),
+                                             "--steps", "9", "--alpha", alpha, "--mode", "strip", "--depth", "auto",
+                                             "--device-mem", budget, "--json", env={"ZIGGURAT_CACHE_DIR": self.path("c")})[0])
+                    tuning = summary["depth_tuning"]
+                    self.assertEqual(tuning["measured_now"], measured_now, summary)
+                    self.assertEqual(summary["plan"]["depth"], int(min(tuning["ns_per_node"],
+                                                                       key=tuning["ns_per_node"].get)), summary)
+                    results["strip --depth auto"] = np.load(self.path("auto-d.npy"))
             for mode, out in results.items():
                 self.assertEqual(out.tobytes(), results["incore"].tobytes(), f"{mode} differs from incore on {shape}")
             np.testing.assert_allclose(results["incore"], numpy_heat(u0, alpha, 9), rtol=0,

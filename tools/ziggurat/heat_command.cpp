@@ -53,7 +53,7 @@ struct HeatOptions {
   std::string mode = "auto";
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
-  std::size_t depth = 0;   // 0: one step a launch
+  std::string depth;       // steps a launch: N, or auto (tuned); empty: 1
   std::string device_mem;
   std::string profile;  // empty: the device's cached profile, or a calibration now
   bool serial = false;
@@ -86,6 +86,18 @@ std::vector<std::size_t> grid_extents(const HeatOptions& options) {
   return extents;
 }
 
+// --depth: a whole number >= 1, or auto (0: the tuned depth).
+std::size_t parse_depth(const std::string& text) {
+  if (text == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    const unsigned long depth = std::stoul(text, &used);
+    if (used == text.size() && depth >= 1 && text.find('-') == std::string::npos) return depth;
+  } catch (const std::exception&) {
+  }
+  throw InvalidArgument("--depth is auto or a whole number >= 1 (steps a launch), not '" + text + "'");
+}
+
 HeatPlanRequest plan_request(const HeatOptions& options) {
   HeatPlanRequest request;
   try {
@@ -110,7 +122,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
     }
     request.height = options.height;
   }
-  if (options.depth > 0) request.depth = options.depth;
+  if (!options.depth.empty()) request.depth = parse_depth(options.depth);
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
   request.schedule = options.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -214,7 +226,7 @@ void check_long_vector_options(const HeatOptions& options, const std::vector<std
   refuse(options.mode != "auto" && options.mode != "incore", "--mode");
   refuse(!options.decomposition.empty(), "--decomposition");
   refuse(options.height > 0, "--height");
-  refuse(options.depth > 0, "--depth");
+  refuse(!options.depth.empty(), "--depth");
   refuse(!options.device_mem.empty(), "--device-mem");
   refuse(!options.timeline.empty(), "--timeline");
   refuse(options.serial, "--serial");
@@ -466,6 +478,13 @@ void run(const HeatOptions& options) {
   } else {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
+  if (outcome.depth_choice) {
+    nlohmann::json candidates = nlohmann::json::object();
+    for (const auto& [depth, seconds] : outcome.depth_choice->seconds) candidates[depth] = seconds * 1e9;
+    summary["depth_tuning"] = {{"key", outcome.depth_choice->key},
+                               {"measured_now", outcome.depth_choice->measured_now},
+                               {"ns_per_node", candidates}};
+  }
   if (!options.out.empty()) summary["output"] = options.out;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;
@@ -525,9 +544,9 @@ void add_heat_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "
                                                                  "or the only choice of --mode auto");
-  command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile on chip (default 1)"
-                                                 "; the same bits as single steps")
-      ->check(whole_number(1));
+  command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile on chip, or auto (the "
+                                                 "depth tuned for the device, measured once); default 1. The same bits "
+                                                 "as single steps");
   command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
       ->check(whole_number(1));
   command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "

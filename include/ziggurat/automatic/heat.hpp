@@ -4,9 +4,11 @@
 // runs; this layer, above both, does the two in order.
 
 #include <cstddef>
+#include <optional>
 
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
+#include "ziggurat/tuning/heat_depth_autotune.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 
 namespace ziggurat {
@@ -15,11 +17,13 @@ namespace ziggurat {
 struct HeatOutcome {
   PlannedHeatRun planned;
   HeatRun run;
+  std::optional<HeatDepthChoice> depth_choice;  ///< how a requested depth of 0 was tuned
 };
 
 /// Plans `steps` steps of `solver` as `request` asks with the constants of `profile`, then runs
-/// the plan (zero steps plan and run nothing). Errors: those of plan_heat(), then those of
-/// HeatSolver::advance().
+/// the plan (zero steps plan and run nothing). A requested depth of 0 becomes the device's tuned
+/// depth (choose_heat_depth(): read, or measured once and recorded), whose measured kernel time the
+/// plan then uses. Errors: those of plan_heat(), then those of HeatSolver::advance().
 template <class T>
 HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                          const DeviceProfile& profile, const HeatRunOptions& options = {});

@@ -35,9 +35,13 @@ struct HeatPlanRequest {
   std::optional<std::size_t> height;           ///< pyramid height n (strip, block, automatic)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
-  /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. Not
-  /// yet modelled: the prediction is that of single steps.
+  /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. 0: the
+  /// depth tuned for the device, which advance_heat() reads or measures
+  /// (tuning/heat_depth_autotune.hpp) before it plans; plan_heat() takes 1 or more.
   std::optional<std::size_t> depth;
+  /// The kernels' time a node and step at `depth`, in ns (advance_heat() sets the tuned depth's
+  /// measured time); default: the profile's single-step rate. The model charges it for every step.
+  std::optional<double> kernel_ns_per_node;
 };
 
 /// What a run may use unless told otherwise: 90 % of the device's memory (the rest is left to the
