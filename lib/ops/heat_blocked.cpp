@@ -27,8 +27,6 @@ std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std
                            ": choose a smaller depth");
 }
 
-constexpr std::size_t kRowsPerItem = 4;  // 3D: nodes of a column in y each work-item holds
-
 // Strips (planes) long enough that re-reading 2 steps at their ends costs little, short enough to
 // keep about eight groups per compute unit.
 std::size_t strip_length(std::size_t extent, std::size_t groups, std::size_t depth, unsigned compute_units) {
@@ -37,6 +35,30 @@ std::size_t strip_length(std::size_t extent, std::size_t groups, std::size_t dep
 }
 
 }  // namespace
+
+std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t depth) {
+  const std::array<std::size_t, 2> tile = box_tile(device);
+  const std::size_t side = std::min(tile[0], tile[1] * kBlockedRowsPerItem);
+  if (4 * depth > side)
+    throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps leaves too little of a " +
+                             std::to_string(tile[0]) + " x " + std::to_string(tile[1] * kBlockedRowsPerItem) +
+                             " tile of " + device.label() + " to own: choose a depth of at most " +
+                             std::to_string(side / 4));
+  return tile;
+}
+
+BlockedLaunch3d blocked_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, std::size_t depth,
+                                  unsigned compute_units) {
+  BlockedLaunch3d launch;
+  const std::size_t groups_x = ceil_div(box.count(0), tile[0] - 2 * depth);
+  const std::size_t groups_y = ceil_div(box.count(1), tile[1] * kBlockedRowsPerItem - 2 * depth);
+  launch.strip = strip_length(box.count(2), groups_x * groups_y, depth, compute_units);
+  const std::size_t groups_z = ceil_div(box.count(2), launch.strip);
+  launch.groups = groups_x * groups_y * groups_z;
+  launch.global = cl::NDRange(groups_x * tile[0], groups_y * tile[1], groups_z);
+  launch.local = cl::NDRange(tile[0], tile[1], 1);
+  return launch;
+}
 
 template <class T>
 HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients,
@@ -47,13 +69,8 @@ HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, He
   BuildOptions options;
   options.real_type<T>().define("BLOCKED_DIMS", dims).define("TIME_STEPS", depth);
   if (dims == 3) {
-    tile_ = box_tile(context.device());
-    if (4 * depth > std::min(tile_[0], tile_[1] * kRowsPerItem))
-      throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps leaves too little of a " +
-                               std::to_string(tile_[0]) + " x " + std::to_string(tile_[1] * kRowsPerItem) +
-                               " tile of " + context.device().label() + " to own: choose a depth of at most " +
-                               std::to_string(std::min(tile_[0], tile_[1] * kRowsPerItem) / 4));
-    options.define("TILE_X", tile_[0]).define("TILE_Y", tile_[1]).define("ROWS_PER_ITEM", kRowsPerItem);
+    tile_ = blocked_tile_3d(context.device(), depth);
+    options.define("TILE_X", tile_[0]).define("TILE_Y", tile_[1]).define("ROWS_PER_ITEM", kBlockedRowsPerItem);
   } else {
     tile_ = {blocked_group(context.device(), sizeof(T), depth), 1};
     options.define("ROW_GROUP", tile_[0]);
@@ -85,15 +102,14 @@ void HeatBlockedStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, 
            i32(interior.begin[1]), i32(interior.end[1]), u32(steps), u32(strip), coefficients_.a, coefficients_.b);
     global = cl::NDRange(groups_x * tile_[0], ceil_div(box.count(1), strip));
   } else {
-    const std::size_t groups_y = ceil_div(box.count(1), tile_[1] * kRowsPerItem - 2 * depth_);
-    const std::size_t strip = strip_length(box.count(2), groups_x * groups_y, depth_, units);
+    const BlockedLaunch3d launch = blocked_launch_3d(box, tile_, depth_, units);
     set_args(kernel_, "heat3d_blocked", in, out, u32(shape.pitch), u32(shape.plane), u32(in.getInfo<CL_MEM_SIZE>() / (shape.plane * sizeof(T))),
              i32(box.begin[0]), i32(box.end[0]), i32(box.begin[1]), i32(box.end[1]), i32(box.begin[2]),
              i32(box.end[2]), i32(interior.begin[0]), i32(interior.end[0]), i32(interior.begin[1]),
-             i32(interior.end[1]), i32(interior.begin[2]), i32(interior.end[2]), u32(steps), u32(strip),
+             i32(interior.end[1]), i32(interior.begin[2]), i32(interior.end[2]), u32(steps), u32(launch.strip),
              coefficients_.a, coefficients_.b);
-    global = cl::NDRange(groups_x * tile_[0], groups_y * tile_[1], ceil_div(box.count(2), strip));
-    local = cl::NDRange(tile_[0], tile_[1], 1);
+    global = launch.global;
+    local = launch.local;
   }
   check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, global, local, wait, done), "clEnqueueNDRangeKernel",
         "running blocked heat steps");

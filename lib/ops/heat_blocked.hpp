@@ -12,6 +12,22 @@
 
 namespace ziggurat::detail {
 
+/// Nodes of a column in y each work-item of a 3D blocked kernel holds.
+constexpr std::size_t kBlockedRowsPerItem = 4;
+
+/// The work-group of the 3D blocked kernels (heat3d_blocked, jacobi3d_blocked) on this device at
+/// this depth. Throws UnsupportedFeature when the depth leaves a tile less than half of it to own.
+std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t depth);
+
+/// How a 3D blocked kernel covers `box`: groups owning tile - 2 depth nodes on x and on y (y: tile
+/// rows x kBlockedRowsPerItem), each walking `strip` planes.
+struct BlockedLaunch3d {
+  std::size_t strip = 1, groups = 1;
+  cl::NDRange global, local;
+};
+BlockedLaunch3d blocked_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, std::size_t depth,
+                                  unsigned compute_units);
+
 template <class T>
 class HeatBlockedStep {
  public:

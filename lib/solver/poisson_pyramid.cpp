@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ops/poisson_blocked.hpp"
 #include "ops/poisson_stencil.hpp"
 #include "solver/pass_runner.hpp"
 #include "ziggurat/base/error.hpp"
@@ -36,11 +37,29 @@ std::size_t most_groups(const Context& context, const std::array<std::size_t, 3>
 template <class T>
 class JacobiTaskKernels final : public detail::TaskKernels<T> {
  public:
-  JacobiTaskKernels(const Context& context, JacobiCoefficients<T> k, const T* rhs, std::size_t partial_values,
-                    std::size_t tasks)
+  // `buffer`: the nodes of a task's buffer (x: the padded pitch); `depth` sweeps a launch.
+  JacobiTaskKernels(const Context& context, JacobiCoefficients<T> k, const T* rhs, const std::array<std::size_t, 3>& buffer,
+                    std::size_t tasks, std::size_t depth)
       : sweep_(context, k), reduce_(context), rhs_(rhs), tasks_(tasks), updates_(kRing * tasks, T(0)),
         result_(context, 2, "Jacobi task updates") {
+    std::size_t partial_values = most_groups(context, buffer);
+    if (depth > 1) {
+      blocked_.emplace(context, k, depth);
+      partial_values = std::max(partial_values, blocked_->most_groups(buffer));
+    }
     for (auto& partial : partial_) partial = DeviceBuffer<T>(context, partial_values, "Jacobi partial updates");
+  }
+  std::size_t depth() const override { return blocked_ ? blocked_->depth() : 1; }
+  void launch(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
+              const std::vector<DeviceBuffer<T>>& inputs, std::size_t slot, const BufferShape& shape, const Box& box,
+              const Box& interior, std::size_t sweeps, bool last, const std::vector<cl::Event>* wait,
+              cl::Event* done) override {
+    if (!blocked_) return step(queue, in, out, inputs, slot, shape, box, last, wait, done);
+    if (!last) return blocked_->enqueue(queue, in, out, inputs[0].get(), nullptr, shape, box, interior, sweeps, wait, done);
+    cl::Event swept;
+    blocked_->enqueue(queue, in, out, inputs[0].get(), &partial_[slot].get(), shape, box, interior, sweeps, wait, &swept);
+    const std::vector<cl::Event> after{swept};
+    reduce_.enqueue(queue, partial_[slot].get(), blocked_->groups(box), result_.get(), slot, &after, done);
   }
   std::vector<const T*> inputs() const override { return {rhs_}; }
   void step(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const std::vector<DeviceBuffer<T>>& inputs,
@@ -71,6 +90,7 @@ class JacobiTaskKernels final : public detail::TaskKernels<T> {
   // tasks in flight).
   static constexpr std::size_t kRing = 8;
   detail::JacobiBoxSweep<T> sweep_;
+  std::optional<detail::JacobiBlockedSweep<T>> blocked_;
   detail::MaxReduce<T> reduce_;
   const T* rhs_;
   std::size_t tasks_;
@@ -168,13 +188,15 @@ struct PoissonSolver<T>::Impl {
   double interior() const {
     return static_cast<double>(extents[0] - 2) * static_cast<double>(extents[1] - 2) * static_cast<double>(extents[2] - 2);
   }
-  PoissonRun incore(const PoissonStop& stop, std::size_t test_every, StopTracker& tracker);
-  PoissonRun passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped, StopTracker& tracker);
+  PoissonRun incore(const PoissonStop& stop, std::size_t test_every, std::size_t depth, StopTracker& tracker);
+  PoissonRun passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped, std::size_t depth,
+                    StopTracker& tracker);
 };
 
 // In core: the field in two buffers and f in a third, rows padded; every `test_every` sweeps a test.
 template <class T>
-PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t test_every, StopTracker& tracker) {
+PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t test_every, std::size_t depth,
+                                          StopTracker& tracker) {
   BufferShape shape;
   shape.pitch = detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]);
   shape.plane = shape.pitch * extents[1];
@@ -183,8 +205,11 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
   DeviceBuffer<T> f(context, values, "Poisson right-hand side");
   const Box interior_box{{1, 1, 1}, {extents[0] - 1, extents[1] - 1, extents[2] - 1}};
   detail::JacobiBoxSweep<T> sweep(context, coefficients);
+  std::optional<detail::JacobiBlockedSweep<T>> blocked;
+  if (depth > 1) blocked.emplace(context, coefficients, depth);
+  const std::size_t groups = blocked ? blocked->groups(interior_box) : sweep.groups(interior_box);
   detail::MaxReduce<T> reduce(context);
-  DeviceBuffer<T> partial(context, sweep.groups(interior_box), "Jacobi partial updates"), result(context, 1, "Jacobi update");
+  DeviceBuffer<T> partial(context, groups, "Jacobi partial updates"), result(context, 1, "Jacobi update");
   const std::array<cl::size_type, 3> origin{0, 0, 0}, region{extents[0] * sizeof(T), extents[1], extents[2]};
   const std::size_t row = shape.pitch * sizeof(T), slice = shape.plane * sizeof(T);
   const std::size_t host_row = extents[0] * sizeof(T), host_slice = host_row * extents[1];
@@ -217,12 +242,20 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
   T update = 0;
   for (bool go_on = true; go_on;) {
     const std::size_t batch = std::min(test_every, stop.max_sweeps - done);
-    for (std::size_t k = 0; k < batch; ++k, in ^= 1) {
-      const bool last = k + 1 == batch;
-      sweep.enqueue(context.compute_queue(), u[in].get(), u[1 - in].get(), f.get(), last ? &partial.get() : nullptr,
-                    shape, interior_box, nullptr, nullptr);
+    // Launches of up to `depth` sweeps (one each without blocking); the last records its update.
+    for (std::size_t k = 0; k < batch; in ^= 1) {
+      const std::size_t n = std::min(depth, batch - k);
+      k += n;
+      const cl::Buffer* record = k == batch ? &partial.get() : nullptr;
+      if (blocked) {
+        blocked->enqueue(context.compute_queue(), u[in].get(), u[1 - in].get(), f.get(), record, shape, interior_box,
+                         interior_box, n, nullptr, nullptr);
+      } else {
+        sweep.enqueue(context.compute_queue(), u[in].get(), u[1 - in].get(), f.get(), record, shape, interior_box,
+                      nullptr, nullptr);
+      }
     }
-    reduce.enqueue(context.compute_queue(), partial.get(), sweep.groups(interior_box), result.get(), 0, nullptr, nullptr);
+    reduce.enqueue(context.compute_queue(), partial.get(), groups, result.get(), 0, nullptr, nullptr);
     check(context.compute_queue().enqueueReadBuffer(result.get(), CL_TRUE, 0, sizeof(T), &update), "clEnqueueReadBuffer",
           "reading the Jacobi update");
     done += batch;
@@ -240,12 +273,13 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
 
 template <class T>
 PoissonRun PoissonSolver<T>::Impl::passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped,
-                                          StopTracker& tracker) {
+                                          std::size_t depth, StopTracker& tracker) {
   const std::size_t height = layout.height;
   const std::size_t tasks = detail::Cut(extents[2], layout.task_extent).tiles();
   const std::size_t planes = std::min(extents[2], layout.task_extent + 2 * height);
   JacobiTaskKernels<T> kernels(context, coefficients, rhs.data(),
-                               most_groups(context, {detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]), extents[1], planes}), tasks);
+                               {detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]), extents[1], planes}, tasks,
+                               depth);
   detail::PassRunner<T> runner(context, extents, kernels, value_alignment, layout, stop.max_sweeps, overlapped);
   PoissonRun run;
   run.device_bytes = runner.device_bytes();
@@ -297,18 +331,19 @@ PoissonRun PoissonSolver<T>::solve(const PoissonStop& stop, const HeatPlan& plan
     throw InvalidArgument("the tolerance must be zero (run every sweep) or positive, not " + std::to_string(stop.tolerance));
   }
   PoissonRun run;
+  if (plan.depth == 0) throw InvalidArgument("a Poisson plan runs at least one sweep a launch (depth >= 1)");
   if (stop.max_sweeps > 0) {
     StopTracker tracker(stop, options);
     const bool incore = plan.layout.decomposition == Decomposition::incore;
     if (incore) {
-      run = s.incore(stop, plan.layout.height > 0 ? plan.layout.height : kDefaultIncoreCheck, tracker);
+      run = s.incore(stop, plan.layout.height > 0 ? plan.layout.height : kDefaultIncoreCheck, plan.depth, tracker);
     } else {
       if (plan.layout.decomposition != Decomposition::strip) {
         throw InvalidArgument(std::string("the Poisson solver runs in core or in strip passes, not ") +
                               to_string(plan.layout.decomposition));
       }
       validate(plan.layout, s.extents, stop.max_sweeps);
-      run = s.passes(stop, plan.layout, plan.schedule == Schedule::overlapped, tracker);
+      run = s.passes(stop, plan.layout, plan.schedule == Schedule::overlapped, plan.depth, tracker);
     }
     run.reason = tracker.reason();
     run.update = tracker.update();

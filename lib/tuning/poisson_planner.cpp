@@ -65,6 +65,8 @@ PlannedPoissonRun plan_poisson(const PoissonSolver<T>& solver, const PoissonStop
   const model::DeviceConstants k = poisson_constants(profile, sizeof(T), solver.pinned_host_memory());
   PlannedPoissonRun run;
   run.schedule = request.schedule;
+  run.depth = request.depth;
+  if (run.depth == 0) throw InvalidArgument("a Poisson plan runs at least one sweep a launch (depth >= 1)");
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   const std::size_t layers = poisson_buffer_layers(request.schedule);
   const model::Budget budget{std::min<std::uint64_t>(run.budget_bytes, layers * device.max_alloc_bytes), layers};

@@ -389,7 +389,9 @@ class Poisson(ScratchFolderTest):
             outputs = []
             # Budgets that hold a few tasks where rows are padded to 128 values (NVIDIA), one on PoCL.
             for plan in (["--mode", "incore"], ["--mode", "strip", "--height", 3, "--device-mem", "400KiB"],
-                         ["--mode", "strip", "--height", 2, "--device-mem", "200KiB", "--serial"]):
+                         ["--mode", "strip", "--height", 2, "--device-mem", "200KiB", "--serial"],
+                         ["--mode", "incore", "--depth", 3], ["--mode", "strip", "--height", 3, "--device-mem", "400KiB",
+                                                              "--depth", 2]):
                 try:
                     summary = json.loads(run("poisson", "--rhs", self.path("f.npy"), "--boundary", self.path("u0.npy"),
                                              "--spacing", 0.1, "--tol", 0, "--max-sweeps", 7, "--out",
@@ -399,6 +401,7 @@ class Poisson(ScratchFolderTest):
                         break
                     raise
                 self.assertEqual((summary["reason"], summary["sweeps"]), ("max-sweeps", 7))
+                self.assertEqual(summary["plan"]["depth"], plan[plan.index("--depth") + 1] if "--depth" in plan else 1)
                 outputs.append(np.load(self.path("u.npy")))
                 self.assertEqual((outputs[-1].shape, outputs[-1].dtype), (shape, dtype))
             for out in outputs[1:]:

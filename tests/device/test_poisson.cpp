@@ -99,6 +99,51 @@ TEST_CASE_TEMPLATE("every Poisson plan gives the bits of the same sweeps in core
   }, test::needs_for<T>());
 }
 
+// Each request run with one sweep a launch and with `depth`: the same field bits and the same
+// largest update of the last sweep (the stopping test's value).
+template <class T>
+void check_depth(Context& context, const std::vector<std::size_t>& extents, std::size_t sweeps, std::size_t depth) {
+  const Problem<T> p = random_problem<T>(extents);
+  PoissonSolver<T> sizing(context, p.initial, p.rhs, p.spacing);
+  std::vector<PoissonPlanRequest> requests;
+  for (const std::size_t h : {std::size_t{4}, sweeps}) {
+    PoissonPlanRequest r;
+    r.mode = PoissonMode::incore;
+    r.height = h;
+    requests.push_back(r);
+  }
+  for (const std::size_t h : {std::size_t{2}, std::size_t{5}, sweeps})
+    for (const std::uint64_t factor : {1, 3}) {
+      PoissonPlanRequest r;
+      r.mode = PoissonMode::strip;
+      r.height = h;
+      r.device_memory = factor * minimum_poisson_budget(sizing, sweeps, h, r.schedule);
+      requests.push_back(r);
+    }
+  for (PoissonPlanRequest request : requests) {
+    PoissonSolver<T> single(context, p.initial, p.rhs, p.spacing), blocked(context, p.initial, p.rhs, p.spacing);
+    const PoissonRun one = solve_poisson(single, PoissonStop{0, sweeps}, request, fixed_profile()).run;
+    request.depth = depth;
+    const PoissonOutcome many = solve_poisson(blocked, PoissonStop{0, sweeps}, request, fixed_profile());
+    CAPTURE(extents_string(extents));
+    CAPTURE(depth);
+    CAPTURE(to_string(many.planned.predicted.layout.decomposition));
+    CAPTURE(many.planned.predicted.layout.height);
+    CHECK(many.planned.depth == depth);
+    CHECK(identical_nodes(blocked.field(), single.field()) == single.field().size());
+    CHECK(many.run.update == one.update);
+    CHECK(many.run.sweeps == sweeps);
+  }
+}
+
+TEST_CASE_TEMPLATE("several Jacobi sweeps a launch give the bits and the update of single sweeps", T, float, double) {
+  for_each_device([](Context& context) {
+    for (const std::size_t depth : std::is_same_v<T, float> ? std::vector<std::size_t>{2, 5} : std::vector<std::size_t>{3})
+      check_depth<T>(context, {45, 39, 40}, 11, depth);
+    check_depth<T>(context, {3, 3, 9}, 5, 4);
+  }, test::needs_for<T>());
+}
+
 TEST_CASE("Poisson plans on odd shapes: one interior node a side, thin grids") {
   for_each_device([](Context& context) {
     for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3, 3}, {3, 3, 9}, {40, 3, 6}, {5, 33, 4}}) {
@@ -186,6 +231,8 @@ TEST_CASE("Poisson sweeps in core and in strip passes on a small grid (the Oclgr
     solve_poisson(incore, PoissonStop{0, 5}, request, fixed_profile());
     request.mode = PoissonMode::strip;
     request.device_memory = 2 * minimum_poisson_budget(incore, 5, 2, Schedule::overlapped);
+    check_identical(context, p, 5, request, incore.field());
+    request.depth = 3;  // the blocked sweeps
     check_identical(context, p, 5, request, incore.field());
   });
 }

@@ -37,6 +37,7 @@ struct PoissonOptions {
   std::size_t max_sweeps = 10000;
   std::string mode = "auto";
   std::size_t height = 0;  // 0: the model's choice
+  std::size_t depth = 1;   // sweeps a launch
   std::string device_mem;
   std::string precision;  // empty: the --rhs array's type, else f32
   std::string device;
@@ -82,6 +83,7 @@ PoissonPlanRequest plan_request(const PoissonOptions& o) {
     throw InvalidArgument("--mode is auto, incore or strip, not '" + o.mode + "'");
   }
   if (o.height > 0) request.height = o.height;
+  request.depth = o.depth;
   if (!o.device_mem.empty()) request.device_memory = parse_bytes(o.device_mem);
   request.schedule = o.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -198,6 +200,7 @@ void run(const PoissonOptions& o) {
         {"buffer_extent", plan.buffer_extent},
         {"tasks", result.tasks},
         {"passes", result.passes},
+        {"depth", outcome.planned.depth},
         {"schedule", to_string(outcome.planned.schedule)}}},
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
@@ -258,6 +261,10 @@ void add_poisson_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--max-sweeps", options->max_sweeps, "The most sweeps")->capture_default_str()->check(whole_number(1));
   command->add_option("--mode", options->mode, "auto, incore or strip (pyramid passes)")->capture_default_str();
+  command->add_option("--depth", options->depth, "Sweeps a kernel launch runs with its tile on chip; the same bits as "
+                                                 "single sweeps")
+      ->capture_default_str()
+      ->check(whole_number(1));
   command->add_option("--height", options->height, "Sweeps per pass (in core: between stopping tests); default: the "
                                                    "model's choice (in core 32)")
       ->check(whole_number(1));

@@ -32,6 +32,7 @@ struct PoissonPlanRequest {
   std::optional<std::size_t> height;           ///< sweeps per pass (in core: between stopping tests)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
+  std::size_t depth = 1;  ///< sweeps a kernel launch runs with its tile on chip (HeatPlan::depth)
 };
 
 /// Device buffers per task slot: two time layers and the right-hand side; two slots when overlapped.
@@ -45,7 +46,8 @@ struct PlannedPoissonRun {
   /// The paper's eq. (2) at the plan's R and h, per sweep (0 in core): tau_c the mean of the
   /// measured upload and download time per value, tau_a the Jacobi sweep's.
   double paper_ns_per_sweep = 0;
-  HeatPlan plan() const { return {predicted.layout, schedule}; }
+  std::size_t depth = 1;  ///< sweeps a launch (PoissonPlanRequest::depth)
+  HeatPlan plan() const { return {predicted.layout, schedule, depth}; }
 };
 
 /// The model's view of `sweeps` sweeps of the solver's grid.
