@@ -20,7 +20,7 @@ struct BenchHeatOptions {
   std::size_t sweep_steps = 96;
   std::string plot;
   std::string precision = "f32";
-  std::string depths = "1,2,3,4,6,8,12";  // the blocked kernel's steps a launch (2D)
+  std::string depths = "1,2,3,4,6,8,12";  // the blocked kernel's steps a launch
   std::string device;
   bool json = false;
 };

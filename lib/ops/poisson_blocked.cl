@@ -47,33 +47,38 @@ void jacobi3d_blocked(__global const REAL* restrict u, __global REAL* restrict v
       q[0][1][j] = q[0][2][j];
       q[0][2][j] = readable ? u[(size_t)pi * plane + (size_t)y * pitch + x] : (REAL)0;
     }
+    // A fixed count, so that it unrolls, and barriers outside any branch (PoCL replicates the code
+    // after a barrier in a branch); steps beyond `steps` only pass the barriers.
 #pragma unroll
     for (int t = 1; t <= TIME_STEPS; ++t) {
-      if (t > s) break;  // uniform
       const int p = pi - t, reach = s - t;
+      if (t <= s) {
 #pragma unroll
-      for (int j = 0; j < ROWS_PER_ITEM; ++j) tile[ly * ROWS_PER_ITEM + j][lx] = q[t - 1][1][j];
+        for (int j = 0; j < ROWS_PER_ITEM; ++j) tile[ly * ROWS_PER_ITEM + j][lx] = q[t - 1][1][j];
+      }
       barrier(CLK_LOCAL_MEM_FENCE);
-      const bool plane_computed = p >= max(z0 - reach, zlo) && p < min(z1 + reach, zhi);
-      const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
+      if (t <= s) {
+        const bool plane_computed = p >= max(z0 - reach, zlo) && p < min(z1 + reach, zhi);
+        const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
 #pragma unroll
-      for (int j = 0; j < ROWS_PER_ITEM; ++j) {
-        const int y = y_first + j, row = ly * ROWS_PER_ITEM + j;
-        const int up = max(row - 1, 0), down = min(row + 1, TILE_H - 1);
-        REAL value = q[t - 1][1][j];
-        if (plane_computed && column_computed && y >= max(y0 - reach, ylo) && y < min(y1 + reach, yhi)) {
-          const REAL sum = ((((tile[row][left] + tile[row][right]) + tile[up][lx]) + tile[down][lx]) + q[t - 1][0][j]) +
-                           q[t - 1][2][j];
-          value = sixth * (sum + h2 * f[(size_t)p * plane + (size_t)y * pitch + x]);
-        }
-        if (t < s) {
-          q[t < TIME_STEPS ? t : 0][0][j] = q[t < TIME_STEPS ? t : 0][1][j];
-          q[t < TIME_STEPS ? t : 0][1][j] = q[t < TIME_STEPS ? t : 0][2][j];
-          q[t < TIME_STEPS ? t : 0][2][j] = value;
-        } else if (p >= pz0 && p < pz1 && lx >= TIME_STEPS && lx < TILE_X - TIME_STEPS && x < x1 &&
-                   row >= TIME_STEPS && row < TILE_H - TIME_STEPS && y < y1) {
-          v[(size_t)p * plane + (size_t)y * pitch + x] = value;
-          update = larger(update, fabs(value - q[t - 1][1][j]));
+        for (int j = 0; j < ROWS_PER_ITEM; ++j) {
+          const int y = y_first + j, row = ly * ROWS_PER_ITEM + j;
+          const int up = max(row - 1, 0), down = min(row + 1, TILE_H - 1);
+          REAL value = q[t - 1][1][j];
+          if (plane_computed && column_computed && y >= max(y0 - reach, ylo) && y < min(y1 + reach, yhi)) {
+            const REAL sum = ((((tile[row][left] + tile[row][right]) + tile[up][lx]) + tile[down][lx]) + q[t - 1][0][j]) +
+                             q[t - 1][2][j];
+            value = sixth * (sum + h2 * f[(size_t)p * plane + (size_t)y * pitch + x]);
+          }
+          if (t < s) {
+            q[t < TIME_STEPS ? t : 0][0][j] = q[t < TIME_STEPS ? t : 0][1][j];
+            q[t < TIME_STEPS ? t : 0][1][j] = q[t < TIME_STEPS ? t : 0][2][j];
+            q[t < TIME_STEPS ? t : 0][2][j] = value;
+          } else if (p >= pz0 && p < pz1 && lx >= TIME_STEPS && lx < TILE_X - TIME_STEPS && x < x1 &&
+                     row >= TIME_STEPS && row < TILE_H - TIME_STEPS && y < y1) {
+            v[(size_t)p * plane + (size_t)y * pitch + x] = value;
+            update = larger(update, fabs(value - q[t - 1][1][j]));
+          }
         }
       }
       barrier(CLK_LOCAL_MEM_FENCE);
