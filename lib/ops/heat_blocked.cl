@@ -1,4 +1,4 @@
-// Temporal blocking on chip (issue 16): a work-group advances a tile of a 1D or 2D grid `steps` steps
+// Temporal blocking on chip (issue 16): a work-group advances a tile of a grid `steps` steps
 // (at most TIME_STEPS) in one launch, so that the grid crosses device memory once per `steps`
 // steps instead of once per step. Host side: lib/ops/heat_blocked.cpp.
 //
@@ -17,7 +17,10 @@
 // memory is all it keeps, and the last step's row goes straight to `v`. Barriers sit in the
 // row loop, whose trip count is the same for the whole group.
 //
-// Build options: -DREAL (the prologue), -DBLOCKED_DIMS (1, 2 or 3: which kernel the program holds),
+// In 3D the same walk also runs the Jacobi sweeps of the Poisson scheme (jacobi3d_blocked; host
+// side lib/ops/poisson_blocked.cpp).
+//
+// Build options: -DREAL (the prologue), -DBLOCKED_DIMS (1, 2 or 3: which kernels the program holds),
 // -DTIME_STEPS; -DROW_GROUP (1D, 2D); -DTILE_X, -DTILE_Y, -DROWS_PER_ITEM (3D).
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -107,21 +110,36 @@ void heat1d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
 // of the one the next step computes in registers (fully unrolled over the steps), and only the
 // plane being stencilled goes through local memory (one plane for all steps, between two
 // barriers), so the depth is bounded by registers, not by local memory.
+//
+// One walk serves the heat step (heat3d_blocked) and the Jacobi sweep of the seven-point Poisson
+// scheme (jacobi3d_blocked), whose update is sixth * (sum + h2 f) with the neighbours in the same
+// order as jacobi3d_box (poisson_stencil.cl); with `record` set, each Jacobi work-group also
+// writes the largest |U' - U| of its last sweep to partial[its linear group number] (NaN wins),
+// as jacobi3d_box does, for max_reduce to fold.
 #define TILE_H (TILE_Y * ROWS_PER_ITEM)
-__kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
-void heat3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
-                    const uint planes, const int x0, const int x1, const int y0, const int y1, const int z0,
-                    const int z1, const int xlo, const int xhi, const int ylo, const int yhi, const int zlo,
-                    const int zhi, const uint steps, const uint planes_per_group, const REAL a, const REAL b) {
-  __local REAL tile[TILE_H][TILE_X];
+
+inline REAL larger(const REAL a, const REAL b) { return isnan(a) || a > b ? a : b; }
+
+// The box at the last step, the interior, and how the launch covers them (kernel arguments).
+typedef struct {
+  int x0, x1, y0, y1, z0, z1, xlo, xhi, ylo, yhi, zlo, zhi;
+} Region;
+
+// The walk of one work-group; `jacobi` is a constant of each kernel (heat: c0 = a, c1 = b; Jacobi:
+// c0 = sixth, c1 = h2, f the right-hand side). Returns the largest update of the nodes it wrote.
+inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
+                   __local REAL (*tile)[TILE_X], const bool jacobi, const uint pitch, const uint plane,
+                   const uint planes, const Region r, const uint steps, const uint planes_per_group, const REAL c0,
+                   const REAL c1) {
   const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
-  const int x = x0 + (int)get_group_id(0) * (TILE_X - 2 * TIME_STEPS) - TIME_STEPS + lx;
-  const int y_first = y0 + (int)get_group_id(1) * (TILE_H - 2 * TIME_STEPS) - TIME_STEPS + ly * ROWS_PER_ITEM;
+  const int x = r.x0 + (int)get_group_id(0) * (TILE_X - 2 * TIME_STEPS) - TIME_STEPS + lx;
+  const int y_first = r.y0 + (int)get_group_id(1) * (TILE_H - 2 * TIME_STEPS) - TIME_STEPS + ly * ROWS_PER_ITEM;
   const int left = max(lx - 1, 0), right = min(lx + 1, TILE_X - 1);  // edge nodes: garbage, discarded
   const int s = (int)steps;
-  const int pz0 = z0 + (int)get_group_id(2) * (int)planes_per_group;
-  const int pz1 = min(pz0 + (int)planes_per_group, z1);
+  const int pz0 = r.z0 + (int)get_group_id(2) * (int)planes_per_group;
+  const int pz1 = min(pz0 + (int)planes_per_group, r.z1);
   const bool x_readable = x >= 0 && x < (int)pitch;
+  REAL update = (REAL)0;
   REAL q[TIME_STEPS][3][ROWS_PER_ITEM];  // step t's planes p - 1, p, p + 1 for step t + 1's plane p
 #pragma unroll
   for (int t = 0; t < TIME_STEPS; ++t)
@@ -147,30 +165,69 @@ void heat3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
       }
       barrier(CLK_LOCAL_MEM_FENCE);
       if (t <= s) {
-        const bool plane_computed = p >= max(z0 - reach, zlo) && p < min(z1 + reach, zhi);
-        const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
+        const bool plane_computed = p >= max(r.z0 - reach, r.zlo) && p < min(r.z1 + reach, r.zhi);
+        const bool column_computed = x >= max(r.x0 - reach, r.xlo) && x < min(r.x1 + reach, r.xhi);
 #pragma unroll
         for (int j = 0; j < ROWS_PER_ITEM; ++j) {
           const int y = y_first + j, row = ly * ROWS_PER_ITEM + j;
           const int up = max(row - 1, 0), down = min(row + 1, TILE_H - 1);
-          REAL value = q[t - 1][1][j];
-          if (plane_computed && column_computed && y >= max(y0 - reach, ylo) && y < min(y1 + reach, yhi)) {
+          const REAL here = q[t - 1][1][j];
+          REAL value = here;
+          if (plane_computed && column_computed && y >= max(r.y0 - reach, r.ylo) && y < min(r.y1 + reach, r.yhi)) {
             const REAL sum = ((((tile[row][left] + tile[row][right]) + tile[up][lx]) + tile[down][lx]) + q[t - 1][0][j]) +
                              q[t - 1][2][j];
-            value = a * sum + b * q[t - 1][1][j];
+            value = jacobi ? c0 * (sum + c1 * f[(size_t)p * plane + (size_t)y * pitch + x]) : c0 * sum + c1 * here;
           }
           if (t < s) {
             q[t < TIME_STEPS ? t : 0][0][j] = q[t < TIME_STEPS ? t : 0][1][j];
             q[t < TIME_STEPS ? t : 0][1][j] = q[t < TIME_STEPS ? t : 0][2][j];
             q[t < TIME_STEPS ? t : 0][2][j] = value;
-          } else if (p >= pz0 && p < pz1 && lx >= TIME_STEPS && lx < TILE_X - TIME_STEPS && x < x1 &&
-                     row >= TIME_STEPS && row < TILE_H - TIME_STEPS && y < y1) {
+          } else if (p >= pz0 && p < pz1 && lx >= TIME_STEPS && lx < TILE_X - TIME_STEPS && x < r.x1 &&
+                     row >= TIME_STEPS && row < TILE_H - TIME_STEPS && y < r.y1) {
             v[(size_t)p * plane + (size_t)y * pitch + x] = value;
+            if (jacobi) update = larger(update, fabs(value - here));
           }
         }
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
+  }
+  return update;
+}
+
+#define REGION_ARGUMENTS                                                                                      \
+  const int x0, const int x1, const int y0, const int y1, const int z0, const int z1, const int xlo,        \
+      const int xhi, const int ylo, const int yhi, const int zlo, const int zhi
+#define REGION {x0, x1, y0, y1, z0, z1, xlo, xhi, ylo, yhi, zlo, zhi}
+
+__kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
+void heat3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
+                    const uint planes, REGION_ARGUMENTS, const uint steps, const uint planes_per_group, const REAL a,
+                    const REAL b) {
+  __local REAL tile[TILE_H][TILE_X];
+  const Region r = REGION;
+  walk3d(u, v, u, tile, false, pitch, plane, planes, r, steps, planes_per_group, a, b);
+}
+
+__kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
+void jacobi3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
+                      __global REAL* restrict partial, const uint record, const uint pitch, const uint plane,
+                      const uint planes, REGION_ARGUMENTS, const uint steps, const uint planes_per_group,
+                      const REAL sixth, const REAL h2) {
+  __local REAL tile[TILE_H][TILE_X];
+  const Region r = REGION;
+  const REAL update = walk3d(u, v, f, tile, true, pitch, plane, planes, r, steps, planes_per_group, sixth, h2);
+  if (record == 0) return;  // uniform: a kernel argument
+  __local REAL* most = &tile[0][0];  // TILE_H x TILE_X >= TILE_X x TILE_Y values
+  const int lid = (int)(get_local_id(1) * TILE_X + get_local_id(0));
+  most[lid] = update;
+  for (int width = TILE_X * TILE_Y / 2; width > 0; width /= 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
+  }
+  if (lid == 0) {
+    const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
+    partial[group] = most[0];
   }
 }
 #endif

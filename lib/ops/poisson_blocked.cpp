@@ -14,12 +14,13 @@ JacobiBlockedSweep<T>::JacobiBlockedSweep(const Context& context, JacobiCoeffici
   if (depth == 0) throw InvalidArgument("a blocked Jacobi kernel advances at least one sweep a launch");
   const std::string options = BuildOptions()
                                   .real_type<T>()
+                                  .define("BLOCKED_DIMS", 3)
                                   .define("TIME_STEPS", depth)
                                   .define("TILE_X", tile_[0])
                                   .define("TILE_Y", tile_[1])
                                   .define("ROWS_PER_ITEM", kBlockedRowsPerItem)
                                   .str();
-  kernel_ = context.kernel(context.program("poisson_blocked", options), "jacobi3d_blocked");
+  kernel_ = context.kernel(context.program("heat_blocked", options), "jacobi3d_blocked");
   require_work_group(context.device(), kernel_, tile_[0] * tile_[1], "jacobi3d_blocked");
 }
 
