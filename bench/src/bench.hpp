@@ -21,6 +21,8 @@ struct BenchHeatOptions {
   std::string plot;
   std::string precision = "f32";
   std::string depths = "1,2,3,4,6,8,12";  // the blocked kernel's steps a launch
+  std::string python = "python3";          // of the peers' script, heat_peers.py
+  std::string peers = "cupy,ebisu";        // or "none"
   std::string device;
   bool json = false;
 };

@@ -2,11 +2,14 @@
 // the trivial algorithm) and the physical limits (streaming copy bandwidth, the bus), on a 2D and
 // a 3D grid several times larger than the device-memory budget; and a sweep of the pyramid height
 // that sets the measured times beside the cost model's predictions (method notes, section 1).
+// Beside the in-device kernels, two peers on the same GPU (heat_peers.py): a naive CUDA kernel
+// through CuPy and EBISU's temporal blocking (ICS 2023).
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "peer_support.hpp"
 #include "plot.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
@@ -74,6 +78,66 @@ std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial,
   return row;
 }
 
+// A peer's answer for one grid: its row, or none and why (in `note` either way).
+struct PeerAnswer {
+  std::string name;
+  std::optional<Row> row;
+  std::string note;
+};
+
+std::string peer_title(const std::string& name) {
+  return name == "cupy" ? "peer: CuPy, naive CUDA kernel (1 step a launch)"
+                        : "peer: EBISU (ICS 2023), temporal blocking";
+}
+
+// The names in --peers; InvalidArgument for one that is no peer.
+std::vector<std::string> peer_names(const std::string& list) {
+  if (list == "none") return {};
+  const std::vector<std::string> names = split(list, ',');
+  for (const std::string& name : names)
+    if (name != "cupy" && name != "ebisu")
+      throw InvalidArgument("--peers takes cupy and/or ebisu, comma-separated, or none; not '" + name + "'");
+  return names;
+}
+
+PeerAnswer peer_answer(const std::string& name, const nlohmann::json& answer, std::size_t steps) {
+  if (!answer.contains("seconds_per_step")) return {name, std::nullopt, answer.value("unavailable", "no answer")};
+  const double per_step = answer["seconds_per_step"].get<double>();
+  Row row;
+  row.what = peer_title(name);
+  // Its own grid: EBISU runs a narrower one where its blocks cannot cover the asked grid at once.
+  row.plan = "grid " + extents_string(answer["extents"].get<std::vector<std::size_t>>());
+  row.seconds = per_step * static_cast<double>(steps);
+  row.steps = steps;
+  row.ns_per_node = per_step * 1e9 / answer["interior_nodes"].get<double>();
+  return {name, row, answer.value("note", "")};
+}
+
+// The peers' step rates on the grid, one run of heat_peers.py for all of them (the same steps and
+// A as the in-device rows).
+template <class T>
+std::vector<PeerAnswer> peer_answers(const BenchHeatOptions& options, const std::vector<std::size_t>& extents) {
+  const std::vector<std::string> names = peer_names(options.peers);
+  std::vector<PeerAnswer> answers;
+  if (names.empty()) return answers;
+  const std::string why = run_peer_script(
+      options.python, "heat_peers.py",
+      [&](const std::filesystem::path& folder) {
+        const std::string request =
+            nlohmann::json{{"extents", extents}, {"dtype", sizeof(T) == 4 ? "float32" : "float64"},
+                           {"steps", options.steps}, {"alpha", 0.9 * max_stable_alpha(extents.size())}, {"peers", names}}
+                .dump();
+        write_file(folder / "request.json", request.data(), request.size());
+      },
+      [&](const std::filesystem::path&, const nlohmann::json& answer) {
+        for (const std::string& name : names)
+          answers.push_back(peer_answer(name, answer.value(name, nlohmann::json::object()), options.steps));
+      });
+  if (!why.empty())
+    for (const std::string& name : names) answers.push_back({name, std::nullopt, why});
+  return answers;
+}
+
 template <class T>
 Row solver_row(HeatSolver<T>& solver, const std::string& what, std::size_t steps, const HeatPlanRequest& request,
                const DeviceProfile& profile) {
@@ -130,6 +194,7 @@ Sweep sweep_heights(HeatSolver<T>& solver, Decomposition decomposition, Schedule
 
 template <class T>
 void bench(const BenchHeatOptions& options) {
+  peer_names(options.peers);  // a wrong name fails before anything is measured
   Context context(options.device);
   const DeviceInfo& device = context.device();
   const DeviceProfile profile = load_or_calibrate(context);
@@ -168,6 +233,7 @@ void bench(const BenchHeatOptions& options) {
     const double grid_bytes = static_cast<double>(checked_node_count(extents) * sizeof(T));
     std::vector<Row> rows;
     std::optional<std::pair<std::size_t, double>> best_depth;  // the fastest blocked depth in device, ns/node
+    std::vector<PeerAnswer> peers;
     HeatSolver<T> solver = [&] {
       const Grid<T> initial = heat_mode_field<T>(extents);
       for (const StepKernel kernel : {StepKernel::aligned, StepKernel::naive}) {
@@ -179,6 +245,10 @@ void bench(const BenchHeatOptions& options) {
           if (!best_depth || row->ns_per_node < best_depth->second) best_depth = {std::stoul(depth), row->ns_per_node};
           rows.push_back(*row);
         }
+      // Before the solver takes device memory: the peers' grids need it.
+      peers = peer_answers<T>(options, extents);
+      for (const PeerAnswer& peer : peers)
+        if (peer.row) rows.push_back(*peer.row);
       return HeatSolver<T>(context, initial, 0.9 * max_stable_alpha(extents.size()));
     }();
     HeatPlanRequest request;
@@ -217,7 +287,9 @@ void bench(const BenchHeatOptions& options) {
                               })->ns_per_node;
     nlohmann::json grid = {{"size", extents}, {"grid_bytes", grid_bytes}, {"budget_multiple", grid_bytes / static_cast<double>(budget)},
                            {"streaming_limit_ns_per_node", streaming_ns}, {"bus_limit_ns_per_node", bus_ns},
-                           {"rows", nlohmann::json::array()}};
+                           {"rows", nlohmann::json::array()}, {"peers", nlohmann::json::object()}};
+    for (const PeerAnswer& peer : peers)
+      grid["peers"][peer.name] = {{peer.row ? "note" : "unavailable", peer.note}};
     Table table({"what", "plan", "steps", "time s", "model s", "ns/node", "Gnodes/s", "vs in-device kernel",
                  "vs streaming limit", "x trivial"});
     for (const Row& r : rows) {
@@ -237,6 +309,8 @@ void bench(const BenchHeatOptions& options) {
       out << "\ngrid " << extents_string(extents) << " (" << bytes_text(static_cast<std::uint64_t>(grid_bytes)) << ", "
           << number_text(grid_bytes / static_cast<double>(budget)) << " x the budget)\n";
       table.print(out);
+      for (const PeerAnswer& peer : peers)
+        out << peer_title(peer.name) << (peer.row ? ": " : ": unavailable: ") << peer.note << "\n";
     }
     if (extents.size() == 2 && options.sweep > 0) sweep_solver.emplace(std::move(solver));
   }
@@ -356,6 +430,11 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
   add_precision_option(command, options.precision);
   command->add_option("--depths", options.depths, "Steps a launch of the blocked in-device kernel, comma-separated (the fastest also runs the pyramids)")
       ->capture_default_str();
+  command->add_option("--peers", options.peers, "Peers of the in-device kernels on the same GPU, comma-separated: cupy "
+                                                "(a naive CUDA kernel), ebisu (EBISU's temporal blocking, built with "
+                                                "nvcc; bench/README.md), or none")
+      ->capture_default_str();
+  command->add_option("--python", options.python, "Python of the peers (heat_peers.py)")->capture_default_str();
   command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options.json, "Print JSON");
 }
