@@ -12,64 +12,89 @@
 //
 // Each work-group of ROW_GROUP work-items owns ROW_GROUP - 2 TIME_STEPS consecutive columns and
 // reads TIME_STEPS more on each side (the on-chip pyramid: garbage from the edges moves one
-// column inwards a step). It walks `rows_per_group` rows down, loading one input row an
-// iteration; step t's row trails step (t - 1)'s by one, so a ring of three rows a step in local
-// memory is all it keeps, and the last step's row goes straight to `v`. Barriers sit in the
-// row loop, whose trip count is the same for the whole group.
+// column inwards a step). It walks `rows_per_group` rows down, ROWS_AT_ONCE input rows an
+// iteration; step t's rows trail step (t - 1)'s by one. Each work-item keeps its column in
+// registers (a queue of ROWS_AT_ONCE + 2 rows a step: the rows above, at and below those the next
+// step computes), so only the left and right neighbours go through local memory: a step writes
+// its ROWS_AT_ONCE rows there, passes one barrier and reads them back shifted. The local rows
+// alternate between two copies step after step, so one barrier a step is enough. Every loop over
+// steps has the fixed count TIME_STEPS (it unrolls, and the barriers stay outside any branch);
+// steps beyond `steps` only pass the barriers.
 //
 // In 3D the same walk also runs the Jacobi sweeps of the Poisson scheme (jacobi3d_blocked; host
 // side lib/ops/poisson_blocked.cpp).
 //
 // Build options: -DREAL (the prologue), -DBLOCKED_DIMS (1, 2 or 3: which kernels the program holds),
-// -DTIME_STEPS; -DROW_GROUP (1D, 2D); -DTILE_X, -DTILE_Y, -DROWS_PER_ITEM (3D).
+// -DTIME_STEPS; -DROW_GROUP (1D, 2D); -DROWS_AT_ONCE (2D); -DTILE_X, -DTILE_Y, -DROWS_PER_ITEM (3D).
 
 #pragma OPENCL FP_CONTRACT OFF
 
-// Row r's place in a ring of three; rows reach down to -2 TIME_STEPS - 2.
-#define SLOT(r) (((r) + 3 * (TIME_STEPS + 1)) % 3)
-
 #if BLOCKED_DIMS == 2
+#define QUEUE (ROWS_AT_ONCE + 2)
 __kernel __attribute__((reqd_work_group_size(ROW_GROUP, 1, 1)))
 void heat2d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint rows,
                     const int x0, const int x1, const int y0, const int y1, const int xlo, const int xhi,
                     const int ylo, const int yhi, const uint steps, const uint rows_per_group, const REAL a,
                     const REAL b) {
-  __local REAL ring[TIME_STEPS][3][ROW_GROUP];
+  __local REAL line[2][ROWS_AT_ONCE][ROW_GROUP];
   const int lid = (int)get_local_id(0);
-  const int owned = ROW_GROUP - 2 * TIME_STEPS;
-  const int out_begin = x0 + (int)get_group_id(0) * owned;
-  const int x = out_begin - TIME_STEPS + lid;
+  const int x = x0 + (int)get_group_id(0) * (ROW_GROUP - 2 * TIME_STEPS) - TIME_STEPS + lid;
   const int left = max(lid - 1, 0), right = min(lid + 1, ROW_GROUP - 1);  // edge columns: garbage, discarded
   const int s = (int)steps;
   const int ry0 = y0 + (int)get_group_id(1) * (int)rows_per_group;
   const int ry1 = min(ry0 + (int)rows_per_group, y1);
   const bool readable = x >= 0 && x < (int)pitch;
-  // Input rows ry0 - s - 1 .. ry1 + s; step t of row r happens s + 1 - t iterations after its
-  // input row arrived.
-  for (int ri = ry0 - s - 1; ri <= ry1 + s; ++ri) {  // the same count for the whole group
-    ring[0][SLOT(ri)][lid] = readable && ri >= 0 && ri < (int)rows ? u[(size_t)ri * pitch + x] : (REAL)0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int t = 1; t <= s; ++t) {  // uniform: every work-item runs the same steps
-      const int r = ri - t;  // the row step t computes now, from step t - 1's rows r - 1, r, r + 1
-      const int reach = s - t;
-      const bool row_computed = r >= max(y0 - reach, ylo) && r < min(y1 + reach, yhi);
-      const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
-      __local const REAL* above = ring[t - 1][SLOT(r - 1)];
-      __local const REAL* here = ring[t - 1][SLOT(r)];
-      __local const REAL* below = ring[t - 1][SLOT(r + 1)];
-      REAL value = here[lid];
-      if (row_computed && column_computed)
-        value = a * (((here[left] + here[right]) + above[lid]) + below[lid]) + b * here[lid];
-      if (t < s) {
-        ring[t][SLOT(r)][lid] = value;
-      } else if (r >= ry0 && r < ry1 && lid >= TIME_STEPS && lid < ROW_GROUP - TIME_STEPS && x < x1) {
-        v[(size_t)r * pitch + x] = value;
-      }
+  // q[t][i] holds step t's value of row first - t - 2 + i, where `first` is the iteration's first
+  // input row: q[t][0] and q[t][1] carry over from the previous iteration, the rest is computed now.
+  REAL q[TIME_STEPS][QUEUE];
+#pragma unroll
+  for (int t = 0; t < TIME_STEPS; ++t)
+#pragma unroll
+    for (int i = 0; i < QUEUE; ++i) q[t][i] = (REAL)0;
+  int copy = 0;  // the local copy the next step writes
+  // Step t is valid from row ry0 - s + t on, given the input from ry0 - s; step s's rows
+  // first - s .. first - s + ROWS_AT_ONCE - 1 must reach ry1 - 1. The same trip count for the
+  // whole group.
+  for (int first = ry0 - s; first - s < ry1; first += ROWS_AT_ONCE) {
+#pragma unroll
+    for (int t = 0; t < TIME_STEPS; ++t) {
+      q[t][0] = q[t][ROWS_AT_ONCE];
+      q[t][1] = q[t][ROWS_AT_ONCE + 1];
+    }
+#pragma unroll
+    for (int i = 0; i < ROWS_AT_ONCE; ++i) {
+      const int y = first + i;
+      q[0][i + 2] = readable && y >= 0 && y < (int)rows ? u[(size_t)y * pitch + x] : (REAL)0;
+    }
+#pragma unroll
+    for (int t = 1; t <= TIME_STEPS; ++t) {
+      // Step t computes rows first - t + i from step t - 1's rows first - t + i - 1 .. + 1, which
+      // are q[t - 1][i .. i + 2].
+#pragma unroll
+      for (int i = 0; i < ROWS_AT_ONCE; ++i) line[copy][i][lid] = q[t - 1][i + 1];
       barrier(CLK_LOCAL_MEM_FENCE);
+      if (t <= s) {
+        const int reach = s - t;
+        const bool column_computed = x >= max(x0 - reach, xlo) && x < min(x1 + reach, xhi);
+#pragma unroll
+        for (int i = 0; i < ROWS_AT_ONCE; ++i) {
+          const int r = first - t + i;
+          const REAL here = q[t - 1][i + 1];
+          REAL value = here;
+          if (column_computed && r >= max(y0 - reach, ylo) && r < min(y1 + reach, yhi))
+            value = a * (((line[copy][i][left] + line[copy][i][right]) + q[t - 1][i]) + q[t - 1][i + 2]) + b * here;
+          if (t < s) {
+            q[t < TIME_STEPS ? t : 0][i + 2] = value;
+          } else if (r >= ry0 && r < ry1 && lid >= TIME_STEPS && lid < ROW_GROUP - TIME_STEPS && x < x1) {
+            v[(size_t)r * pitch + x] = value;
+          }
+        }
+      }
+      copy ^= 1;
     }
   }
 }
-
+#undef QUEUE
 #endif
 
 #if BLOCKED_DIMS == 1
@@ -108,8 +133,9 @@ void heat1d_blocked(__global const REAL* restrict u, __global REAL* restrict v, 
 // it owns the tile less TIME_STEPS on each side and walks `planes_per_group` planes along z.
 // Step t's plane trails step (t - 1)'s by one; each step keeps the planes behind, at and in front
 // of the one the next step computes in registers (fully unrolled over the steps), and only the
-// plane being stencilled goes through local memory (one plane for all steps, between two
-// barriers), so the depth is bounded by registers, not by local memory.
+// plane being stencilled goes through local memory, for the neighbours in x and the rows of the
+// work-items above and below (two copies of one plane, alternating step after step, so one
+// barrier a step is enough), so the depth is bounded by registers, not by local memory.
 //
 // One walk serves the heat step (heat3d_blocked) and the Jacobi sweep of the seven-point Poisson
 // scheme (jacobi3d_blocked), whose update is sixth * (sum + h2 f) with the neighbours in the same
@@ -128,7 +154,7 @@ typedef struct {
 // The walk of one work-group; `jacobi` is a constant of each kernel (heat: c0 = a, c1 = b; Jacobi:
 // c0 = sixth, c1 = h2, f the right-hand side). Returns the largest update of the nodes it wrote.
 inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
-                   __local REAL (*tile)[TILE_X], const bool jacobi, const uint pitch, const uint plane,
+                   __local REAL (*tiles)[TILE_H][TILE_X], const bool jacobi, const uint pitch, const uint plane,
                    const uint planes, const Region r, const uint steps, const uint planes_per_group, const REAL c0,
                    const REAL c1) {
   const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
@@ -141,6 +167,7 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
   const bool x_readable = x >= 0 && x < (int)pitch;
   REAL update = (REAL)0;
   REAL q[TIME_STEPS][3][ROWS_PER_ITEM];  // step t's planes p - 1, p, p + 1 for step t + 1's plane p
+  int copy = 0;                          // the copy of the plane the next step writes
 #pragma unroll
   for (int t = 0; t < TIME_STEPS; ++t)
 #pragma unroll
@@ -159,6 +186,7 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
 #pragma unroll
     for (int t = 1; t <= TIME_STEPS; ++t) {
       const int p = pi - t, reach = s - t;
+      __local REAL (*tile)[TILE_X] = tiles[copy];
       if (t <= s) {
 #pragma unroll
         for (int j = 0; j < ROWS_PER_ITEM; ++j) tile[ly * ROWS_PER_ITEM + j][lx] = q[t - 1][1][j];
@@ -174,8 +202,10 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
           const REAL here = q[t - 1][1][j];
           REAL value = here;
           if (plane_computed && column_computed && y >= max(r.y0 - reach, r.ylo) && y < min(r.y1 + reach, r.yhi)) {
-            const REAL sum = ((((tile[row][left] + tile[row][right]) + tile[up][lx]) + tile[down][lx]) + q[t - 1][0][j]) +
-                             q[t - 1][2][j];
+            // The rows above and below are this work-item's own, but at its first and last row.
+            const REAL above = j > 0 ? q[t - 1][1][j > 0 ? j - 1 : 0] : tile[up][lx];
+            const REAL below = j < ROWS_PER_ITEM - 1 ? q[t - 1][1][j < ROWS_PER_ITEM - 1 ? j + 1 : j] : tile[down][lx];
+            const REAL sum = ((((tile[row][left] + tile[row][right]) + above) + below) + q[t - 1][0][j]) + q[t - 1][2][j];
             value = jacobi ? c0 * (sum + c1 * f[(size_t)p * plane + (size_t)y * pitch + x]) : c0 * sum + c1 * here;
           }
           if (t < s) {
@@ -189,7 +219,7 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
           }
         }
       }
-      barrier(CLK_LOCAL_MEM_FENCE);
+      copy ^= 1;
     }
   }
   return update;
@@ -204,9 +234,9 @@ __kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
 void heat3d_blocked(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
                     const uint planes, REGION_ARGUMENTS, const uint steps, const uint planes_per_group, const REAL a,
                     const REAL b) {
-  __local REAL tile[TILE_H][TILE_X];
+  __local REAL tiles[2][TILE_H][TILE_X];
   const Region r = REGION;
-  walk3d(u, v, u, tile, false, pitch, plane, planes, r, steps, planes_per_group, a, b);
+  walk3d(u, v, u, tiles, false, pitch, plane, planes, r, steps, planes_per_group, a, b);
 }
 
 __kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
@@ -214,11 +244,12 @@ void jacobi3d_blocked(__global const REAL* restrict u, __global REAL* restrict v
                       __global REAL* restrict partial, const uint record, const uint pitch, const uint plane,
                       const uint planes, REGION_ARGUMENTS, const uint steps, const uint planes_per_group,
                       const REAL sixth, const REAL h2) {
-  __local REAL tile[TILE_H][TILE_X];
+  __local REAL tiles[2][TILE_H][TILE_X];
   const Region r = REGION;
-  const REAL update = walk3d(u, v, f, tile, true, pitch, plane, planes, r, steps, planes_per_group, sixth, h2);
+  const REAL update = walk3d(u, v, f, tiles, true, pitch, plane, planes, r, steps, planes_per_group, sixth, h2);
   if (record == 0) return;  // uniform: a kernel argument
-  __local REAL* most = &tile[0][0];  // TILE_H x TILE_X >= TILE_X x TILE_Y values
+  barrier(CLK_LOCAL_MEM_FENCE);  // the walk's last step may still be reading the plane
+  __local REAL* most = &tiles[0][0][0];  // TILE_H x TILE_X >= TILE_X x TILE_Y values
   const int lid = (int)(get_local_id(1) * TILE_X + get_local_id(0));
   most[lid] = update;
   for (int width = TILE_X * TILE_Y / 2; width > 0; width /= 2) {

@@ -12,16 +12,18 @@ namespace ziggurat::detail {
 namespace {
 
 constexpr std::size_t kLocalBudget = 48 * 1024;  // NVIDIA's OpenCL offers 48 KiB; never rely on more
+// Input rows a 2D work-group takes an iteration: each step's barrier serves that many rows.
+constexpr std::size_t kRowsAtOnce = 4;
 
 cl_uint u32(std::size_t value) { return static_cast<cl_uint>(value); }
 
-// The widest work-group (256, 128 or 64) whose rings fit the local budget and that owns at least
-// half its columns (2 depth are re-read on each side).
+// The widest work-group (256, 128 or 64) whose two copies of kRowsAtOnce rows fit the local
+// budget and that owns at least half its columns (depth are re-read on each side).
 std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std::size_t depth) {
   const std::size_t budget = std::min<std::size_t>(device.local_mem_bytes, kLocalBudget);
   for (std::size_t width = std::min<std::size_t>(power_of_two_at_most(device.max_work_group_size), 256); width >= 64;
        width /= 2)
-    if (depth * 3 * width * value_bytes <= budget && 4 * depth <= width) return width;
+    if (2 * kRowsAtOnce * width * value_bytes <= budget && 4 * depth <= width) return width;
   throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps does not fit the work-groups and " +
                            std::to_string(budget / 1024) + " KiB of local memory of " + device.label() +
                            ": choose a smaller depth");
@@ -74,6 +76,7 @@ HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, He
   } else {
     tile_ = {blocked_group(context.device(), sizeof(T), depth), 1};
     options.define("ROW_GROUP", tile_[0]);
+    if (dims == 2) options.define("ROWS_AT_ONCE", kRowsAtOnce);
   }
   static const char* const names[] = {"heat1d_blocked", "heat2d_blocked", "heat3d_blocked"};
   kernel_ = context.kernel(context.program("heat_blocked", options.str()), names[dims - 1]);

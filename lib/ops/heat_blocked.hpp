@@ -34,7 +34,7 @@ class HeatBlockedStep {
   /// Kernels of up to `depth` steps a launch (1 <= depth) on grids of `dims` axes. Throws
   /// UnsupportedFeature when the
   /// device's work-groups or its local memory (of which at most 48 KiB is used, the least a GPU
-  /// offers) cannot hold the tile's rings at this depth, or (3D) the depth leaves a tile less than
+  /// offers) cannot hold the tile's rows at this depth, or (3D) the depth leaves a tile less than
   /// half of it to own.
   HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth);
 
