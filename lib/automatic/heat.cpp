@@ -5,10 +5,9 @@
 namespace ziggurat {
 
 template <class T>
-HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
-                         const DeviceProfile& profile, const HeatRunOptions& options) {
+HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                            const DeviceProfile& profile) {
   HeatOutcome outcome;
-  if (steps == 0) return outcome;  // nothing to plan, nothing to run
   HeatPlanRequest planned = request;
   if (planned.depth == std::size_t{0}) {
     outcome.depth_choice = choose_heat_depth<T>(solver.context(), solver.extents().size());
@@ -16,6 +15,14 @@ HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPla
     if (planned.depth > std::size_t{1}) planned.kernel_ns_per_node = outcome.depth_choice->ns_per_node;
   }
   outcome.planned = plan_heat(solver, steps, planned, profile);
+  return outcome;
+}
+
+template <class T>
+HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                         const DeviceProfile& profile, const HeatRunOptions& options) {
+  if (steps == 0) return {};  // nothing to plan, nothing to run
+  HeatOutcome outcome = plan_tuned_heat(solver, steps, request, profile);
   outcome.run = solver.advance(steps, outcome.planned.plan(), options);
   return outcome;
 }
@@ -27,6 +34,7 @@ HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPla
 }
 
 #define ZIGGURAT_AUTOMATIC_HEAT(T)                                                                                    \
+  template HeatOutcome plan_tuned_heat(HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&);    \
   template HeatOutcome advance_heat(HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&,        \
                                     const HeatRunOptions&);                                                          \
   template HeatOutcome advance_heat(HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const HeatRunOptions&);

@@ -20,6 +20,13 @@ struct HeatOutcome {
   std::optional<HeatDepthChoice> depth_choice;  ///< how a requested depth of 0 was tuned
 };
 
+/// What advance_heat() plans for `steps` steps of `solver`, without running it (no run in the
+/// outcome): a requested depth of 0 becomes the device's tuned depth first. Errors: those of
+/// plan_heat().
+template <class T>
+HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
+                            const DeviceProfile& profile);
+
 /// Plans `steps` steps of `solver` as `request` asks with the constants of `profile`, then runs
 /// the plan (zero steps plan and run nothing). A requested depth of 0 becomes the device's tuned
 /// depth (choose_heat_depth(): read, or measured once and recorded), whose measured kernel time the
