@@ -74,6 +74,13 @@ py::dict profile_dict(const DeviceProfile& profile) {
   return py::module_::import("json").attr("loads")(profile_to_json(profile));
 }
 
+PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given) {
+  if (given) return {*given, "given"};
+  ProfileOrigin origin;
+  DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+}
+
 void register_devices(py::module_& module) {
   module.def("devices", &devices, py::arg("spec") = "all",
              "Every OpenCL device that `spec` selects (default all), as dicts, in the order `ziggurat devices` lists.");

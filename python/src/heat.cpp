@@ -10,7 +10,6 @@
 #include "module.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
-#include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::python {
 
@@ -104,15 +103,14 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
   const T* initial = u0.data();
   T* result = field.mutable_data();
   const std::size_t nodes = static_cast<std::size_t>(u0.size());
-  const char* origin = "given";
+  const char* origin = nullptr;
   HeatOutcome outcome;
   {
     const py::gil_scoped_release release;
     HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
-    ProfileOrigin cached;
-    const DeviceProfile profile = given_profile ? *given_profile : load_or_calibrate(context, false, &cached);
-    if (!given_profile) origin = cached.from_cache ? "cached" : "measured now";
-    outcome = advance_heat(solver, a.steps, request, profile, options);
+    const PlanningProfile planning = planning_profile(context, given_profile);
+    origin = planning.origin;
+    outcome = advance_heat(solver, a.steps, request, planning.profile, options);
     std::copy(solver.data(), solver.data() + nodes, result);
   }
   return py::make_tuple(field, report<T>(context, fastest_first, alpha, a, outcome, origin));

@@ -10,6 +10,7 @@ PYBIND11_MODULE(_core, module) {
   register_errors(module);
   register_devices(module);
   register_heat(module);
+  register_poisson(module);
   register_model(module);
   register_sparse(module);
   register_solve(module);

@@ -23,6 +23,7 @@ namespace py = pybind11;
 void register_errors(py::module_& module);
 void register_devices(py::module_& module);
 void register_heat(py::module_& module);
+void register_poisson(py::module_& module);
 void register_model(py::module_& module);
 void register_sparse(py::module_& module);
 void register_solve(py::module_& module);
@@ -38,6 +39,15 @@ std::uint64_t memory_size(const py::object& size);
 DeviceProfile profile_of(const py::dict& profile);
 /// The profile as a dict.
 py::dict profile_dict(const DeviceProfile& profile);
+
+/// The profile a run plans with, and where it came from ("given", "cached" or "measured now").
+struct PlanningProfile {
+  DeviceProfile profile;
+  const char* origin;
+};
+/// `given` when there is one, else the device's cached profile, measured now (and cached) when
+/// there is none. Call it without the GIL: a calibration takes a while.
+PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given);
 
 /// "float32" or "float64".
 template <class T>

@@ -16,6 +16,8 @@ library's message. Ctrl-C stops a long run cleanly between its passes (heat) or 
 raising KeyboardInterrupt; the GIL is released while the device works.
 """
 
+import numpy as np
+
 from ._core import (BuildError, Context, DeviceNotFound, DeviceVectors, Error, InvalidArgument, IoError,
                     OpenCLError, OutOfDeviceMemory, UnsupportedFeature, ZeroPivot, __version__, devices)
 from ._arrays import real_array as _real_array, real_dtype as _real_dtype
@@ -24,7 +26,7 @@ from . import _core
 
 __all__ = ["BuildError", "Context", "DeviceMatrix", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
            "IoError", "OpenCLError", "OutOfDeviceMemory", "UnsupportedFeature", "ZeroPivot", "__version__", "devices",
-           "heat", "max_stable_alpha", "model", "solve", "spmm"]
+           "heat", "max_stable_alpha", "model", "poisson", "solve", "spmm"]
 
 
 def max_stable_alpha(dims):
@@ -61,6 +63,36 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     field = _real_array(u0, "u0")
     return _core.heat(field, steps, alpha, device_memory, mode, height, 0 if depth == "auto" else depth, serial,
                       progress, profile, context)
+
+
+def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memory=None, mode="auto", height=None,
+            depth=1, serial=False, progress=None, profile=None, context=None):
+    """Solves -Laplace(u) = f on a 3D grid by Jacobi sweeps; returns (u, report).
+
+    f: the right-hand side, shape (D, H, W) (at least 3 nodes an axis; D may be far larger than H
+        and W). u0: the boundary values (kept) and the first guess inside, f's shape; default zeros.
+        The dtype is f's and u0's together (float32 or float64).
+    spacing: h, default 1 / (W - 1). Each sweep sets every interior node to
+        (1/6) (((((U[x-1] + U[x+1]) + U[y-1]) + U[y+1]) + U[z-1]) + U[z+1] + h^2 f), without fused
+        multiply-add.
+    tol: the run stops at the first stopping test where the last sweep's largest update is below
+        tol (0 runs exactly max_sweeps sweeps); tests come after each pass (in core: every `height`
+        sweeps, default 32).
+    device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
+        launch), serial, profile, context: as for heat().
+    progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
+        eta_seconds). An exception it raises stops the run.
+
+    The report (the keys of `ziggurat poisson --json`): reason ("converged", "max-sweeps" or
+    "diverged"), sweeps, update, residual (max |f + Laplace_h u|, in double), the plan, time_s and
+    predicted_s, ns_per_node_sweep. f and u0 are copied into the solver's host memory and u out of it.
+    """
+    values = np.asarray(f)
+    dtype = _real_dtype(np.result_type(values, u0) if u0 is not None else values.dtype, "f")
+    rhs = _real_array(values, "f", dtype)
+    initial = np.zeros_like(rhs) if u0 is None else _real_array(u0, "u0", dtype)
+    return _core.poisson(rhs, initial, spacing, tol, max_sweeps, device_memory, mode, height, depth, serial, progress,
+                         profile, context)
 
 
 def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_c=None, tau_a=None, profile=None,

@@ -51,6 +51,23 @@ def heat(
     context: ContextLike = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
+def poisson(
+    f: npt.ArrayLike,
+    u0: Optional[npt.ArrayLike] = None,
+    *,
+    spacing: Optional[float] = None,
+    tol: float = 1e-6,
+    max_sweeps: int = 10000,
+    device_memory: MemorySize = None,
+    mode: Literal["auto", "incore", "strip"] = "auto",
+    height: Optional[int] = None,
+    depth: int = 1,
+    serial: bool = False,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    profile: Optional[Dict[str, Any]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, Dict[str, Any]]: ...
+
 def model(
     grid: Union[int, Sequence[int]],
     steps: int = 1000,
