@@ -99,6 +99,14 @@ def test_device_vectors_stay_on_the_device_and_download_in_place(context, dtype)
     assert matrix.info["kernels"] == {3: "row"}  # kernels built once, for k = 3
 
 
+def test_the_autotuned_kernel_is_named_and_right(context):
+    a = random_matrix(200, 150, 0.05, np.float32)
+    x = np.random.default_rng(8).uniform(-1, 1, (150, 2)).astype(np.float32)
+    matrix = ziggurat.DeviceMatrix(a, block_size=1, kernel="auto", context=context)
+    check_product(a, x, matrix @ x)
+    assert matrix.info["kernels"][2].split("/")[0] in ("row", "group", "multirow")
+
+
 def test_solver_results_are_handed_over_without_a_copy(context):
     a = sp.diags([4.0, -1.0, -1.0], [0, 1, -1], shape=(30, 30), format="csr")
     x, _ = ziggurat.solve(a, np.ones(30), preconditioner="jacobi", context=context)
