@@ -24,6 +24,8 @@ packages=(
   python3-numpy
   # benchmark peer (ziggurat bench solve): SciPy's Krylov solvers on the CPU
   python3-scipy
+  # the Python module (import ziggurat) and its tests
+  pybind11-dev python3-dev python3-pytest
   # the distributed layer (ziggurat::mpi, mpirun ... ziggurat wave): Open MPI
   libopenmpi-dev openmpi-bin
 )

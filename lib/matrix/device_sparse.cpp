@@ -65,18 +65,34 @@ DeviceVectors<T>::DeviceVectors(const Context& context, std::size_t rows, std::s
 
 template <class T>
 void DeviceVectors<T>::upload(const std::vector<T>& values) {
-  if (values.size() != rows_ * k_) {
-    throw InvalidArgument("vectors: " + std::to_string(values.size()) + " values given, " + std::to_string(rows_) + " x " +
-                          std::to_string(k_) + " expected");
-  }
-  if (!values.empty()) ziggurat::detail::write_buffer(context_.compute_queue(), buffer_.get(), values.data(), values.size() * sizeof(T));
+  upload(values.data(), values.size());
+}
+
+template <class T>
+void DeviceVectors<T>::upload(const T* values, std::size_t count) {
+  require_count(count, "given");
+  if (count > 0) ziggurat::detail::write_buffer(context_.compute_queue(), buffer_.get(), values, count * sizeof(T));
 }
 
 template <class T>
 std::vector<T> DeviceVectors<T>::download() const {
   std::vector<T> values(rows_ * k_);
-  if (!values.empty()) ziggurat::detail::read_buffer(context_.compute_queue(), buffer_.get(), values.data(), values.size() * sizeof(T));
+  download(values.data(), values.size());
   return values;
+}
+
+template <class T>
+void DeviceVectors<T>::download(T* values, std::size_t count) const {
+  require_count(count, "asked for");
+  if (count > 0) ziggurat::detail::read_buffer(context_.compute_queue(), buffer_.get(), values, count * sizeof(T));
+}
+
+template <class T>
+void DeviceVectors<T>::require_count(std::size_t count, const char* what) const {
+  if (count != rows_ * k_) {
+    throw InvalidArgument("vectors: " + std::to_string(count) + " values " + what + ", " + std::to_string(rows_) + " x " +
+                          std::to_string(k_) + " expected");
+  }
 }
 
 template <class T>

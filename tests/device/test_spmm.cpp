@@ -283,6 +283,21 @@ TEST_CASE("sparse products refuse mismatched operands with clear errors") {
   });
 }
 
+TEST_CASE("vectors go to and from memory the caller holds, and refuse a wrong count") {
+  test::for_each_device([](Context& context) {
+    DeviceVectors<float> x(context, 7, 2, 8);
+    const std::vector<float> values = random_vectors<float>(7, 2, 91);
+    x.upload(values.data(), values.size());
+    std::vector<float> back(values.size(), -1.0f);
+    x.download(back.data(), back.size());
+    CHECK(back == values);
+    CHECK(x.download() == values);
+    CHECK_THROWS_WITH_AS(x.upload(values.data(), 13), doctest::Contains("13 values given, 7 x 2 expected"), InvalidArgument);
+    CHECK_THROWS_WITH_AS(x.download(back.data(), 15), doctest::Contains("15 values asked for, 7 x 2 expected"),
+                         InvalidArgument);
+  });
+}
+
 TEST_CASE_TEMPLATE("sparse products on small matrices (the Oclgrind subset)" * doctest::test_suite("oclgrind"), T, float,
                    double) {
   test::for_each_device(

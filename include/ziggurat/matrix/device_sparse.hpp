@@ -74,10 +74,17 @@ class DeviceVectors {
   const DeviceBuffer<T>& buffer() const noexcept { return buffer_; }
   /// Copies rows * k values (interleaved) in; the padding stays zero. Blocking.
   void upload(const std::vector<T>& values);
+  /// The same from `count` values the caller holds (e.g. an array of another language's), copied
+  /// straight into the device: count must be rows * k (InvalidArgument otherwise).
+  void upload(const T* values, std::size_t count);
   /// The rows * k values, interleaved. Blocking.
   std::vector<T> download() const;
+  /// The same into `count` values the caller holds, written straight from the device: count must
+  /// be rows * k (InvalidArgument otherwise).
+  void download(T* values, std::size_t count) const;
 
  private:
+  void require_count(std::size_t count, const char* what) const;
   Context context_;
   std::size_t rows_, k_;
   DeviceBuffer<T> buffer_;

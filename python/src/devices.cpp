@@ -1,0 +1,106 @@
+// Devices, contexts and calibration: ziggurat.devices(), ziggurat.Context, Context.calibrate(),
+// as `ziggurat devices` and `ziggurat calibrate` give them.
+
+#include <pybind11/stl.h>
+
+#include "format.hpp"
+#include "module.hpp"
+#include "ziggurat/base/device.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
+
+namespace ziggurat::python {
+
+namespace {
+
+py::dict device_dict(const DeviceInfo& d) {
+  py::dict info;
+  info["index"] = d.index;
+  info["name"] = d.name;
+  info["label"] = d.label();
+  info["type"] = to_string(d.type);
+  info["platform"] = d.platform_name;
+  info["vendor"] = d.vendor;
+  info["version"] = d.version;
+  info["driver"] = d.driver_version;
+  info["fp64"] = d.fp64;
+  info["global_mem_bytes"] = d.global_mem_bytes;
+  info["max_alloc_bytes"] = d.max_alloc_bytes;
+  info["local_mem_bytes"] = d.local_mem_bytes;
+  info["compute_units"] = d.compute_units;
+  info["host_unified_memory"] = d.host_unified_memory;
+  return info;
+}
+
+py::list devices(const std::string& spec) {
+  py::list list;
+  for (const DeviceInfo& device : filter_devices(list_devices(), spec)) list.append(device_dict(device));
+  return list;
+}
+
+py::dict calibrate(const Context& context, bool force) {
+  ProfileOrigin origin;
+  DeviceProfile profile;
+  {
+    const py::gil_scoped_release release;
+    profile = load_or_calibrate(context, force, &origin);
+  }
+  return profile_dict(profile);
+}
+
+}  // namespace
+
+Context context_of(const py::object& context) {
+  if (py::isinstance<Context>(context)) return context.cast<Context>();
+  if (context.is_none()) return Context();
+  if (py::isinstance<py::int_>(context)) return Context(std::to_string(context.cast<long>()));
+  return Context(context.cast<std::string>());
+}
+
+std::uint64_t memory_size(const py::object& size) {
+  if (py::isinstance<py::int_>(size)) {
+    const long long bytes = size.cast<long long>();
+    if (bytes <= 0) throw InvalidArgument("a memory size is a positive number of bytes, not " + std::to_string(bytes));
+    return static_cast<std::uint64_t>(bytes);
+  }
+  return cli::parse_bytes(size.cast<std::string>());
+}
+
+DeviceProfile profile_of(const py::dict& profile) {
+  return profile_from_json(py::module_::import("json").attr("dumps")(profile).cast<std::string>());
+}
+
+py::dict profile_dict(const DeviceProfile& profile) {
+  return py::module_::import("json").attr("loads")(profile_to_json(profile));
+}
+
+PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given) {
+  if (given) return {*given, "given"};
+  ProfileOrigin origin;
+  DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+}
+
+void register_devices(py::module_& module) {
+  module.def("devices", &devices, py::arg("spec") = "all",
+             "Every OpenCL device that `spec` selects (default all), as dicts, in the order `ziggurat devices` lists.");
+  py::class_<Context>(module, "Context",
+                      "An OpenCL context on one device with its compute, upload and download queues and the programs "
+                      "built for it. Copies share one context; keep one and pass it to every call to build kernels once.")
+      .def(py::init([](const py::object& device) { return context_of(device); }), py::arg("device") = py::none(),
+           "The device `device` selects: a selection text ('gpu', 'cpu', 'nvidia', 'name:H100', 'gpu,fp64', ...), a "
+           "device number of ziggurat.devices(), or None (ZIGGURAT_DEVICE, else the first GPU, else the first CPU).")
+      .def_property_readonly("device", [](const Context& c) { return device_dict(c.device()); },
+                             "The device, as a dict like those of ziggurat.devices().")
+      .def("calibrate", &calibrate, py::arg("force") = false,
+           "The device's profile (what calibration measured) as a dict: read from the cache, or measured now and "
+           "cached (force=True measures again).")
+      .def("finish", [](const Context& c) {
+             const py::gil_scoped_release release;
+             c.finish();
+           },
+           "Waits until the device has done everything enqueued on this context.")
+      .def("__repr__", [](const Context& c) { return "<ziggurat.Context on " + c.device().label() + ">"; });
+}
+
+}  // namespace ziggurat::python

@@ -1,0 +1,142 @@
+// ziggurat.heat(): the explicit heat scheme on a NumPy grid, planned by the cost model with the
+// device's profile and run by the pyramid solver (or in core where it fits), as `ziggurat heat`
+// runs it (advance_heat()).
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "module.hpp"
+#include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
+
+namespace ziggurat::python {
+
+namespace {
+
+struct HeatArguments {
+  std::size_t steps = 0;
+  std::optional<double> alpha;
+  py::object device_memory, context, progress, profile;
+  std::string mode;
+  std::optional<std::size_t> height, depth;
+  bool serial = false;
+};
+
+HeatPlanRequest plan_request(const HeatArguments& a) {
+  HeatPlanRequest request;
+  request.mode = parse_heat_mode(a.mode);
+  request.height = a.height;
+  request.depth = a.depth;
+  if (!a.device_memory.is_none()) request.device_memory = memory_size(a.device_memory);
+  request.schedule = a.serial ? Schedule::serial : Schedule::overlapped;
+  return request;
+}
+
+py::dict progress_dict(const HeatProgress& p) {
+  py::dict d;
+  d["passes_done"] = p.passes_done;
+  d["passes"] = p.passes;
+  d["steps_done"] = p.steps_done;
+  d["steps"] = p.steps;
+  d["seconds"] = p.seconds;
+  d["nodes_per_second"] = p.nodes_per_second;
+  d["eta_seconds"] = p.eta_seconds;
+  return d;
+}
+
+// What the run did, with the keys of `ziggurat heat --json`.
+template <class T>
+py::dict report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
+                const HeatOutcome& outcome, const char* profile_origin) {
+  const model::Plan& plan = outcome.planned.predicted;
+  py::dict planned;
+  planned["mode"] = a.mode;
+  planned["decomposition"] = to_string(plan.layout.decomposition);
+  planned["height"] = plan.layout.height;
+  planned["task_extent"] = plan.layout.task_extent;
+  planned["buffer_extent"] = plan.buffer_extent;
+  planned["tasks"] = plan.prediction.tasks;
+  planned["passes"] = plan.prediction.passes;
+  planned["depth"] = outcome.planned.depth;
+  planned["schedule"] = to_string(outcome.planned.schedule);
+  py::dict r;
+  r["device"] = context.device().label();
+  r["size"] = extents;
+  r["dtype"] = dtype_name<T>();
+  r["alpha"] = alpha;
+  r["steps"] = a.steps;
+  r["plan"] = planned;
+  r["budget_bytes"] = outcome.planned.budget_bytes;
+  r["device_bytes"] = outcome.run.device_bytes;
+  r["pinned_host_memory"] = outcome.run.pinned_host_memory;
+  r["profile"] = profile_origin;
+  r["time_s"] = outcome.run.seconds;
+  r["predicted_s"] = plan.prediction.total_ns * 1e-9;
+  r["ns_per_node"] = outcome.run.ns_per_node;
+  r["predicted_ns_per_node"] = plan.prediction.ns_per_node;
+  return r;
+}
+
+// The field after `steps` steps of u0 (C order, shape (D, H, W): extents W x H x D) and the report.
+template <class T>
+py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments& a) {
+  const std::vector<std::size_t> extents(u0.shape(), u0.shape() + u0.ndim());
+  const std::vector<std::size_t> fastest_first(extents.rbegin(), extents.rend());
+  require_heat_grid(fastest_first, "ziggurat.heat");
+  const double alpha = a.alpha ? *a.alpha : 0.8 * max_stable_alpha(extents.size());
+  heat_coefficients<T>(alpha, extents.size());  // refuse an unstable alpha before any work
+  const HeatPlanRequest request = plan_request(a);
+  const Context context = context_of(a.context);
+  std::optional<DeviceProfile> given_profile;
+  if (!a.profile.is_none()) given_profile = profile_of(a.profile.cast<py::dict>());
+
+  HeatRunOptions options;
+  // Always a hook, so that Ctrl-C stops the run after the pass it interrupted.
+  options.progress = [&a](const HeatProgress& p) {
+    between_tasks([&] {
+      if (!a.progress.is_none()) a.progress(progress_dict(p));
+    });
+  };
+  py::array_t<T> field(std::vector<py::ssize_t>(u0.shape(), u0.shape() + u0.ndim()));
+  const T* initial = u0.data();
+  T* result = field.mutable_data();
+  const std::size_t nodes = static_cast<std::size_t>(u0.size());
+  const char* origin = nullptr;
+  HeatOutcome outcome;
+  {
+    const py::gil_scoped_release release;
+    HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
+    const PlanningProfile planning = planning_profile(context, given_profile);
+    origin = planning.origin;
+    outcome = advance_heat(solver, a.steps, request, planning.profile, options);
+    std::copy(solver.data(), solver.data() + nodes, result);
+  }
+  return py::make_tuple(field, report<T>(context, fastest_first, alpha, a, outcome, origin));
+}
+
+template <class T>
+void define_heat(py::module_& module) {
+  module.def(
+      "heat",
+      [](const py::array_t<T, py::array::c_style>& u0, std::size_t steps, std::optional<double> alpha,
+         py::object device_memory, std::string mode, std::optional<std::size_t> height, std::optional<std::size_t> depth,
+         bool serial, py::object progress, py::object profile, py::object context) {
+        return heat<T>(u0, {steps, alpha, std::move(device_memory), std::move(context), std::move(progress),
+                            std::move(profile), std::move(mode), height, depth, serial});
+      },
+      py::arg("u0").noconvert(), py::arg("steps"), py::arg("alpha"), py::arg("device_memory"), py::arg("mode"),
+      py::arg("height"), py::arg("depth"), py::arg("serial"), py::arg("progress"), py::arg("profile"),
+      py::arg("context"));
+}
+
+}  // namespace
+
+void register_heat(py::module_& module) {
+  define_heat<float>(module);
+  define_heat<double>(module);
+  module.def("max_stable_alpha", &max_stable_alpha, py::arg("dims"), "The largest stable alpha in `dims` dimensions: 1 / (2 dims).");
+}
+
+}  // namespace ziggurat::python

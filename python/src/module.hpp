@@ -1,0 +1,92 @@
+#pragma once
+// What the sources of the module ziggurat._core share: each registers one capability, and the
+// helpers below carry arguments and results between Python and the library. The public API, with
+// its argument checks and SciPy input, is the package around the module (python/ziggurat/).
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/base/error.hpp"
+#include "ziggurat/tuning/device_profile.hpp"
+
+namespace ziggurat::python {
+
+namespace py = pybind11;
+
+void register_errors(py::module_& module);
+void register_devices(py::module_& module);
+void register_heat(py::module_& module);
+void register_poisson(py::module_& module);
+void register_model(py::module_& module);
+void register_sparse(py::module_& module);
+void register_solve(py::module_& module);
+
+/// The Context a call runs on: `context` itself when it is one, else the device it selects (a
+/// selection text, a device number, or None for the default device).
+Context context_of(const py::object& context);
+
+/// A memory size given as bytes (an int) or as text ("512MiB", "2GB"), as the CLI reads it.
+std::uint64_t memory_size(const py::object& size);
+
+/// A device profile given as the dict Context.calibrate() returns.
+DeviceProfile profile_of(const py::dict& profile);
+/// The profile as a dict.
+py::dict profile_dict(const DeviceProfile& profile);
+
+/// The profile a run plans with, and where it came from ("given", "cached" or "measured now").
+struct PlanningProfile {
+  DeviceProfile profile;
+  const char* origin;
+};
+/// `given` when there is one, else the device's cached profile, measured now (and cached) when
+/// there is none. Call it without the GIL: a calibration takes a while.
+PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given);
+
+/// "float32" or "float64".
+template <class T>
+const char* dtype_name() {
+  return sizeof(T) == 4 ? "float32" : "float64";
+}
+
+/// `values` as a C-contiguous array of T: the same array when it already is one, else a converted
+/// copy (integers and booleans are converted; complex and other kinds are refused with
+/// InvalidArgument naming `what`).
+template <class T>
+py::array_t<T, py::array::c_style> real_array(const py::handle& values, const char* what) {
+  const py::array array = py::array::ensure(values);
+  if (!array) throw py::error_already_set();
+  const char kind = array.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') {
+    throw InvalidArgument(std::string(what) + " must hold real numbers; its dtype is " +
+                          py::str(array.dtype()).cast<std::string>());
+  }
+  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
+}
+
+/// A NumPy array that takes `values` over: the array's memory is the vector's, held by a capsule,
+/// so nothing is copied.
+template <class T>
+py::array_t<T> array_owning(std::vector<T>&& values, std::vector<py::ssize_t> shape) {
+  auto* held = new std::vector<T>(std::move(values));
+  const py::capsule owner(held, [](void* vector) { delete static_cast<std::vector<T>*>(vector); });
+  return py::array_t<T>(std::move(shape), held->data(), owner);
+}
+
+/// Runs `call` with the GIL held, from a library hook that runs between tasks while the GIL is
+/// released: first raises KeyboardInterrupt (carried through the library as a C++ exception) when
+/// Ctrl-C was pressed, so that a long run stops cleanly there.
+template <class Call>
+void between_tasks(Call&& call) {
+  const py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  call();
+}
+
+}  // namespace ziggurat::python

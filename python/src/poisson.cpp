@@ -1,0 +1,157 @@
+// ziggurat.poisson(): -Laplace(u) = f on a 3D NumPy grid by Jacobi sweeps of the seven-point
+// scheme, in core or in pyramid passes as the cost model plans them, as `ziggurat poisson` runs it
+// (solve_poisson()).
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "module.hpp"
+#include "ziggurat/automatic/poisson.hpp"
+#include "ziggurat/ops/poisson_scheme.hpp"
+
+namespace ziggurat::python {
+
+namespace {
+
+struct PoissonArguments {
+  std::optional<double> spacing;
+  double tol = 0;
+  std::size_t max_sweeps = 0;
+  py::object device_memory, context, progress, profile;
+  std::string mode;
+  std::optional<std::size_t> height;
+  std::size_t depth = 1;
+  bool serial = false;
+};
+
+PoissonPlanRequest plan_request(const PoissonArguments& a) {
+  PoissonPlanRequest request;
+  request.mode = parse_poisson_mode(a.mode);
+  request.height = a.height;
+  request.depth = a.depth;
+  if (!a.device_memory.is_none()) request.device_memory = memory_size(a.device_memory);
+  request.schedule = a.serial ? Schedule::serial : Schedule::overlapped;
+  return request;
+}
+
+py::dict progress_dict(const PoissonProgress& p) {
+  py::dict d;
+  d["sweeps_done"] = p.sweeps_done;
+  d["max_sweeps"] = p.max_sweeps;
+  d["update"] = p.update;
+  d["seconds"] = p.seconds;
+  d["eta_seconds"] = p.eta_seconds;
+  return d;
+}
+
+// What the run did, with the keys of `ziggurat poisson --json`.
+template <class T>
+py::dict report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
+                const PoissonArguments& a, const PoissonOutcome& outcome, double residual, const char* origin) {
+  const model::Plan& plan = outcome.planned.predicted;
+  const PoissonRun& run = outcome.run;
+  py::dict planned;
+  planned["mode"] = a.mode;
+  planned["decomposition"] = to_string(plan.layout.decomposition);
+  planned["height"] = plan.layout.height;
+  planned["task_extent"] = plan.layout.task_extent;
+  planned["buffer_extent"] = plan.buffer_extent;
+  planned["tasks"] = run.tasks;
+  planned["passes"] = run.passes;
+  planned["depth"] = outcome.planned.depth;
+  planned["schedule"] = to_string(outcome.planned.schedule);
+  const double interior = model::Problem{extents, 1}.interior_nodes();
+  py::dict r;
+  r["device"] = context.device().label();
+  r["size"] = extents;
+  r["dtype"] = dtype_name<T>();
+  r["spacing"] = spacing;
+  r["tolerance"] = a.tol;
+  r["max_sweeps"] = a.max_sweeps;
+  r["reason"] = to_string(run.reason);
+  r["sweeps"] = run.sweeps;
+  r["update"] = run.update;
+  r["residual"] = residual;
+  r["plan"] = planned;
+  r["budget_bytes"] = outcome.planned.budget_bytes;
+  r["device_bytes"] = run.device_bytes;
+  r["pinned_host_memory"] = run.pinned_host_memory;
+  r["profile"] = origin;
+  r["time_s"] = run.seconds;
+  r["predicted_s"] = plan.prediction.ns_per_node * 1e-9 * interior * static_cast<double>(run.sweeps);
+  r["ns_per_node_sweep"] = run.ns_per_node;
+  r["predicted_ns_per_node_sweep"] = plan.prediction.ns_per_node;
+  return r;
+}
+
+// u after the sweeps from u0 (boundary values and first guess) with right-hand side f, both C order
+// of shape (D, H, W), and the report.
+template <class T>
+py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t<T, py::array::c_style>& u0,
+                  const PoissonArguments& a) {
+  const std::vector<std::size_t> extents(f.shape(), f.shape() + f.ndim());
+  const std::vector<std::size_t> fastest_first(extents.rbegin(), extents.rend());
+  require_poisson_grid(fastest_first, "ziggurat.poisson");
+  if (u0.ndim() != f.ndim() || !std::equal(extents.begin(), extents.end(), u0.shape())) {
+    throw InvalidArgument("u0 must have the shape of f");
+  }
+  const double spacing = a.spacing ? *a.spacing : 1.0 / static_cast<double>(fastest_first[0] - 1);
+  jacobi_coefficients<T>(spacing);  // refuse a bad spacing before any work
+  const PoissonPlanRequest request = plan_request(a);
+  const Context context = context_of(a.context);
+  std::optional<DeviceProfile> given_profile;
+  if (!a.profile.is_none()) given_profile = profile_of(a.profile.cast<py::dict>());
+
+  PoissonRunOptions options;
+  // Always a hook, so that Ctrl-C stops the run after the pass (or stopping test) it interrupted.
+  options.progress = [&a](const PoissonProgress& p) {
+    between_tasks([&] {
+      if (!a.progress.is_none()) a.progress(progress_dict(p));
+    });
+  };
+  py::array_t<T> field(std::vector<py::ssize_t>(f.shape(), f.shape() + f.ndim()));
+  const T *rhs = f.data(), *initial = u0.data();
+  T* result = field.mutable_data();
+  const std::size_t nodes = static_cast<std::size_t>(f.size());
+  const char* origin = nullptr;
+  double residual = 0;
+  PoissonOutcome outcome;
+  {
+    const py::gil_scoped_release release;
+    PoissonSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)),
+                            Grid<T>(fastest_first, std::vector<T>(rhs, rhs + nodes)), spacing);
+    const PlanningProfile planning = planning_profile(context, given_profile);
+    origin = planning.origin;
+    outcome = solve_poisson(solver, PoissonStop{a.tol, a.max_sweeps}, request, planning.profile, options);
+    residual = solver.residual();
+    std::copy(solver.data(), solver.data() + nodes, result);
+  }
+  return py::make_tuple(field, report<T>(context, fastest_first, spacing, a, outcome, residual, origin));
+}
+
+template <class T>
+void define_poisson(py::module_& module) {
+  module.def(
+      "poisson",
+      [](const py::array_t<T, py::array::c_style>& f, const py::array_t<T, py::array::c_style>& u0,
+         std::optional<double> spacing, double tol, std::size_t max_sweeps, py::object device_memory, std::string mode,
+         std::optional<std::size_t> height, std::size_t depth, bool serial, py::object progress, py::object profile,
+         py::object context) {
+        return poisson<T>(f, u0, {spacing, tol, max_sweeps, std::move(device_memory), std::move(context),
+                                  std::move(progress), std::move(profile), std::move(mode), height, depth, serial});
+      },
+      py::arg("f").noconvert(), py::arg("u0").noconvert(), py::arg("spacing"), py::arg("tol"), py::arg("max_sweeps"),
+      py::arg("device_memory"), py::arg("mode"), py::arg("height"), py::arg("depth"), py::arg("serial"),
+      py::arg("progress"), py::arg("profile"), py::arg("context"));
+}
+
+}  // namespace
+
+void register_poisson(py::module_& module) {
+  define_poisson<float>(module);
+  define_poisson<double>(module);
+}
+
+}  // namespace ziggurat::python

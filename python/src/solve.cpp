@@ -1,0 +1,147 @@
+// ziggurat.solve(): A x = b by a preconditioned Krylov method on the device, as `ziggurat solve`
+// runs it (solver/krylov.hpp). x comes back as a NumPy array that owns the solver's result: no copy.
+
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "module.hpp"
+#include "sparse_arrays.hpp"
+#include "ziggurat/solver/krylov.hpp"
+
+namespace ziggurat::python {
+
+namespace {
+
+struct SolveArguments {
+  std::string method, preconditioner, ordering, sweep;
+  double tol = 0;
+  std::size_t max_iter = 0, restart = 0, aggregate = 0;
+  double shift = 0;
+  std::optional<std::size_t> block_size;
+  py::object progress, context;
+};
+
+sparse::SolverOptions solver_options(const SolveArguments& a) {
+  sparse::SolverOptions o;
+  o.method = sparse::parse_krylov_method(a.method);
+  o.preconditioner = sparse::parse_preconditioner(a.preconditioner);
+  o.ordering = sparse::parse_ordering(a.ordering);
+  o.sweep = sparse::parse_triangular_sweep(a.sweep);
+  o.tolerance = a.tol;
+  o.max_iterations = a.max_iter;
+  o.restart = a.restart;
+  o.aggregate = a.aggregate;
+  o.shift = a.shift;
+  // Always a hook, so that Ctrl-C stops the solve after the iteration it interrupted.
+  o.progress = [&a](const sparse::SolveProgress& p) {
+    between_tasks([&] {
+      if (!a.progress.is_none()) a.progress(p.iteration, p.relative_residual);
+    });
+  };
+  return o;
+}
+
+py::dict vector_dict(const sparse::VectorReport& v) {
+  py::dict d;
+  d["status"] = sparse::to_string(v.status);
+  d["reason"] = v.reason;
+  d["iterations"] = v.iterations;
+  d["relative_residual"] = v.relative_residual;
+  d["recurrence_residual"] = v.recurrence_residual;
+  d["history"] = v.history;
+  return d;
+}
+
+py::dict times_dict(const sparse::SolveTimes& t) {
+  py::dict d;
+  d["setup_s"] = t.setup;
+  d["ordering_s"] = t.ordering;
+  d["preconditioner_setup_s"] = t.preconditioner_setup;
+  d["factorization_s"] = t.factorization;
+  d["products_s"] = t.products;
+  d["preconditioner_s"] = t.preconditioner;
+  d["vector_ops_s"] = t.vector_ops;
+  d["solve_s"] = t.solve;
+  d["device_timed"] = t.device_timed;
+  return d;
+}
+
+// The convergence report, with the keys of `ziggurat solve --json`.
+py::dict report(const Context& context, const sparse::SolveReport& r, const SolveArguments& a, std::size_t block_size) {
+  py::dict d;
+  d["device"] = context.device().label();
+  d["method"] = a.method;
+  d["preconditioner"] = a.preconditioner;
+  d["ordering"] = a.ordering;
+  d["block_size"] = block_size;
+  d["converged"] = r.converged;
+  d["status"] = sparse::to_string(r.status);
+  d["reason"] = r.reason;
+  d["iterations"] = r.iterations;
+  d["relative_residual"] = r.relative_residual;
+  py::list vectors;
+  for (const auto& v : r.vectors) vectors.append(vector_dict(v));
+  d["vectors"] = vectors;
+  d["times"] = times_dict(r.times);
+  d["levels"] = py::make_tuple(r.lower_levels, r.upper_levels);
+  d["colours"] = r.colours;
+  d["sweep"] = r.sweep;
+  d["product_kernel"] = r.product_kernel;
+  return d;
+}
+
+// x (shape of b) and the report for A (SciPy's arrays) and b, (n,) or (n, k), from x0 when given.
+template <class T>
+py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::object& x0_values, const SolveArguments& a) {
+  const sparse::Bsr<T> matrix = bsr_of<T>(arrays, a.block_size);
+  const auto b = real_array<T>(b_values, "b");
+  if (b.ndim() < 1 || b.ndim() > 2 || b.shape(0) != py::ssize_t(matrix.rows)) {
+    throw InvalidArgument("b must have shape (" + std::to_string(matrix.rows) + ",) or (" + std::to_string(matrix.rows) +
+                          ", k): the matrix has " + std::to_string(matrix.rows) + " rows");
+  }
+  const std::size_t k = b.ndim() == 2 ? static_cast<std::size_t>(b.shape(1)) : 1;
+  const std::vector<T> rhs(b.data(), b.data() + b.size());
+  std::vector<T> x;
+  if (!x0_values.is_none()) {
+    const auto x0 = real_array<T>(x0_values, "x0");
+    if (x0.ndim() != b.ndim() || x0.size() != b.size()) throw InvalidArgument("x0 must have the shape of b");
+    x.assign(x0.data(), x0.data() + x0.size());
+  }
+  const sparse::SolverOptions options = solver_options(a);
+  const Context context = context_of(a.context);
+  sparse::SolveReport result;
+  {
+    const py::gil_scoped_release release;
+    sparse::KrylovSolver<T> solver(context, matrix, k, options);
+    result = solver.solve(rhs, x);
+  }
+  const std::vector<py::ssize_t> shape(b.shape(), b.shape() + b.ndim());
+  return py::make_tuple(array_owning(std::move(x), shape), report(context, result, a, matrix.block_size));
+}
+
+template <class T>
+void define_solve(py::module_& module) {
+  module.def(
+      "solve",
+      [](const py::tuple& arrays, const py::array_t<T>& b, const py::object& x0, std::string method,
+         std::string preconditioner, std::string ordering, std::string sweep, double tol, std::size_t max_iter,
+         std::size_t restart, std::size_t aggregate, double shift, std::optional<std::size_t> block_size,
+         py::object progress, py::object context) {
+        return solve<T>(arrays, b, x0,
+                        {std::move(method), std::move(preconditioner), std::move(ordering), std::move(sweep), tol, max_iter,
+                         restart, aggregate, shift, block_size, std::move(progress), std::move(context)});
+      },
+      py::arg("arrays"), py::arg("b").noconvert(), py::arg("x0"), py::arg("method"), py::arg("preconditioner"),
+      py::arg("ordering"), py::arg("sweep"), py::arg("tol"), py::arg("max_iter"), py::arg("restart"),
+      py::arg("aggregate"), py::arg("shift"), py::arg("block_size"), py::arg("progress"), py::arg("context"));
+}
+
+}  // namespace
+
+void register_solve(py::module_& module) {
+  define_solve<float>(module);
+  define_solve<double>(module);
+}
+
+}  // namespace ziggurat::python

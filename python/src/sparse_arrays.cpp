@@ -1,0 +1,99 @@
+#include "sparse_arrays.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ziggurat/base/error.hpp"
+
+namespace ziggurat::python {
+
+namespace {
+
+// An index array (int32 or int64, one dimension) as the library's 32-bit indices.
+template <class Integer>
+std::vector<sparse::Index> indices_as(const py::array& array, const char* what) {
+  const auto values = py::array_t<Integer, py::array::c_style | py::array::forcecast>::ensure(array);
+  const Integer* begin = values.data();
+  std::vector<sparse::Index> indices(static_cast<std::size_t>(values.size()));
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (begin[i] < 0 || static_cast<std::uint64_t>(begin[i]) > std::numeric_limits<sparse::Index>::max()) {
+      throw InvalidArgument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(begin[i]) +
+                            " is outside 0..2^32 - 1");
+    }
+    indices[i] = static_cast<sparse::Index>(begin[i]);
+  }
+  return indices;
+}
+
+std::vector<sparse::Index> index_vector(const py::handle& handle, const char* what) {
+  const py::array array = py::array::ensure(handle);
+  if (!array || array.ndim() != 1 || array.dtype().kind() != 'i') {
+    throw InvalidArgument(std::string(what) + " must be a one-dimensional array of int32 or int64");
+  }
+  return array.itemsize() == 4 ? indices_as<std::int32_t>(array, what) : indices_as<std::int64_t>(array, what);
+}
+
+template <class T>
+std::vector<T> value_vector(const py::handle& handle) {
+  const auto values = real_array<T>(handle, "the matrix's data");
+  return std::vector<T>(values.data(), values.data() + values.size());
+}
+
+struct Arrays {
+  std::size_t rows, cols, block_size;
+};
+
+Arrays shape_of(const py::tuple& arrays) {
+  if (arrays.size() != 6) throw InvalidArgument("a sparse matrix is passed as (rows, cols, b, indptr, indices, data)");
+  return {arrays[0].cast<std::size_t>(), arrays[1].cast<std::size_t>(), arrays[2].cast<std::size_t>()};
+}
+
+// The arrays as they are: a Bsr of their b (b = 1 for CSR).
+template <class T>
+sparse::Bsr<T> own_blocks(const py::tuple& arrays) {
+  const Arrays a = shape_of(arrays);
+  sparse::Bsr<T> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.block_size = a.block_size;
+  m.block_rows = a.block_size == 0 ? 0 : (a.rows + a.block_size - 1) / a.block_size;
+  m.block_cols = a.block_size == 0 ? 0 : (a.cols + a.block_size - 1) / a.block_size;
+  m.block_row_ptr = index_vector(arrays[3], "indptr");
+  m.block_col = index_vector(arrays[4], "indices");
+  m.values = value_vector<T>(arrays[5]);
+  sparse::validate(m);
+  return m;
+}
+
+}  // namespace
+
+template <class T>
+sparse::Csr<T> csr_of(const py::tuple& arrays) {
+  const Arrays a = shape_of(arrays);
+  if (a.block_size != 1) return sparse::to_csr(own_blocks<T>(arrays));
+  sparse::Csr<T> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.row_ptr = index_vector(arrays[3], "indptr");
+  m.col = index_vector(arrays[4], "indices");
+  m.values = value_vector<T>(arrays[5]);
+  sparse::validate(m);
+  return m;
+}
+
+template <class T>
+sparse::Bsr<T> bsr_of(const py::tuple& arrays, std::optional<std::size_t> block_size) {
+  const Arrays a = shape_of(arrays);
+  if (a.block_size != 1 && (!block_size || *block_size == a.block_size)) return own_blocks<T>(arrays);
+  const sparse::Csr<T> csr = csr_of<T>(arrays);
+  return sparse::to_bsr(csr, block_size ? *block_size : sparse::propose_block_size(csr));
+}
+
+template sparse::Csr<float> csr_of<float>(const py::tuple&);
+template sparse::Csr<double> csr_of<double>(const py::tuple&);
+template sparse::Bsr<float> bsr_of<float>(const py::tuple&, std::optional<std::size_t>);
+template sparse::Bsr<double> bsr_of<double>(const py::tuple&, std::optional<std::size_t>);
+
+}  // namespace ziggurat::python

@@ -1,0 +1,36 @@
+"""Fixtures of the Python package's tests: every OpenCL device found, or those ZIGGURAT_DEVICE
+selects (as the C++ device tests take them), each test run once per device."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ziggurat
+
+DEVICES = ziggurat.devices(os.environ.get("ZIGGURAT_DEVICE") or "all")
+
+
+@pytest.fixture(scope="session", params=[d["index"] for d in DEVICES], ids=[d["label"] for d in DEVICES])
+def context(request):
+    """A Context on each device in turn."""
+    return ziggurat.Context(device=request.param)
+
+
+@pytest.fixture(scope="session")
+def profile(context):
+    """The device's profile: cached, or measured once for the session."""
+    return context.calibrate()
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
+def dtype(request, context):
+    """Each precision the device has (float64 skipped where it lacks fp64)."""
+    if request.param == np.float64 and not context.device["fp64"]:
+        pytest.skip(f"{context.device['label']} has no float64")
+    return np.dtype(request.param)
+
+
+def tolerance(dtype, terms):
+    """The rounding bound of a sum of `terms` products, relative to the sum of their magnitudes."""
+    return 2 * (terms + 1) * np.finfo(dtype).eps

@@ -1,0 +1,154 @@
+"""ziggurat.heat against a NumPy version of the scheme, on every device and precision."""
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import ziggurat
+
+
+def numpy_heat(u, alpha, steps):
+    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in its order of operations
+    (neighbours along x, the LAST array axis, first, then y, then z) and in u's dtype."""
+    u = u.copy()
+    a = u.dtype.type(alpha)
+    b = u.dtype.type(1.0 - 2.0 * u.ndim * alpha)
+    inner = (slice(1, -1),) * u.ndim
+    for _ in range(steps):
+        s = None
+        for axis in reversed(range(u.ndim)):
+            for shift in (slice(None, -2), slice(2, None)):
+                side = list(inner)
+                side[axis] = shift
+                s = u[tuple(side)] if s is None else s + u[tuple(side)]
+        v = u.copy()
+        v[inner] = a * s + b * u[inner]
+        u = v
+    return u
+
+
+def random_field(shape, dtype, seed=1):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(301,), (37, 53), (23, 9, 32)], ids=["1d", "2d", "3d"])
+def test_heat_matches_numpy_and_every_plan_gives_the_same_bits(context, profile, dtype, shape):
+    u0 = random_field(shape, dtype)
+    alpha, steps = 0.8 * ziggurat.max_stable_alpha(len(shape)), 9
+    incore, report = ziggurat.heat(u0, steps, alpha, mode="incore", context=context, profile=profile)
+    assert incore.dtype == dtype and incore.shape == shape
+    assert report["plan"]["decomposition"] == "incore" and report["steps"] == steps
+    np.testing.assert_allclose(incore, numpy_heat(u0, alpha, steps), rtol=0, atol=8 * steps * np.finfo(dtype).eps)
+    budget = 3 * u0.nbytes  # four task buffers of 3/4 of the grid in the overlapped schedule: several tasks a pass
+    for mode, height in [("strip", 2), ("strip", 3)] + ([("block", 3)] if len(shape) == 2 else []):
+        field, report = ziggurat.heat(u0, steps, alpha, mode=mode, height=height, device_memory=budget, context=context,
+                                      profile=profile)
+        assert report["plan"]["decomposition"] == mode and report["plan"]["height"] == height
+        assert report["plan"]["tasks"] > 1 and report["plan"]["passes"] == -(-steps // height)
+        assert field.tobytes() == incore.tobytes(), f"{mode} n = {height} differs from incore"
+
+
+def test_the_report_has_the_plan_and_the_measured_and_predicted_time(context, profile):
+    field, report = ziggurat.heat(random_field((64, 80), np.float32), 20, context=context, profile=profile)
+    assert report["alpha"] == pytest.approx(0.2) and report["size"] == [80, 64] and report["dtype"] == "float32"
+    assert report["time_s"] > 0 and report["predicted_s"] > 0 and report["ns_per_node"] > 0
+    assert report["profile"] == "given" and report["device"] == context.device["label"]
+    assert {"decomposition", "height", "task_extent", "tasks", "passes", "depth", "schedule"} <= report["plan"].keys()
+
+
+def test_dtypes_are_kept_converted_or_refused(context, profile):
+    ints = np.arange(5 * 6, dtype=np.int32).reshape(5, 6)
+    field, report = ziggurat.heat(ints, 3, context=context, profile=profile)
+    assert field.dtype == np.float64 and report["dtype"] == "float64"
+    np.testing.assert_allclose(field, numpy_heat(ints.astype(np.float64), 0.2, 3), rtol=0, atol=1e-12)
+    field, _ = ziggurat.heat(ints.astype(np.float16), 3, context=context, profile=profile)
+    assert field.dtype == np.float32
+    with pytest.raises(ziggurat.InvalidArgument, match="complex"):
+        ziggurat.heat(ints.astype(np.complex64), 3, context=context, profile=profile)
+
+
+def test_fortran_ordered_and_strided_arrays_give_the_c_ordered_result(context, profile):
+    u0 = random_field((40, 30), np.float32)
+    want, _ = ziggurat.heat(u0, 5, context=context, profile=profile)
+    fortran = np.asfortranarray(u0)
+    strided = np.zeros((80, 90), np.float32)[::2, ::3]
+    strided[...] = u0
+    for given in (fortran, strided):
+        before = given.copy()
+        field, _ = ziggurat.heat(given, 5, context=context, profile=profile)
+        assert field.flags.c_contiguous and field.tobytes() == want.tobytes()
+        assert np.array_equal(given, before)  # the input is never written
+
+
+def test_errors_keep_the_library_message(context, profile):
+    u0 = random_field((20, 20), np.float32)
+    with pytest.raises(ziggurat.InvalidArgument, match="unstable"):
+        ziggurat.heat(u0, 5, 0.3, context=context, profile=profile)
+    with pytest.raises(ziggurat.InvalidArgument, match="at least 3"):
+        ziggurat.heat(np.zeros((2, 20), np.float32), 5, context=context, profile=profile)
+    with pytest.raises(ziggurat.InvalidArgument, match="memory size"):
+        ziggurat.heat(u0, 5, device_memory="lots", context=context, profile=profile)
+    with pytest.raises(ziggurat.InvalidArgument, match="minimum|too small"):
+        ziggurat.heat(u0, 5, mode="strip", device_memory=64, context=context, profile=profile)
+    with pytest.raises(ziggurat.InvalidArgument, match="trivial"):
+        ziggurat.heat(u0, 5, mode="sideways", context=context, profile=profile)
+
+
+def test_progress_is_reported_after_each_pass(context, profile):
+    calls = []
+    field, report = ziggurat.heat(random_field((60, 50), np.float32), 12, mode="strip", height=3,
+                                  device_memory="16KiB", progress=calls.append, context=context, profile=profile)
+    passes = report["plan"]["passes"]
+    assert [c["passes_done"] for c in calls] == list(range(1, passes + 1))
+    assert calls[-1]["steps_done"] == calls[-1]["steps"] == 12 and calls[-1]["passes"] == passes
+
+
+def test_an_exception_in_the_progress_callback_stops_the_run(context, profile):
+    def stop_after_two(p):
+        if p["passes_done"] == 2:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        ziggurat.heat(random_field((60, 50), np.float32), 30, mode="strip", height=3, device_memory="16KiB",
+                      progress=stop_after_two, context=context, profile=profile)
+
+
+def long_run(context, profile, progress):
+    """Many short passes: the trivial algorithm, one step a pass."""
+    return ziggurat.heat(random_field((64, 64), np.float32), 2000, mode="trivial", device_memory="16KiB",
+                         progress=progress, context=context, profile=profile)
+
+
+def test_ctrl_c_from_the_callback_stops_the_run(context, profile):
+    calls = []
+
+    def interrupt(p):
+        calls.append(p)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        long_run(context, profile, interrupt)
+    assert len(calls) == 1
+
+
+def test_ctrl_c_while_the_device_works_stops_the_run_between_passes(context, profile):
+    """SIGINT arrives from another thread while the main thread is in the library (GIL released)."""
+    started, calls = threading.Event(), []
+
+    def record(p):
+        calls.append(p["passes_done"])
+        started.set()
+
+    def press_ctrl_c():
+        started.wait()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=press_ctrl_c)
+    thread.start()
+    with pytest.raises(KeyboardInterrupt):
+        long_run(context, profile, record)
+    thread.join()
+    assert 1 <= len(calls) < 2000

@@ -1,0 +1,131 @@
+"""Sparse products from SciPy matrices, DeviceMatrix and DeviceVectors, against A @ X."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ziggurat
+from conftest import tolerance
+
+
+def random_matrix(m, n, density, dtype, seed=1, fmt="csr"):
+    return sp.random(m, n, density, format=fmt, dtype=dtype, random_state=np.random.default_rng(seed))
+
+
+def check_product(a, x, y):
+    """y against A @ X in double, within the rounding bound of each row's sum."""
+    a64 = sp.csr_matrix(a, dtype=np.float64)
+    x64 = x.astype(np.float64)
+    want = a64 @ x64
+    longest = int(np.diff(a64.indptr).max(initial=0))
+    bound = tolerance(y.dtype, longest) * (abs(a64) @ abs(x64))
+    assert y.shape == want.shape
+    assert np.all(np.abs(y - want) <= bound), f"max error {np.max(np.abs(y - want))}"
+
+
+@pytest.mark.parametrize("fmt, block_size", [("csr", None), ("bsr", None), ("bsr", 3), ("dia", None)])
+@pytest.mark.parametrize("k", [1, 4])
+def test_products_match_scipy(context, dtype, fmt, block_size, k):
+    a = random_matrix(83, 71, 0.08, dtype) if fmt != "dia" else sp.diags(
+        [np.arange(1, 84), np.ones(82), -np.ones(80)], [0, 1, -3], shape=(83, 83), dtype=dtype)
+    x = np.random.default_rng(2).uniform(-1, 1, (a.shape[1], k) if k > 1 else a.shape[1]).astype(dtype)
+    y = ziggurat.spmm(a, x, format=fmt, block_size=block_size, context=context)
+    assert y.dtype == dtype
+    check_product(a, x, y)
+
+
+def test_every_scipy_format_and_index_type_is_taken(context):
+    a = random_matrix(40, 30, 0.2, np.float64)
+    x = np.random.default_rng(3).uniform(-1, 1, (30, 2))
+    wide = a.copy()
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    for given in (a, a.tocoo(), a.tocsc(), a.tolil(), a.todia(), sp.csr_array(a), wide,
+                  sp.bsr_matrix(random_matrix(40, 30, 0.2, np.float64, seed=4).toarray(), blocksize=(2, 2))):
+        check_product(given, x, ziggurat.spmm(given, x, context=context))
+
+
+def test_unsorted_indices_and_duplicates_are_summed_on_a_copy(context):
+    indptr, indices, data = np.array([0, 3, 4]), np.array([2, 0, 2, 1]), np.array([1.0, 2.0, 3.0, 4.0])
+    a = sp.csr_matrix((data, indices, indptr), shape=(2, 3))
+    y = ziggurat.spmm(a, np.array([1.0, 10.0, 100.0]), context=context)
+    np.testing.assert_array_equal(y, [402.0, 40.0])
+    np.testing.assert_array_equal(a.indices, [2, 0, 2, 1])  # the caller's matrix is untouched
+
+
+def test_dtypes_follow_the_operands(context):
+    a = random_matrix(20, 20, 0.3, np.float32)
+    assert ziggurat.spmm(a, np.ones(20, np.float32), context=context).dtype == np.float32
+    assert ziggurat.spmm(a, np.ones(20, np.int64), context=context).dtype == np.float64
+    with pytest.raises(ziggurat.InvalidArgument, match="complex"):
+        ziggurat.spmm(a, np.ones(20, np.complex128), context=context)
+
+
+def test_fortran_ordered_and_strided_vectors(context):
+    a = random_matrix(50, 40, 0.1, np.float64)
+    x = np.random.default_rng(5).uniform(-1, 1, (40, 3))
+    want = ziggurat.spmm(a, x, context=context)
+    strided = np.zeros((80, 6))[::2, ::2]
+    strided[...] = x
+    for given in (np.asfortranarray(x), strided):
+        assert ziggurat.spmm(a, given, context=context).tobytes() == want.tobytes()
+
+
+def test_a_device_matrix_stays_on_the_device(context):
+    a = random_matrix(60, 60, 0.1, np.float64)
+    matrix = ziggurat.DeviceMatrix(a, context=context)
+    x = np.random.default_rng(6).uniform(-1, 1, (60, 2))
+    want = a @ x
+    a.data[:] = 0  # the device holds its own copy: products do not read A again
+    y = matrix @ x
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+    assert matrix.shape == (60, 60) and matrix.dtype == np.float64 and matrix.format == "bsr"
+
+
+def test_device_vectors_stay_on_the_device_and_download_in_place(context, dtype):
+    a = random_matrix(64, 64, 0.05, dtype) + sp.identity(64, dtype=dtype, format="csr")
+    matrix = ziggurat.DeviceMatrix(a, format="csr", kernel="row", context=context)
+    x0 = np.random.default_rng(7).uniform(-1, 1, (64, 3)).astype(dtype)
+    x, y = matrix.input_vectors(x0), matrix.output_vectors(3)
+    assert x.shape == y.shape == (64, 3) and x.dtype == dtype
+    want = x0
+    for _ in range(3):  # x <- A x, on the device, by swapping the roles of the two sets
+        matrix.multiply(x, out=y)
+        x, y = y, x
+        want = a @ want
+    out = np.empty((64, 3), dtype)
+    result = x.download(out=out)
+    assert result is out  # written in place: no copy of the result
+    np.testing.assert_allclose(out, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-5)
+    assert matrix.info["kernels"] == {3: "row"}  # kernels built once, for k = 3
+
+
+def test_the_autotuned_kernel_is_named_and_right(context):
+    a = random_matrix(200, 150, 0.05, np.float32)
+    x = np.random.default_rng(8).uniform(-1, 1, (150, 2)).astype(np.float32)
+    matrix = ziggurat.DeviceMatrix(a, block_size=1, kernel="auto", context=context)
+    check_product(a, x, matrix @ x)
+    assert matrix.info["kernels"][2].split("/")[0] in ("row", "group", "multirow")
+
+
+def test_solver_results_are_handed_over_without_a_copy(context):
+    a = sp.diags([4.0, -1.0, -1.0], [0, 1, -1], shape=(30, 30), format="csr")
+    x, _ = ziggurat.solve(a, np.ones(30), preconditioner="jacobi", context=context)
+    assert not x.flags.owndata and type(x.base).__name__ == "PyCapsule"  # NumPy holds the solver's own array
+
+
+def test_errors_name_what_is_wrong(context):
+    a = random_matrix(10, 8, 0.3, np.float32)
+    matrix = ziggurat.DeviceMatrix(a, context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match=r"shape \(8,\)"):
+        matrix @ np.ones(9, np.float32)
+    with pytest.raises(ziggurat.InvalidArgument, match="scipy.sparse"):
+        ziggurat.spmm(np.eye(3), np.ones(3), context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match="float64"):
+        matrix.multiply(ziggurat.DeviceMatrix(a, dtype=np.float64, context=context).input_vectors(1),
+                        matrix.output_vectors(1))
+    with pytest.raises(ziggurat.InvalidArgument, match="format"):
+        ziggurat.DeviceMatrix(a, format="ell", context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match="1 to 16|block"):
+        ziggurat.DeviceMatrix(a, block_size=17, context=context)
+    with pytest.raises(ziggurat.OutOfDeviceMemory):
+        matrix.output_vectors(1 << 40)

@@ -1,0 +1,148 @@
+# Type stubs of the package ziggurat (the public API of __init__.py, _sparse.py and _core).
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(Exception): ...
+class InvalidArgument(Error, ValueError): ...
+class DeviceNotFound(Error, LookupError): ...
+class UnsupportedFeature(Error): ...
+class IoError(Error, OSError): ...
+class BuildError(Error):
+    log: str
+class ZeroPivot(Error, ArithmeticError):
+    block_row: int
+class OpenCLError(Error):
+    code: int
+class OutOfDeviceMemory(OpenCLError, MemoryError): ...
+
+DeviceSelection = Union[str, int, None]
+MemorySize = Union[int, str, None]
+FloatArray = npt.NDArray[Union[np.float32, np.float64]]
+
+def devices(spec: str = "all") -> List[Dict[str, Any]]: ...
+
+class Context:
+    def __init__(self, device: DeviceSelection = None) -> None: ...
+    @property
+    def device(self) -> Dict[str, Any]: ...
+    def calibrate(self, force: bool = False) -> Dict[str, Any]: ...
+    def finish(self) -> None: ...
+
+ContextLike = Union[Context, str, int, None]
+
+def max_stable_alpha(dims: int) -> float: ...
+
+def heat(
+    u0: npt.ArrayLike,
+    steps: int,
+    alpha: Optional[float] = None,
+    *,
+    device_memory: MemorySize = None,
+    mode: Literal["auto", "incore", "trivial", "strip", "block"] = "auto",
+    height: Optional[int] = None,
+    depth: Union[int, Literal["auto"], None] = None,
+    serial: bool = False,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    profile: Optional[Dict[str, Any]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, Dict[str, Any]]: ...
+
+def poisson(
+    f: npt.ArrayLike,
+    u0: Optional[npt.ArrayLike] = None,
+    *,
+    spacing: Optional[float] = None,
+    tol: float = 1e-6,
+    max_sweeps: int = 10000,
+    device_memory: MemorySize = None,
+    mode: Literal["auto", "incore", "strip"] = "auto",
+    height: Optional[int] = None,
+    depth: int = 1,
+    serial: bool = False,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    profile: Optional[Dict[str, Any]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, Dict[str, Any]]: ...
+
+def model(
+    grid: Union[int, Sequence[int]],
+    steps: int = 1000,
+    *,
+    dims: int = 2,
+    dtype: npt.DTypeLike = "float32",
+    device_memory: MemorySize = None,
+    tau_c: Optional[float] = None,
+    tau_a: Optional[float] = None,
+    profile: Optional[Dict[str, Any]] = None,
+    context: ContextLike = None,
+    decomposition: Literal["auto", "strip", "block"] = "auto",
+    serial: bool = False,
+    height: Optional[int] = None,
+) -> Dict[str, Any]: ...
+
+class DeviceVectors:
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    def upload(self, values: npt.ArrayLike) -> None: ...
+    def download(self, out: Optional[FloatArray] = None) -> FloatArray: ...
+
+class DeviceMatrix:
+    dtype: np.dtype
+    shape: Tuple[int, int]
+    def __init__(
+        self,
+        A: Any,
+        *,
+        format: Literal["bsr", "csr", "dia"] = "bsr",
+        block_size: Optional[int] = None,
+        kernel: Optional[str] = None,
+        symmetric: bool = False,
+        dtype: npt.DTypeLike = None,
+        context: ContextLike = None,
+    ) -> None: ...
+    def __matmul__(self, X: npt.ArrayLike) -> FloatArray: ...
+    def multiply(self, x: DeviceVectors, out: DeviceVectors) -> DeviceVectors: ...
+    def input_vectors(self, X: Union[npt.ArrayLike, int]) -> DeviceVectors: ...
+    def output_vectors(self, k: int) -> DeviceVectors: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def block_size(self) -> int: ...
+    @property
+    def info(self) -> Dict[str, Any]: ...
+
+def spmm(
+    A: Union[Any, DeviceMatrix],
+    X: npt.ArrayLike,
+    *,
+    format: Literal["bsr", "csr", "dia"] = "bsr",
+    block_size: Optional[int] = None,
+    kernel: Optional[str] = None,
+    context: ContextLike = None,
+) -> FloatArray: ...
+
+def solve(
+    A: Any,
+    b: npt.ArrayLike,
+    *,
+    method: Literal["cg", "bicgstab", "gmres"] = "bicgstab",
+    preconditioner: Literal["none", "jacobi", "block-jacobi", "ilu0"] = "ilu0",
+    tol: float = 1e-8,
+    max_iter: int = 1000,
+    ordering: Literal["natural", "levels", "colours", "block-colours"] = "natural",
+    sweep: Literal["levels", "sync-free", "auto"] = "auto",
+    restart: int = 30,
+    aggregate: int = 8,
+    shift: float = 0.0,
+    block_size: Optional[int] = None,
+    x0: Optional[npt.ArrayLike] = None,
+    dtype: npt.DTypeLike = None,
+    progress: Optional[Callable[[int, float], None]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, Dict[str, Any]]: ...

@@ -1,0 +1,147 @@
+"""Sparse matrices from SciPy: DeviceMatrix (kept in device memory), spmm() and solve().
+
+Any scipy.sparse matrix or array is accepted. CSR, and BSR with square blocks of 1 to 16, go in
+as their own arrays; every other format (COO, CSC, DIA, LIL, ...) is converted to CSR first by
+SciPy (scipy's DIA stores its diagonals by column, ziggurat's by row). Unsorted indices or
+duplicate entries are put right on a copy, never on the caller's matrix. The library then copies
+the arrays once into its own (32-bit indices) and uploads them; the matrix on the device is
+independent of the SciPy one from then on.
+"""
+
+import numpy as np
+
+from . import _core
+from ._arrays import real_array, real_dtype
+from ._core import InvalidArgument
+
+
+def _scipy_arrays(a):
+    """(rows, cols, b, indptr, indices, data) of a scipy.sparse matrix: its own arrays where it is
+    CSR, or BSR with square blocks of at most 16, in canonical form; else those of a CSR copy."""
+    import scipy.sparse
+
+    if not scipy.sparse.issparse(a):
+        raise InvalidArgument(f"A must be a scipy.sparse matrix or array, not {type(a).__name__}: "
+                              "e.g. scipy.sparse.csr_matrix(A)")
+    rows, cols = a.shape
+    if a.format == "bsr" and a.blocksize[0] == a.blocksize[1] <= 16:
+        b = a.blocksize[0]
+    else:
+        a, b = a.tocsr(), 1
+    if not a.has_canonical_format:  # sorted indices, no duplicates: put right on a copy
+        a = a.copy()
+        a.sum_duplicates()
+    return (rows, cols, b, a.indptr, a.indices, a.data)
+
+
+def _dtype_of(*dtypes, dtype=None):
+    """The dtype a computation runs in: `dtype` when given, else that of the operands together."""
+    return real_dtype(dtype if dtype is not None else np.result_type(*dtypes), "the operands")
+
+
+class DeviceMatrix:
+    """A sparse matrix kept in device memory, for products Y = A X without moving A each time.
+
+    DeviceMatrix(A, format="bsr", block_size=None, kernel=None, symmetric=False, dtype=None, context=None)
+
+    A: any scipy.sparse matrix or array. format: "bsr" (block CSR; block_size 1 to 16, default
+    A's own blocks, or for a CSR the block size of least fill), "csr", or "dia" (diagonal format;
+    symmetric=True stores a symmetric matrix half). kernel (block CSR only): None (multirow by the
+    library's rule, no measurement), "auto" (each kind of product timed once per device and kept as
+    a tuning record), or "row", "group", "multirow/4", ... dtype: float32 or float64 (default A's,
+    by the package's dtype rule). context: a Context or a device selection.
+
+    A @ X (X of shape (n,) or (n, k)) returns Y as a new NumPy array: X is copied from its buffer
+    straight into device vectors kept for that k, and Y from the device straight into the result.
+    For products without leaving the device, keep DeviceVectors: x = A.input_vectors(X),
+    y = A.output_vectors(k), then A.multiply(x, out=y) as often as needed, and y.download().
+    The kernels for each k are built once, on the first product with k vectors.
+    """
+
+    def __init__(self, A, *, format="bsr", block_size=None, kernel=None, symmetric=False, dtype=None, context=None):
+        arrays = _scipy_arrays(A)
+        dtype = _dtype_of(A.dtype, dtype=dtype)
+        make = _core.device_matrix_float32 if dtype == np.float32 else _core.device_matrix_float64
+        self._matrix = make(arrays, format, block_size, kernel or "", symmetric, context)
+        self.dtype = dtype
+        self.shape = (A.shape[0], A.shape[1])
+
+    def __matmul__(self, X):
+        """Y = A X for X of shape (n,) or (n, k); Y has shape (m,) or (m, k)."""
+        return self._matrix @ real_array(X, "X", self.dtype)
+
+    def multiply(self, x, out):
+        """out = A x on the device, for DeviceVectors x (from input_vectors()) and out (from
+        output_vectors()) with the same k; returns out. Nothing moves between host and device."""
+        self._matrix.multiply(x, out)
+        return out
+
+    def input_vectors(self, X):
+        """DeviceVectors shaped as this matrix's input: X an (n, k) or (n,) array to upload, or k."""
+        if isinstance(X, (int, np.integer)):
+            return self._matrix.input_vectors(int(X))
+        values = np.asarray(X)
+        vectors = self._matrix.input_vectors(values.shape[1] if values.ndim == 2 else 1)
+        vectors.upload(real_array(values, "X", self.dtype))
+        return vectors
+
+    def output_vectors(self, k):
+        """DeviceVectors shaped as this matrix's output for k vectors, all zeros."""
+        return self._matrix.output_vectors(k)
+
+    @property
+    def format(self):
+        """"bsr", "csr" or "dia"."""
+        return self._matrix.info["format"]
+
+    @property
+    def block_size(self):
+        """b of block CSR (1 for CSR and DIA)."""
+        return self._matrix.info["block_size"]
+
+    @property
+    def info(self):
+        """A dict: shape, dtype, format, block_size, stored_values, symmetric, the kernel built for
+        each k so far (kernels), device."""
+        return self._matrix.info
+
+    def __repr__(self):
+        i = self.info
+        return (f"<ziggurat.DeviceMatrix {i['shape'][0]}x{i['shape'][1]} {i['dtype']} {i['format']}"
+                f" b={i['block_size']} on {i['device']}>")
+
+
+def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
+    """Y = A X on the device; A a scipy.sparse matrix (uploaded for this call) or a DeviceMatrix
+    (already there), X an array of shape (n,) or (n, k). Y has shape (m,) or (m, k) and the dtype
+    the operands compute in (float32 when both are float32, else float64; a DeviceMatrix's own)."""
+    if not isinstance(A, DeviceMatrix):
+        A = DeviceMatrix(A, format=format, block_size=block_size, kernel=kernel,
+                         dtype=_dtype_of(A.dtype, np.asarray(X).dtype), context=context)
+    return A @ X
+
+
+def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="natural",
+          sweep="auto", restart=30, aggregate=8, shift=0.0, block_size=None, x0=None, dtype=None, progress=None,
+          context=None):
+    """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
+
+    A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
+    blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
+    at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
+    "none", "jacobi", "block-jacobi" or "ilu0" (ordering "natural", "levels", "colours" or
+    "block-colours" with `aggregate` rows an aggregate; sweep "levels", "sync-free" or "auto";
+    shift adds shift * max_j |a_rj| to each diagonal before factorising). tol: on the true relative
+    residual ||b - A x|| / ||b||. x0: the first guess (default zeros). dtype: float32 or float64
+    (default that of A and b together). progress(iteration, relative_residual): called after
+    each iteration; an exception it raises stops the solve.
+
+    x has b's shape; it is the solver's own result array, handed to NumPy without a copy. A solve
+    that does not converge is not an error: the report says why (the keys of `ziggurat solve
+    --json`: converged, status, reason, iterations, relative_residual, per-vector reports with the
+    residual history, times, ILU(0) levels, colours).
+    """
+    arrays = _scipy_arrays(A)
+    dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
+    return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, tol, max_iter,
+                       restart, aggregate, shift, block_size, progress, context)
