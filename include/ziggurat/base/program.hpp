@@ -6,7 +6,6 @@
 // from disk at run time. For kernel development, ZIGGURAT_KERNEL_DIR may name a folder whose
 // NAME.cl files (prologue.cl included) take the place of the embedded ones.
 
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -26,11 +25,16 @@ std::vector<std::string> embedded_kernel_names();
 /// part of the program-cache key, so the same calls always give the same string).
 class BuildOptions {
  public:
+  /// `value`: an integer or a string. Integers are written without a stream, so that no global
+  /// C++ locale (the caller's, or one a host process such as Python set) adds digit separators.
   template <class V>
   BuildOptions& define(std::string_view name, const V& value) {
-    std::ostringstream text;
-    text << value;
-    return append("-D" + std::string(name) + "=" + text.str());
+    static_assert(!std::is_floating_point_v<V>, "build options define integers or strings");
+    if constexpr (std::is_integral_v<V>) {
+      return append("-D" + std::string(name) + "=" + std::to_string(value));
+    } else {
+      return append("-D" + std::string(name) + "=" + std::string(value));
+    }
   }
 
   /// -DREAL=float|double, and -DREAL_IS_DOUBLE=1 for double (kernels enable cl_khr_fp64 then).
