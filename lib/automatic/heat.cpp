@@ -4,6 +4,10 @@
 
 namespace ziggurat {
 
+std::size_t default_heat_depth(const DeviceInfo& device) {
+  return device.type == DeviceType::gpu || device.type == DeviceType::accelerator ? 0 : 1;
+}
+
 template <class T>
 HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile) {

@@ -87,8 +87,9 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
   require_heat_grid(fastest_first, "ziggurat.heat");
   const double alpha = a.alpha ? *a.alpha : 0.8 * max_stable_alpha(extents.size());
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable alpha before any work
-  const HeatPlanRequest request = plan_request(a);
   const Context context = context_of(a.context);
+  HeatPlanRequest request = plan_request(a);
+  if (!a.depth) request.depth = default_heat_depth(context.device());
   std::optional<DeviceProfile> given_profile;
   if (!a.profile.is_none()) given_profile = profile_of(a.profile.cast<py::dict>());
 

@@ -47,7 +47,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
         default 90 % of the device's memory. A grid larger than the budget runs in pyramid passes.
     mode: "auto" (the cost model's choice), "incore", "trivial", "strip" or "block".
     height: the pyramid height n (steps a pass); default the model's choice.
-    depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it; default 1.
+    depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it (measured
+        once a device); default "auto" on GPUs and 1 elsewhere, as the CLI.
     serial: the paper's serial schedule instead of overlapping transfers and kernels.
     progress: called after each pass with a dict (passes_done, passes, steps_done, steps, seconds,
         nodes_per_second, eta_seconds). An exception it raises stops the run.

@@ -1,8 +1,9 @@
-// Device selection syntax, on hand-made device lists (no OpenCL needed).
+// Device selection syntax, and the choices made by a device's type, on hand-made device lists (no OpenCL needed).
 
 #include <doctest/doctest.h>
 
 #include "../support/util.hpp"
+#include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -117,4 +118,11 @@ TEST_CASE("device selection: no match names the spec and lists the devices") {
 TEST_CASE("device labels name the device and its platform") {
   CHECK(kDevices[0].label() == "NVIDIA H100 80GB HBM3 [NVIDIA CUDA]");
   CHECK(std::string(to_string(DeviceType::accelerator)) == "accelerator");
+}
+
+TEST_CASE("heat runs that name no depth take the tuned one on GPUs and accelerators, single steps elsewhere") {
+  CHECK(default_heat_depth(kDevices[0]) == 0);  // NVIDIA GPU
+  CHECK(default_heat_depth(kDevices[1]) == 1);  // PoCL CPU
+  CHECK(default_heat_depth(kDevices[2]) == 0);  // AMD GPU
+  CHECK(default_heat_depth(kDevices[3]) == 0);  // accelerator
 }

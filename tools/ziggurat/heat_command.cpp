@@ -324,12 +324,9 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
 }
 
-// Without --depth, GPUs take their tuned depth (the blocked kernels run 2.5 to 3.4 times as fast
-// as single steps on an H100) and other devices single steps (on PoCL the blocked kernels measured
-// slower, and tuning would build a program for every candidate depth).
+// Without --depth, the device's default (default_heat_depth(): tuned on GPUs, 1 elsewhere).
 HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& options, const DeviceInfo& device) {
-  const bool gpu = device.type == DeviceType::gpu || device.type == DeviceType::accelerator;
-  if (options.depth.empty() && gpu) request.depth = std::size_t{0};
+  if (options.depth.empty()) request.depth = default_heat_depth(device);
   return request;
 }
 
