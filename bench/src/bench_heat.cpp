@@ -25,6 +25,7 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
+#include "ziggurat/tuning/blocking_model.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
@@ -84,6 +85,27 @@ struct PeerAnswer {
   std::optional<Row> row;
   std::string note;
 };
+
+// The blocking model (tuning/blocking_model.hpp) fitted to the blocked rows (depth, row index):
+// each row's "model s" becomes its prediction. Returns the fitted on-chip update time, or none
+// when no measured depth computes longer than it streams.
+std::optional<double> fit_blocking_model(std::vector<Row>& rows, const std::vector<std::pair<std::size_t, std::size_t>>& blocked,
+                                         double streaming_ns, const std::vector<std::size_t>& tile) {
+  std::vector<std::pair<std::size_t, double>> measured;
+  for (const auto& [depth, index] : blocked) measured.emplace_back(depth, rows[index].ns_per_node);
+  double update_ns = 0;
+  try {
+    update_ns = model::fit_update_ns(measured, streaming_ns, tile);
+  } catch (const InvalidArgument&) {
+    return std::nullopt;
+  }
+  for (const auto& [depth, index] : blocked) {
+    Row& row = rows[index];
+    const double ns = model::blocked_ns_per_node(streaming_ns, update_ns, model::blocked_redundancy(tile, depth), depth);
+    row.predicted_s = row.seconds * ns / row.ns_per_node;
+  }
+  return update_ns;
+}
 
 std::string peer_title(const std::string& name) {
   return name == "cupy" ? "peer: CuPy, naive CUDA kernel (1 step a launch)"
@@ -234,6 +256,11 @@ void bench(const BenchHeatOptions& options) {
     std::vector<Row> rows;
     std::optional<std::pair<std::size_t, double>> best_depth;  // the fastest blocked depth in device, ns/node
     std::vector<PeerAnswer> peers;
+    std::vector<std::pair<std::size_t, std::size_t>> blocked;  // (depth, row) of the blocked kernel's rows
+    // The blocked kernels' tiles on a GPU: 256 columns a work-group in 2D, 32 x 32 nodes in 3D.
+    const std::vector<std::size_t> model_tile = extents.size() == 3 ? std::vector<std::size_t>{32, 32}
+                                                                    : std::vector<std::size_t>{256};
+    std::optional<double> update_ns;  // the blocking model's on-chip update time, fitted
     HeatSolver<T> solver = [&] {
       const Grid<T> initial = heat_mode_field<T>(extents);
       for (const StepKernel kernel : {StepKernel::aligned, StepKernel::naive}) {
@@ -243,8 +270,10 @@ void bench(const BenchHeatOptions& options) {
       for (const std::string& depth : split(options.depths, ','))
         if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, std::stoul(depth))) {
           if (!best_depth || row->ns_per_node < best_depth->second) best_depth = {std::stoul(depth), row->ns_per_node};
+          blocked.emplace_back(std::stoul(depth), rows.size());
           rows.push_back(*row);
         }
+      update_ns = fit_blocking_model(rows, blocked, streaming_ns, model_tile);
       // Before the solver takes device memory: the peers' grids need it.
       peers = peer_answers<T>(options, extents);
       for (const PeerAnswer& peer : peers)
@@ -288,6 +317,7 @@ void bench(const BenchHeatOptions& options) {
     nlohmann::json grid = {{"size", extents}, {"grid_bytes", grid_bytes}, {"budget_multiple", grid_bytes / static_cast<double>(budget)},
                            {"streaming_limit_ns_per_node", streaming_ns}, {"bus_limit_ns_per_node", bus_ns},
                            {"rows", nlohmann::json::array()}, {"peers", nlohmann::json::object()}};
+    if (update_ns) grid["blocking_model"] = {{"update_ns", *update_ns}, {"tile", model_tile}};
     for (const PeerAnswer& peer : peers)
       grid["peers"][peer.name] = {{peer.row ? "note" : "unavailable", peer.note}};
     Table table({"what", "plan", "steps", "time s", "model s", "ns/node", "Gnodes/s", "vs in-device kernel",
@@ -311,6 +341,10 @@ void bench(const BenchHeatOptions& options) {
       table.print(out);
       for (const PeerAnswer& peer : peers)
         out << peer_title(peer.name) << (peer.row ? ": " : ": unavailable: ") << peer.note << "\n";
+      if (update_ns)
+        out << "blocking model (the blocked rows' \"model s\"): t(T) = max(streaming / T, " << number_text(*update_ns, 4)
+            << " ns x redundancy of a " << extents_string(model_tile)
+            << " tile), the on-chip update time fitted to these rows (`ziggurat model --scheme blocking`)\n";
     }
     if (extents.size() == 2 && options.sweep > 0) sweep_solver.emplace(std::move(solver));
   }

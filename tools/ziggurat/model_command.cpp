@@ -1,5 +1,6 @@
 // `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
+#include "ziggurat/tuning/blocking_model.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -41,6 +43,9 @@ struct ModelOptions {
   std::string ratios = "1,5,10,15";
   std::string memories = "128MiB,512MiB,1GiB";
   std::string plot;
+  double stream_ns = -1, update_ns = -1;
+  std::string tile;
+  std::size_t most_depth = 12;
   bool json = false;
 };
 
@@ -339,14 +344,68 @@ void run_long_vector(const ModelOptions& o, const Inputs& in) {
             << " ns)\n";
 }
 
+// ns a node and step through device memory: a value read and one written at the copy bandwidth.
+double stream_ns_of(const ModelOptions& o, const Inputs& in) {
+  if (o.stream_ns > 0) return o.stream_ns;
+  if (in.profile && in.profile->copy_bytes_per_s() > 0)
+    return 2.0 * static_cast<double>(value_bytes(o)) / in.profile->copy_bytes_per_s() * 1e9;
+  throw InvalidArgument("the blocking model needs the memory time of a node and step: give --stream-ns, or take the "
+                        "copy bandwidth from a calibration with --profile FILE or --device SEL");
+}
+
+// The blocked kernels' tiles: 256 columns a work-group in 1D and 2D, 32 x 32 nodes in 3D.
+std::vector<std::size_t> tile_of(const ModelOptions& o) {
+  if (o.tile.empty()) return o.dims == 3 ? std::vector<std::size_t>{32, 32} : std::vector<std::size_t>{256};
+  std::vector<std::size_t> tile;
+  for (const std::string& side : split(o.tile, 'x')) {
+    if (side.empty() || side.size() > 9 || side.find_first_not_of("0123456789") != std::string::npos)
+      throw InvalidArgument("--tile '" + o.tile + "': give the tile's blocked sides as whole numbers, e.g. 256 or 32x32");
+    tile.push_back(std::stoul(side));
+  }
+  return tile;
+}
+
+void run_blocking(const ModelOptions& o, const Inputs& in) {
+  if (o.update_ns <= 0)
+    throw InvalidArgument("the blocking model needs the on-chip time of one node update: give --update-ns (e.g. "
+                          "fitted from `ziggurat-bench heat --depths`, whose table prints it)");
+  const double stream = stream_ns_of(o, in);
+  const std::vector<std::size_t> tile = tile_of(o);
+  const double single = blocked_ns_per_node(stream, o.update_ns, blocked_redundancy(tile, 1), 1);
+  nlohmann::json rows = nlohmann::json::array();
+  Table table({"depth T", "redundancy", "memory ns", "on chip ns", "ns/node", "Gnodes/s", "x depth 1"});
+  for (std::size_t depth = 1; depth <= o.most_depth && 2 * depth < *std::min_element(tile.begin(), tile.end());
+       ++depth) {
+    const double redundancy = blocked_redundancy(tile, depth);
+    const double ns = blocked_ns_per_node(stream, o.update_ns, redundancy, depth);
+    rows.push_back({{"depth", depth}, {"redundancy", redundancy}, {"memory_ns", stream / double(depth)},
+                    {"on_chip_ns", o.update_ns * redundancy}, {"ns_per_node", ns}});
+    table.add({std::to_string(depth), number_text(redundancy, 4), number_text(stream / double(depth), 3),
+               number_text(o.update_ns * redundancy, 3), number_text(ns, 3), number_text(1 / ns), number_text(single / ns)});
+  }
+  const std::size_t best = blocked_best_depth(stream, o.update_ns, tile, o.most_depth);
+  if (o.json) {
+    std::cout << nlohmann::json{{"stream_ns", stream}, {"update_ns", o.update_ns}, {"tile", tile}, {"best_depth", best},
+                                {"depths", rows}}.dump(2) << "\n";
+    return;
+  }
+  std::cout << "temporal blocking on chip: t(T) = max(stream / T, update x redundancy(T)); stream "
+            << number_text(stream, 4) << " ns, update " << number_text(o.update_ns, 4) << " ns, tile "
+            << extents_string(tile) << "\n";
+  table.print(std::cout);
+  std::cout << "the memory term falls to the on-chip one at depth " << best
+            << ": deeper launches gain nothing in this model (register spills, which it leaves out, make them slower)\n";
+}
+
 }  // namespace
 
 void add_model_command(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   auto* command = app.add_subcommand("model", "Predict run times with the cost models and choose the pyramid's parameters "
                                               "(what-if: no device needed)");
-  command->add_option("--scheme", o->scheme, "explicit (pyramid passes), long-vector (eq. 1) or jacobi (eq. 2)")
-      ->check(CLI::IsMember({"explicit", "long-vector", "jacobi"}))->capture_default_str();
+  command->add_option("--scheme", o->scheme, "explicit (pyramid passes), long-vector (eq. 1), jacobi (eq. 2) or "
+                                             "blocking (several steps a launch on chip)")
+      ->check(CLI::IsMember({"explicit", "long-vector", "jacobi", "blocking"}))->capture_default_str();
   command->add_option("--dims", o->dims, "Grid dimensions")->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
   command->add_option("--grid", o->grid, "Nodes per side, boundary included")->check(whole_number(3))->capture_default_str();
   command->add_option("--steps", o->steps, "Time steps K")->check(whole_number(1))->capture_default_str();
@@ -367,6 +426,13 @@ void add_model_command(CLI::App& app) {
   command->add_option("--ratios", o->ratios, "--sweep: tau_c/tau_a ratios")->capture_default_str();
   command->add_option("--memories", o->memories, "--sweep: device-memory budgets")->capture_default_str();
   command->add_option("--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
+  command->add_option("--stream-ns", o->stream_ns, "blocking: ns a node and step through device memory (default: "
+                                                   "2 values at the calibrated copy bandwidth)")->check(CLI::PositiveNumber);
+  command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(CLI::PositiveNumber);
+  command->add_option("--tile", o->tile, "blocking: the tile's blocked sides, e.g. 256 (1D, 2D) or 32x32 (3D, the "
+                                         "default)");
+  command->add_option("--most-depth", o->most_depth, "blocking: the deepest depth tabled")->check(whole_number(1))
+      ->capture_default_str();
   command->add_flag("--json", o->json, "Print JSON");
   command->callback([o] {
     if (!o->plot.empty() && !o->sweep) throw InvalidArgument("--plot draws a --sweep: add --sweep");
@@ -375,6 +441,8 @@ void add_model_command(CLI::App& app) {
       run_jacobi(*o, inputs);
     } else if (o->scheme == "long-vector") {
       run_long_vector(*o, inputs);
+    } else if (o->scheme == "blocking") {
+      run_blocking(*o, inputs);
     } else if (o->sweep) {
       run_sweep(*o, inputs);
     } else {
