@@ -24,6 +24,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -388,35 +389,53 @@ SolveRow eigsh_peer(const BenchEbeOptions& o, const ElasticModel<T>& model, std:
   return row;
 }
 
-template <class T>
-void solve_table(const std::string& title, const std::vector<SolveRow>& rows, std::size_t dofs, nlohmann::json& report) {
-  std::ostream& out = std::cout;
-  const std::vector<double>& reference = rows.front().eigenvalues;
-  out << "## " << title << " (" << dofs << " DOFs)\n\n"
-      << "| solver | total (s) | first iteration (s) | iterations | CG iterations | vs this device | worst residual "
-         "| max eigenvalue diff | f1 (Hz) | note |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
-  nlohmann::json json_rows = nlohmann::json::array();
-  for (const SolveRow& r : rows) {
+// A table of eigen-solves printed row by row as each finishes (a long CPU run must not hide the
+// rows measured before it), the first solve that ran the reference of the others; into
+// report["solves"] at the end.
+class SolveTable {
+ public:
+  SolveTable(const std::string& title, std::size_t dofs, nlohmann::json& report)
+      : title_(title), dofs_(dofs), report_(report) {
+    std::cout << "## " << title << " (" << dofs << " DOFs)\n\n"
+              << "| solver | total (s) | first iteration (s) | iterations | CG iterations | vs this device | worst "
+                 "residual | max eigenvalue diff | f1 (Hz) | note |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | "
+                 "---: | ---: | --- |\n" << std::flush;
+  }
+  SolveTable(const SolveTable&) = delete;
+  SolveTable& operator=(const SolveTable&) = delete;
+  ~SolveTable() {
+    std::cout << "\n" << std::flush;
+    report_["solves"].push_back({{"title", title_}, {"dofs", dofs_}, {"rows", rows_}});
+  }
+
+  void add(const SolveRow& r) {
+    std::ostream& out = std::cout;
     if (r.seconds <= 0) {
-      out << "| " << r.who << " | - | - | - | - | - | - | - | - | " << r.note << " |\n";
-      continue;
+      out << "| " << r.who << " | - | - | - | - | - | - | - | - | " << r.note << " |\n" << std::flush;
+      return;
     }
+    if (!reference_) reference_ = r;  // the first solve that ran
     double diff = 0;
-    for (std::size_t i = 0; i < std::min(r.eigenvalues.size(), reference.size()); ++i)
-      diff = std::max(diff, std::abs(r.eigenvalues[i] - reference[i]) / reference[i]);
+    for (std::size_t i = 0; i < std::min(r.eigenvalues.size(), reference_->eigenvalues.size()); ++i)
+      diff = std::max(diff, std::abs(r.eigenvalues[i] - reference_->eigenvalues[i]) / reference_->eigenvalues[i]);
     const double f1 = r.eigenvalues.empty() ? 0 : std::sqrt(r.eigenvalues[0]) / (2 * 3.14159265358979323846);
     out << "| " << r.who << " | " << number_text(r.seconds) << " | "
         << (r.first_iteration > 0 ? number_text(r.first_iteration) : "-") << " | "
         << (r.iterations > 0 ? std::to_string(r.iterations) : "-") << " | " << (r.cg > 0 ? std::to_string(r.cg) : "-")
-        << " | " << number_text(r.seconds / rows.front().seconds, 3) << " | "
+        << " | " << number_text(r.seconds / reference_->seconds, 3) << " | "
         << (r.worst_residual > 0 ? number_text(r.worst_residual, 2) : "-") << " | " << number_text(diff, 2) << " | "
-        << number_text(f1, 5) << " | " << r.note << " |\n";
-    json_rows.push_back({{"solver", r.who}, {"seconds", r.seconds}, {"first_iteration", r.first_iteration},
-                         {"iterations", r.iterations}, {"cg", r.cg}, {"eigenvalues", r.eigenvalues}, {"note", r.note}});
+        << number_text(f1, 5) << " | " << r.note << " |\n" << std::flush;
+    rows_.push_back({{"solver", r.who}, {"seconds", r.seconds}, {"first_iteration", r.first_iteration},
+                     {"iterations", r.iterations}, {"cg", r.cg}, {"eigenvalues", r.eigenvalues}, {"note", r.note}});
   }
-  out << "\n" << std::flush;
-  report["solves"].push_back({{"title", title}, {"dofs", dofs}, {"rows", json_rows}});
-}
+
+ private:
+  std::string title_;
+  std::size_t dofs_;
+  nlohmann::json& report_;
+  std::optional<SolveRow> reference_;
+  nlohmann::json rows_ = nlohmann::json::array();
+};
 
 // The eigen-solve of the projection's model (or --solve-mesh) on the device, beside SciPy.
 template <class T>
@@ -425,11 +444,11 @@ void device_solve_section(const BenchEbeOptions& o, const Context& context, nloh
   const SubspaceOptions options = solve_options(o, o.modes);
   SubspaceOptions same_preconditioner = matrix_free(options);  // the operator's cost alone
   same_preconditioner.cg_operator = CgOperator::assembled;
-  std::vector<SolveRow> rows{ziggurat_solve(context, model, options, ""),
-                             ziggurat_solve(context, model, same_preconditioner, ", CG assembled, block Jacobi"),
-                             ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free")};
-  if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
-  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", rows, model.stiffness.dofs, report);
+  SolveTable table("Eigen-solve, " + std::to_string(o.modes) + " modes, on the device", model.stiffness.dofs, report);
+  table.add(ziggurat_solve(context, model, options, ""));
+  table.add(ziggurat_solve(context, model, same_preconditioner, ", CG assembled, block Jacobi"));
+  table.add(ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free"));
+  if (o.peers) table.add(eigsh_peer(o, model, o.modes));
 }
 
 // The same algorithm on the device and on a CPU OpenCL device (all its cores), with and without
@@ -440,18 +459,18 @@ void cpu_solve_section(const BenchEbeOptions& o, const Context& context, nlohman
   const SubspaceOptions options = solve_options(o, o.modes);
   SubspaceOptions plain = options;
   plain.deflation = false;
-  std::vector<SolveRow> rows{ziggurat_solve(context, model, options, ""),
-                             ziggurat_solve(context, model, plain, ", CG not deflated"),
-                             ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free")};
+  SolveTable table("Eigen-solve, " + std::to_string(o.modes) + " modes: the device against all CPU cores",
+                   model.stiffness.dofs, report);
+  table.add(ziggurat_solve(context, model, options, ""));
+  table.add(ziggurat_solve(context, model, plain, ", CG not deflated"));
+  table.add(ziggurat_solve(context, model, matrix_free(options), ", CG matrix-free"));
   try {
     const Context cpu(o.cpu_device);
-    rows.push_back(ziggurat_solve(cpu, model, options, ""));
+    table.add(ziggurat_solve(cpu, model, options, ""));
   } catch (const Error& e) {
-    rows.push_back({"the same algorithm on '" + o.cpu_device + "'", 0, 0, 0, 0, 0, {}, e.what()});
+    table.add({"the same algorithm on '" + o.cpu_device + "'", 0, 0, 0, 0, 0, {}, e.what()});
   }
-  if (o.peers) rows.push_back(eigsh_peer(o, model, o.modes));
-  solve_table<T>("Eigen-solve, " + std::to_string(o.modes) + " modes: the device against all CPU cores", rows,
-                 model.stiffness.dofs, report);
+  if (o.peers) table.add(eigsh_peer(o, model, o.modes));
 }
 
 // The share of mode j's kinetic-energy-like norm sum u_d^2 along direction d (0 x, 1 y, 2 z).
