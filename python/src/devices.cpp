@@ -39,30 +39,52 @@ py::list devices(const std::string& spec) {
 }
 
 py::dict calibrate(const Context& context, bool force) {
-  ProfileOrigin origin;
   DeviceProfile profile;
   {
     const py::gil_scoped_release release;
-    profile = load_or_calibrate(context, force, &origin);
+    const DeviceWork work;
+    profile = load_or_calibrate(context, force);
   }
   return profile_dict(profile);
 }
+
+std::string type_name(const py::handle& value) { return py::str(py::type::of(value).attr("__name__")); }
 
 }  // namespace
 
 Context context_of(const py::object& context) {
   if (py::isinstance<Context>(context)) return context.cast<Context>();
   if (context.is_none()) return Context();
-  if (py::isinstance<py::int_>(context)) return Context(std::to_string(context.cast<long>()));
+  // True is an int to Python, but no device number.
+  if (PyBool_Check(context.ptr()) == 0 && PyIndex_Check(context.ptr()) != 0) {
+    return Context(std::to_string(py::int_(context).cast<long long>()));
+  }
+  if (!py::isinstance<py::str>(context)) {
+    throw InvalidArgument("the device is a selection text ('gpu', 'name:H100', ...), a device number, a Context or None, "
+                          "not a " + type_name(context));
+  }
   return Context(context.cast<std::string>());
 }
 
-std::uint64_t memory_size(const py::object& size) {
-  if (py::isinstance<py::int_>(size)) {
-    const long long bytes = size.cast<long long>();
-    if (bytes <= 0) throw InvalidArgument("a memory size is a positive number of bytes, not " + std::to_string(bytes));
+std::uint64_t memory_size(const py::object& size, const char* what) {
+  const auto refuse = [&](const std::string& given) {
+    return InvalidArgument(std::string(what) + " is a positive number of bytes or a size text ('512MiB', '2GB'), not " +
+                           given);
+  };
+  if (PyBool_Check(size.ptr()) != 0) throw refuse("a bool");
+  if (PyFloat_Check(size.ptr()) != 0) {  // 1.5e9 is a whole number of bytes; 1.5 is not
+    const double bytes = size.cast<double>();
+    if (!(bytes >= 1 && bytes < 1.8e19 && bytes == static_cast<double>(static_cast<std::uint64_t>(bytes)))) {
+      throw refuse(py::repr(size).cast<std::string>());
+    }
     return static_cast<std::uint64_t>(bytes);
   }
+  if (PyIndex_Check(size.ptr()) != 0) {
+    const py::int_ bytes(size);
+    if (bytes < py::int_(1)) throw refuse(py::repr(size).cast<std::string>());
+    return bytes.cast<std::uint64_t>();
+  }
+  if (!py::isinstance<py::str>(size)) throw refuse("a " + type_name(size));
   return cli::parse_bytes(size.cast<std::string>());
 }
 
@@ -97,6 +119,7 @@ void register_devices(py::module_& module) {
            "cached (force=True measures again).")
       .def("finish", [](const Context& c) {
              const py::gil_scoped_release release;
+             const DeviceWork work;
              c.finish();
            },
            "Waits until the device has done everything enqueued on this context.")

@@ -11,6 +11,7 @@
 //      └─ OutOfDeviceMemory (also MemoryError)
 
 #include <exception>
+#include <string_view>
 
 #include "module.hpp"
 #include "ziggurat/base/error.hpp"
@@ -37,9 +38,17 @@ struct Classes {
       *opencl_error, *out_of_device_memory;
 };
 
+// `text` as a str; bytes that are not UTF-8 (a driver's build log, a path) become U+FFFD, so that
+// the exception is still the right one.
+py::str text_of(std::string_view text) {
+  PyObject* decoded = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
+  if (decoded == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(decoded);
+}
+
 // Raises `type(message)` with `attributes` set on the instance.
-void raise(PyObject* type, const char* message, std::initializer_list<std::pair<const char*, py::object>> attributes = {}) {
-  py::object instance = py::reinterpret_borrow<py::object>(type)(message);
+void raise(PyObject* type, std::string_view message, std::initializer_list<std::pair<const char*, py::object>> attributes = {}) {
+  py::object instance = py::reinterpret_borrow<py::object>(type)(text_of(message));
   for (const auto& [name, value] : attributes) instance.attr(name) = value;
   PyErr_SetObject(type, instance.ptr());
 }
@@ -82,7 +91,7 @@ void register_errors(py::module_& module) {
     } catch (const IoError& e) {
       raise(c.io_error, e.what());
     } catch (const BuildError& e) {
-      raise(c.build_error, e.what(), {{"log", py::str(e.log())}});
+      raise(c.build_error, e.what(), {{"log", text_of(e.log())}});
     } catch (const ZeroPivot& e) {
       raise(c.zero_pivot, e.what(), {{"block_row", py::int_(e.block_row())}});
     } catch (const Error& e) {

@@ -46,7 +46,7 @@ py::dict progress_dict(const HeatProgress& p) {
   return d;
 }
 
-// What the run did, with the keys of `ziggurat heat --json`.
+// What the run did, like `ziggurat heat --json` (the keys the package documents in heat()).
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
                 const HeatOutcome& outcome, const char* profile_origin) {
@@ -108,6 +108,7 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
   HeatOutcome outcome;
   {
     const py::gil_scoped_release release;
+    const DeviceWork work;
     HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
     const PlanningProfile planning = planning_profile(context, given_profile);
     origin = planning.origin;

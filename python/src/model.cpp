@@ -32,6 +32,9 @@ struct ModelArguments {
 // overridden where given, else the paper's two constants.
 DeviceConstants constants_of(const ModelArguments& a, const std::optional<DeviceProfile>& profile) {
   const std::size_t dims = a.extents.size();
+  for (const auto& [name, tau] : {std::pair{"tau_c", a.tau_c}, std::pair{"tau_a", a.tau_a}}) {
+    if (tau && !(*tau > 0)) throw InvalidArgument(std::string(name) + " is a time in ns, > 0; not " + std::to_string(*tau));
+  }
   DeviceConstants k;
   if (profile) {
     if (!a.tau_a && !profile->tau_a_ns(dims, a.value_bytes)) {
@@ -70,7 +73,7 @@ py::dict constants_dict(const DeviceConstants& k) {
   return d;
 }
 
-// The plan, with the keys of `ziggurat model --json`.
+// The plan, like `ziggurat model --json`'s.
 py::dict plan_dict(const Plan& plan) {
   py::dict d;
   d["decomposition"] = to_string(plan.layout.decomposition);
@@ -95,6 +98,7 @@ py::dict predict(const ModelArguments& a) {
   } else if (!a.context.is_none()) {
     const Context context = context_of(a.context);
     const py::gil_scoped_release release;
+    const DeviceWork work;
     profile = load_or_calibrate(context);
     device_bytes = context.device().global_mem_bytes;
   }

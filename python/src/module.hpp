@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,12 +29,30 @@ void register_model(py::module_& module);
 void register_sparse(py::module_& module);
 void register_solve(py::module_& module);
 
+/// The lock of the process's device work. A Context's queues must not be used by two threads at
+/// once, and the bindings release the GIL while the device works: so each binding that works on a
+/// device holds this lock meanwhile, and calls from several Python threads run one at a time.
+std::mutex& device_work();
+
+/// Holds device_work() for its scope. Take it only after releasing the GIL: a thread waiting for
+/// it with the GIL would keep the holder's progress hook (which takes the GIL back) waiting in
+/// turn. A thread that holds it already (a progress callback starting device work) gets
+/// InvalidArgument, not a deadlock.
+class DeviceWork {
+ public:
+  DeviceWork();
+  ~DeviceWork();
+  DeviceWork(const DeviceWork&) = delete;
+  DeviceWork& operator=(const DeviceWork&) = delete;
+};
+
 /// The Context a call runs on: `context` itself when it is one, else the device it selects (a
 /// selection text, a device number, or None for the default device).
 Context context_of(const py::object& context);
 
-/// A memory size given as bytes (an int) or as text ("512MiB", "2GB"), as the CLI reads it.
-std::uint64_t memory_size(const py::object& size);
+/// A memory size given as bytes (an int, or a float that is a whole number) or as text ("512MiB",
+/// "2GB"), as the CLI reads it; anything else is refused with InvalidArgument naming `what`.
+std::uint64_t memory_size(const py::object& size, const char* what = "device_memory");
 
 /// A device profile given as the dict Context.calibrate() returns.
 DeviceProfile profile_of(const py::dict& profile);

@@ -46,7 +46,7 @@ py::dict progress_dict(const PoissonProgress& p) {
   return d;
 }
 
-// What the run did, with the keys of `ziggurat poisson --json`.
+// What the run did, like `ziggurat poisson --json` (the keys the package documents in poisson()).
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
                 const PoissonArguments& a, const PoissonOutcome& outcome, double residual, const char* origin) {
@@ -120,6 +120,7 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
   PoissonOutcome outcome;
   {
     const py::gil_scoped_release release;
+    const DeviceWork work;
     PoissonSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)),
                             Grid<T>(fastest_first, std::vector<T>(rhs, rhs + nodes)), spacing);
     const PlanningProfile planning = planning_profile(context, given_profile);

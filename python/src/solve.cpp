@@ -3,6 +3,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "module.hpp"
@@ -67,7 +68,14 @@ py::dict times_dict(const sparse::SolveTimes& t) {
   return d;
 }
 
-// The convergence report, with the keys of `ziggurat solve --json`.
+// "(n,)" or "(n, k)".
+std::string shape_text(const py::array& a) {
+  std::string text = "(";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) text += (i > 0 ? ", " : "") + std::to_string(a.shape(i));
+  return text + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// The convergence report, like `ziggurat solve --json` (the keys the package documents in solve()).
 py::dict report(const Context& context, const sparse::SolveReport& r, const SolveArguments& a, std::size_t block_size) {
   py::dict d;
   d["device"] = context.device().label();
@@ -105,7 +113,9 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
   std::vector<T> x;
   if (!x0_values.is_none()) {
     const auto x0 = real_array<T>(x0_values, "x0");
-    if (x0.ndim() != b.ndim() || x0.size() != b.size()) throw InvalidArgument("x0 must have the shape of b");
+    if (x0.ndim() != b.ndim() || !std::equal(b.shape(), b.shape() + b.ndim(), x0.shape())) {
+      throw InvalidArgument("x0 must have the shape of b, " + shape_text(b) + "; it has " + shape_text(x0));
+    }
     x.assign(x0.data(), x0.data() + x0.size());
   }
   const sparse::SolverOptions options = solver_options(a);
@@ -113,6 +123,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
   sparse::SolveReport result;
   {
     const py::gil_scoped_release release;
+    const DeviceWork work;
     sparse::KrylovSolver<T> solver(context, matrix, k, options);
     result = solver.solve(rhs, x);
   }

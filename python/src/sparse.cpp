@@ -1,7 +1,8 @@
 // Sparse products: ziggurat.DeviceMatrix (a matrix kept in device memory in block CSR, CSR or DIA,
 // with its kernels built once per number of vectors) and ziggurat.DeviceVectors (a set of k
-// vectors kept there), as `ziggurat spmm` runs them (ops/spmm.hpp). `matrix @ X` moves X from its
-// NumPy buffer straight into the device and Y straight back into a new NumPy array.
+// vectors kept there), as `ziggurat spmm` runs them (ops/spmm.hpp). `matrix @ X` hands X's NumPy
+// buffer to the OpenCL write (no host copy of ours when X is C-contiguous of the matrix's dtype)
+// and reads Y into a new NumPy array the same way.
 
 #include <pybind11/stl.h>
 
@@ -48,13 +49,19 @@ class TypedVectors final : public Vectors {
 
   void upload(const py::handle& values) override {
     const auto array = real_array<T>(values, "the vectors");
-    const bool one = array.ndim() == 1 && k() == 1;
+    // The write reads rows * k values from the buffer: nothing less will do.
+    const bool one = array.ndim() == 1 && k() == 1 && array.shape(0) == py::ssize_t(rows());
     if (!one && !(array.ndim() == 2 && array.shape(0) == py::ssize_t(rows()) && array.shape(1) == py::ssize_t(k()))) {
-      throw InvalidArgument("the vectors are " + std::to_string(rows()) + " x " + std::to_string(k()) +
-                            ": upload an array of that shape");
+      std::string given = "(";
+      for (py::ssize_t i = 0; i < array.ndim(); ++i) given += (i > 0 ? ", " : "") + std::to_string(array.shape(i));
+      given += array.ndim() == 1 ? ",)" : ")";
+      const std::string n = std::to_string(rows());
+      throw InvalidArgument("the vectors are " + n + " x " + std::to_string(k()) + ": upload an array of shape (" + n +
+                            ", " + std::to_string(k()) + ")" + (k() == 1 ? " or (" + n + ",)" : "") + ", not " + given);
     }
     const T* data = array.data();
     const py::gil_scoped_release release;
+    const DeviceWork work;
     vectors_.upload(data, rows() * k());
   }
 
@@ -75,6 +82,7 @@ class TypedVectors final : public Vectors {
     }
     T* data = values.mutable_data();
     const py::gil_scoped_release release;
+    const DeviceWork work;
     vectors_.download(data, rows() * k());
     return std::move(values);
   }
@@ -122,6 +130,7 @@ class TypedMatrix final : public Matrix {
     const T* in = x.data();
     T* out = y.mutable_data();
     const py::gil_scoped_release release;
+    const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = slot_for(k);
     slot.x.upload(in, cols() * k);
@@ -134,18 +143,17 @@ class TypedMatrix final : public Matrix {
     auto& typed_x = typed(x, "x");
     auto& typed_y = typed(y, "out");
     const py::gil_scoped_release release;
+    const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     slot_for(typed_x.k()).enqueue(typed_x.vectors(), typed_y.vectors()).wait();
   }
 
   std::unique_ptr<Vectors> input_vectors(std::size_t k) const override {
-    const std::size_t padded = bsr_ ? bsr_->block_cols() * bsr_->block_size() : cols();
-    return std::make_unique<TypedVectors<T>>(context_, DeviceVectors<T>(context_, cols(), k, padded));
+    return new_vectors(cols(), k, bsr_ ? bsr_->block_cols() * bsr_->block_size() : cols());
   }
 
   std::unique_ptr<Vectors> output_vectors(std::size_t k) const override {
-    const std::size_t padded = bsr_ ? bsr_->block_rows() * bsr_->block_size() : rows();
-    return std::make_unique<TypedVectors<T>>(context_, DeviceVectors<T>(context_, rows(), k, padded));
+    return new_vectors(rows(), k, bsr_ ? bsr_->block_rows() * bsr_->block_size() : rows());
   }
 
   // The seconds of each of `repeat` calls of what `matrix @ X` (resident: `multiply(x, out)`) runs,
@@ -158,6 +166,7 @@ class TypedMatrix final : public Matrix {
     std::vector<T> y(rows() * k);
     std::vector<double> seconds;
     const py::gil_scoped_release release;
+    const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = slot_for(k);
     slot.x.upload(x.data(), cols() * k);
@@ -180,7 +189,7 @@ class TypedMatrix final : public Matrix {
     d["stored_values"] = bsr_ ? bsr_->blocks() * bsr_->block_size() * bsr_->block_size() : dia_->diagonals() * dia_->rows();
     d["symmetric"] = dia_ && dia_->symmetric();
     py::dict kernels;
-    for (const auto& [k, slot] : slots_) kernels[py::int_(k)] = slot.kernel;
+    for (const auto& [k, name] : kernel_names()) kernels[py::int_(k)] = name;
     d["kernels"] = kernels;
     d["device"] = context_.device().label();
     return d;
@@ -193,6 +202,23 @@ class TypedMatrix final : public Matrix {
     std::string kernel;
     DeviceVectors<T> x, y;
   };
+
+  // The kernel built for each k so far, read under the matrix's lock (a product in another thread
+  // may be adding a slot).
+  std::map<std::size_t, std::string> kernel_names() const {
+    std::map<std::size_t, std::string> names;
+    const py::gil_scoped_release release;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [k, slot] : slots_) names.emplace(k, slot.kernel);
+    return names;
+  }
+
+  // New vectors (zeroed on the device: device work).
+  std::unique_ptr<Vectors> new_vectors(std::size_t rows, std::size_t k, std::size_t padded) const {
+    const py::gil_scoped_release release;
+    const DeviceWork work;
+    return std::make_unique<TypedVectors<T>>(context_, DeviceVectors<T>(context_, rows, k, padded));
+  }
 
   std::size_t rows() const { return bsr_ ? bsr_->rows() : dia_->rows(); }
   std::size_t cols() const { return bsr_ ? bsr_->cols() : dia_->cols(); }
@@ -233,7 +259,7 @@ class TypedMatrix final : public Matrix {
   std::optional<sparse::DeviceBsr<T>> bsr_;
   std::optional<sparse::DeviceDia<T>> dia_;
   std::map<std::size_t, Slot> slots_;
-  std::mutex mutex_;  // the GIL is released while a product runs: one product at a time
+  mutable std::mutex mutex_;  // guards slots_: the GIL is released while a product runs
 };
 
 struct MatrixArguments {
@@ -253,11 +279,13 @@ std::unique_ptr<Matrix> make_matrix(const py::tuple& arrays, const MatrixArgumen
     if (!a.kernel.empty()) throw InvalidArgument("kernel chooses among block CSR kernels; DIA has one");
     const sparse::Dia<T> dia = sparse::to_dia(csr_of<T>(arrays), a.symmetric);
     const py::gil_scoped_release release;
+    const DeviceWork work;
     return std::make_unique<TypedMatrix<T>>(context, dia);
   }
   if (a.format != "bsr" && a.format != "csr") throw InvalidArgument("format is 'bsr', 'csr' or 'dia', not '" + a.format + "'");
   const sparse::Bsr<T> bsr = bsr_of<T>(arrays, a.format == "csr" ? std::optional<std::size_t>(1) : a.block_size);
   const py::gil_scoped_release release;
+  const DeviceWork work;
   return std::make_unique<TypedMatrix<T>>(context, bsr, a.format, a.kernel);
 }
 
@@ -271,8 +299,8 @@ void register_sparse(py::module_& module) {
       .def_property_readonly("shape", [](const Vectors& v) { return py::make_tuple(v.rows(), v.k()); }, "(n, k)")
       .def_property_readonly("dtype", [](const Vectors& v) { return py::dtype(v.dtype()); }, "float32 or float64")
       .def("upload", &Vectors::upload, py::arg("values"),
-           "Copies an (n, k) array (or (n,) when k = 1) into the device: straight from its buffer when it is "
-           "C-contiguous of this dtype, else after converting it.")
+           "Copies an (n, k) array (or (n,) when k = 1) into the device: its buffer is handed to the OpenCL "
+           "write when it is C-contiguous of this dtype, else a converted copy's.")
       .def("download", &Vectors::download, py::arg("out") = py::none(),
            "The vectors as an (n, k) array: a new one, or `out` (C-contiguous, this dtype and shape) written in place "
            "and returned.");

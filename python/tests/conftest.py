@@ -2,6 +2,9 @@
 selects (as the C++ device tests take them), each test run once per device."""
 
 import os
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -26,11 +29,32 @@ def profile(context):
 @pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
 def dtype(request, context):
     """Each precision the device has (float64 skipped where it lacks fp64)."""
-    if request.param == np.float64 and not context.device["fp64"]:
-        pytest.skip(f"{context.device['label']} has no float64")
+    if request.param == np.float64:
+        require_fp64(context)
     return np.dtype(request.param)
+
+
+def require_fp64(context):
+    """Skips the test where the context's device lacks float64."""
+    if not context.device["fp64"]:
+        pytest.skip(f"{context.device['label']} has no float64")
 
 
 def tolerance(dtype, terms):
     """The rounding bound of a sum of `terms` products, relative to the sum of their magnitudes."""
     return 2 * (terms + 1) * np.finfo(dtype).eps
+
+
+def interrupted_after(seconds, run):
+    """Calls run() with SIGINT sent to the process `seconds` after it starts (Ctrl-C, from a timer's
+    thread): (whether run() raised KeyboardInterrupt, the seconds it ran)."""
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    try:
+        run()
+    except KeyboardInterrupt:
+        return True, time.perf_counter() - start
+    finally:
+        timer.cancel()
+    return False, time.perf_counter() - start

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import ziggurat
-from conftest import tolerance
+from conftest import require_fp64, tolerance
 
 
 def random_matrix(m, n, density, dtype, seed=1, fmt="csr"):
@@ -35,6 +35,7 @@ def test_products_match_scipy(context, dtype, fmt, block_size, k):
 
 
 def test_every_scipy_format_and_index_type_is_taken(context):
+    require_fp64(context)
     a = random_matrix(40, 30, 0.2, np.float64)
     x = np.random.default_rng(3).uniform(-1, 1, (30, 2))
     wide = a.copy()
@@ -45,6 +46,7 @@ def test_every_scipy_format_and_index_type_is_taken(context):
 
 
 def test_unsorted_indices_and_duplicates_are_summed_on_a_copy(context):
+    require_fp64(context)
     indptr, indices, data = np.array([0, 3, 4]), np.array([2, 0, 2, 1]), np.array([1.0, 2.0, 3.0, 4.0])
     a = sp.csr_matrix((data, indices, indptr), shape=(2, 3))
     y = ziggurat.spmm(a, np.array([1.0, 10.0, 100.0]), context=context)
@@ -55,12 +57,14 @@ def test_unsorted_indices_and_duplicates_are_summed_on_a_copy(context):
 def test_dtypes_follow_the_operands(context):
     a = random_matrix(20, 20, 0.3, np.float32)
     assert ziggurat.spmm(a, np.ones(20, np.float32), context=context).dtype == np.float32
+    require_fp64(context)
     assert ziggurat.spmm(a, np.ones(20, np.int64), context=context).dtype == np.float64
     with pytest.raises(ziggurat.InvalidArgument, match="complex"):
         ziggurat.spmm(a, np.ones(20, np.complex128), context=context)
 
 
 def test_fortran_ordered_and_strided_vectors(context):
+    require_fp64(context)
     a = random_matrix(50, 40, 0.1, np.float64)
     x = np.random.default_rng(5).uniform(-1, 1, (40, 3))
     want = ziggurat.spmm(a, x, context=context)
@@ -71,6 +75,7 @@ def test_fortran_ordered_and_strided_vectors(context):
 
 
 def test_a_device_matrix_stays_on_the_device(context):
+    require_fp64(context)
     a = random_matrix(60, 60, 0.1, np.float64)
     matrix = ziggurat.DeviceMatrix(a, context=context)
     x = np.random.default_rng(6).uniform(-1, 1, (60, 2))
@@ -99,6 +104,19 @@ def test_device_vectors_stay_on_the_device_and_download_in_place(context, dtype)
     assert matrix.info["kernels"] == {3: "row"}  # kernels built once, for k = 3
 
 
+def test_an_upload_takes_exactly_the_vectors_shape(context):
+    matrix = ziggurat.DeviceMatrix(random_matrix(10, 10, 0.3, np.float32), context=context)
+    vectors = matrix.input_vectors(1)
+    for wrong in (np.arange(3, dtype=np.float32), np.ones(11, np.float32), np.ones((10, 2), np.float32),
+                  np.ones((5, 2), np.float32)):
+        with pytest.raises(ziggurat.InvalidArgument, match=r"shape \(10, 1\) or \(10,\), not \(" + str(wrong.shape[0])):
+            vectors.upload(wrong)
+    vectors.upload(np.arange(10, dtype=np.float32))
+    np.testing.assert_array_equal(vectors.download()[:, 0], np.arange(10))
+    with pytest.raises(ziggurat.InvalidArgument, match=r"shape \(10, 2\), not \(10,\)"):
+        matrix.input_vectors(2).upload(np.ones(10, np.float32))
+
+
 def test_the_autotuned_kernel_is_named_and_right(context):
     a = random_matrix(200, 150, 0.05, np.float32)
     x = np.random.default_rng(8).uniform(-1, 1, (150, 2)).astype(np.float32)
@@ -108,6 +126,7 @@ def test_the_autotuned_kernel_is_named_and_right(context):
 
 
 def test_solver_results_are_handed_over_without_a_copy(context):
+    require_fp64(context)
     a = sp.diags([4.0, -1.0, -1.0], [0, 1, -1], shape=(30, 30), format="csr")
     x, _ = ziggurat.solve(a, np.ones(30), preconditioner="jacobi", context=context)
     assert not x.flags.owndata and type(x.base).__name__ == "PyCapsule"  # NumPy holds the solver's own array
@@ -120,12 +139,13 @@ def test_errors_name_what_is_wrong(context):
         matrix @ np.ones(9, np.float32)
     with pytest.raises(ziggurat.InvalidArgument, match="scipy.sparse"):
         ziggurat.spmm(np.eye(3), np.ones(3), context=context)
-    with pytest.raises(ziggurat.InvalidArgument, match="float64"):
-        matrix.multiply(ziggurat.DeviceMatrix(a, dtype=np.float64, context=context).input_vectors(1),
-                        matrix.output_vectors(1))
     with pytest.raises(ziggurat.InvalidArgument, match="format"):
         ziggurat.DeviceMatrix(a, format="ell", context=context)
     with pytest.raises(ziggurat.InvalidArgument, match="1 to 16|block"):
         ziggurat.DeviceMatrix(a, block_size=17, context=context)
     with pytest.raises(ziggurat.OutOfDeviceMemory):
         matrix.output_vectors(1 << 40)
+    require_fp64(context)
+    with pytest.raises(ziggurat.InvalidArgument, match="float64"):
+        matrix.multiply(ziggurat.DeviceMatrix(a, dtype=np.float64, context=context).input_vectors(1),
+                        matrix.output_vectors(1))

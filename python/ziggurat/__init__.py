@@ -12,8 +12,10 @@ Arrays: float32 and float64 are computed in their own type; integer, boolean and
 converted (to float64, float16 to float32); complex and other dtypes are refused with
 InvalidArgument. Arrays in any order and with any strides are accepted (a C-contiguous copy is made
 when an array is not C-contiguous already). Errors are ziggurat.Error and its subclasses, with the
-library's message. Ctrl-C stops a long run cleanly between its passes (heat) or iterations (solve),
-raising KeyboardInterrupt; the GIL is released while the device works.
+library's message. Ctrl-C stops a long run cleanly between its passes (heat, poisson) or
+iterations (solve), raising KeyboardInterrupt (an in-core run is one pass: it stops only at its
+end). The GIL is released while the device works, but the process does one device call at a time:
+calls from several threads run one after another.
 """
 
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from ._core import (BuildError, Context, DeviceNotFound, DeviceVectors, Error, InvalidArgument, IoError,
                     OpenCLError, OutOfDeviceMemory, UnsupportedFeature, ZeroPivot, __version__, devices)
 from ._arrays import real_array as _real_array, real_dtype as _real_dtype
+from . import _checks
 from ._sparse import DeviceMatrix, solve, spmm
 from . import _core
 
@@ -46,24 +49,33 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     device_memory: the budget the run may use on the device, in bytes or as text ("512MiB", "2GB");
         default 90 % of the device's memory. A grid larger than the budget runs in pyramid passes.
     mode: "auto" (the cost model's choice), "incore", "trivial", "strip" or "block".
-    height: the pyramid height n (steps a pass); default the model's choice.
+    height: the pyramid height n (steps a pass) of mode strip, block or auto; default the model's
+        choice.
     depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it (measured
         once a device); default "auto" on GPUs and 1 elsewhere, as the CLI.
     serial: the paper's serial schedule instead of overlapping transfers and kernels.
     progress: called after each pass with a dict (passes_done, passes, steps_done, steps, seconds,
-        nodes_per_second, eta_seconds). An exception it raises stops the run.
+        nodes_per_second, eta_seconds). An exception it raises stops the run, as Ctrl-C does after
+        the pass it interrupted; an in-core run is a single pass, so Ctrl-C stops it only at its end.
     profile: plan with this device profile (a dict of Context.calibrate()) instead of the device's
         cached one (measured now when there is none).
     context: a Context, or a device selection for one; default the default device.
 
-    The report (the keys of `ziggurat heat --json`) holds the plan that ran (decomposition, height,
-    task size, tasks, passes, depth, schedule), time_s measured and predicted_s, ns_per_node beside
-    predicted_ns_per_node, the budget and device bytes. u0 is copied into the solver's page-locked
-    host memory and the result copied out of it (the solver's memory is freed on return).
+    The report, like `ziggurat heat --json`: device, size (fastest axis first), dtype, alpha,
+    steps, plan (mode, decomposition, height, task_extent, buffer_extent, tasks, passes, depth,
+    schedule), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
+    "measured now"), time_s and predicted_s, ns_per_node and predicted_ns_per_node. u0 is copied
+    (one host copy) into the solver's grid, which the solver copies into its page-locked host
+    layers; the result is copied out of them (the solver's memory is freed on return).
     """
+    steps = _checks.count(steps, "steps")
+    height = _checks.optional_count(height, "height")
+    if height is not None and mode in ("incore", "trivial"):
+        raise InvalidArgument(f"height sets the pyramid height of mode strip, block or auto; mode '{mode}' " +
+                              ("always takes one step per pass" if mode == "trivial" else "has no pyramid"))
     field = _real_array(u0, "u0")
-    return _core.heat(field, steps, alpha, device_memory, mode, height, 0 if depth == "auto" else depth, serial,
-                      progress, profile, context)
+    return _core.heat(field, steps, alpha, _checks.memory(device_memory), mode, height, _checks.depth(depth), serial,
+                      progress, _checks.profile(profile), context)
 
 
 def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memory=None, mode="auto", height=None,
@@ -82,28 +94,38 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
         launch), serial, profile, context: as for heat().
     progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
-        eta_seconds). An exception it raises stops the run.
+        eta_seconds). An exception it raises stops the run, as Ctrl-C does after the pass (or
+        stopping test) it interrupted.
 
-    The report (the keys of `ziggurat poisson --json`): reason ("converged", "max-sweeps" or
-    "diverged"), sweeps, update, residual (max |f + Laplace_h u|, in double), the plan, time_s and
-    predicted_s, ns_per_node_sweep. f and u0 are copied into the solver's host memory and u out of it.
+    The report, like `ziggurat poisson --json`: device, size, dtype, spacing, tolerance,
+    max_sweeps, reason ("converged", "max-sweeps" or "diverged"), sweeps, update, residual
+    (max |f + Laplace_h u|, in double), plan (as heat()'s), budget_bytes, device_bytes,
+    pinned_host_memory, profile, time_s and predicted_s, ns_per_node_sweep and
+    predicted_ns_per_node_sweep. f and u0 are copied (one host copy each) into the solver's grids,
+    which the solver copies into its host layers, and u out of them.
     """
+    max_sweeps = _checks.count(max_sweeps, "max_sweeps")
+    height = _checks.optional_count(height, "height")
+    depth = _checks.depth(depth, allow_auto=False)
     values = np.asarray(f)
-    dtype = _real_dtype(np.result_type(values, u0) if u0 is not None else values.dtype, "f")
+    guess = None if u0 is None else np.asarray(u0)
+    dtype = _real_dtype(np.result_type(values, guess) if guess is not None else values.dtype, "f")
     rhs = _real_array(values, "f", dtype)
-    initial = np.zeros_like(rhs) if u0 is None else _real_array(u0, "u0", dtype)
-    return _core.poisson(rhs, initial, spacing, tol, max_sweeps, device_memory, mode, height, depth, serial, progress,
-                         profile, context)
+    initial = np.zeros_like(rhs) if guess is None else _real_array(guess, "u0", dtype)
+    return _core.poisson(rhs, initial, spacing, tol, max_sweeps, _checks.memory(device_memory), mode, height, depth,
+                         serial, progress, _checks.profile(profile), context)
 
 
 def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_c=None, tau_a=None, profile=None,
           context=None, decomposition="auto", serial=False, height=None):
     """The cost model's plan and prediction for the explicit heat scheme, as `ziggurat model` gives it.
 
-    grid: nodes a side (an int, with `dims` axes), or a grid's shape as NumPy orders it ((H, W), ...).
+    grid: nodes a side (an int, NumPy's too, with `dims` axes), or a grid's shape as NumPy orders
+        it ((H, W), ...).
     steps: time steps. dtype: "float32" or "float64".
     device_memory: the budget (bytes or "512MiB"); default the memory of the context's device.
-    tau_c, tau_a: ns to move one value, ns to compute one node and step (the paper's two constants);
+    tau_c, tau_a: ns to move one value, ns to compute one node and step (the paper's two constants,
+        > 0);
         with profile= (a dict of Context.calibrate()) or context= (its device's cached or measured
         profile), the measured constants, which tau_c and tau_a override where given.
     decomposition: "auto", "strip" or "block". serial: the paper's serial schedule. height: fix n.
@@ -112,7 +134,10 @@ def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_
     height, task_extent, buffer_extent, tasks_per_pass, passes, predicted_s, ns_per_node,
     trivial_ns_per_node, speedup_over_trivial, paper_formula_ns_per_node).
     """
-    extents = [int(grid)] * dims if isinstance(grid, int) else [int(n) for n in reversed(tuple(grid))]
+    if np.ndim(grid) == 0:
+        extents = [_checks.count(grid, "grid")] * _checks.count(dims, "dims", 1)
+    else:
+        extents = [_checks.count(n, "grid's extents") for n in reversed(tuple(grid))]
     value_bytes = _real_dtype(dtype, "dtype").itemsize
-    return _core.model(extents, steps, value_bytes, device_memory, tau_c, tau_a, profile, context, decomposition,
-                       serial, height)
+    return _core.model(extents, _checks.count(steps, "steps"), value_bytes, _checks.memory(device_memory), tau_c, tau_a,
+                       _checks.profile(profile), context, decomposition, serial, _checks.optional_count(height, "height"))

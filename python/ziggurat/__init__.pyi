@@ -20,7 +20,7 @@ class OpenCLError(Error):
 class OutOfDeviceMemory(OpenCLError, MemoryError): ...
 
 DeviceSelection = Union[str, int, None]
-MemorySize = Union[int, str, None]
+MemorySize = Union[int, float, str, None]  # a float only when a whole number of bytes
 FloatArray = npt.NDArray[Union[np.float32, np.float64]]
 
 def devices(spec: str = "all") -> List[Dict[str, Any]]: ...

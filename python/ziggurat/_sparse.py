@@ -10,7 +10,7 @@ independent of the SciPy one from then on.
 
 import numpy as np
 
-from . import _core
+from . import _checks, _core
 from ._arrays import real_array, real_dtype
 from ._core import InvalidArgument
 
@@ -18,11 +18,7 @@ from ._core import InvalidArgument
 def _scipy_arrays(a):
     """(rows, cols, b, indptr, indices, data) of a scipy.sparse matrix: its own arrays where it is
     CSR, or BSR with square blocks of at most 16, in canonical form; else those of a CSR copy."""
-    import scipy.sparse
-
-    if not scipy.sparse.issparse(a):
-        raise InvalidArgument(f"A must be a scipy.sparse matrix or array, not {type(a).__name__}: "
-                              "e.g. scipy.sparse.csr_matrix(A)")
+    _require_sparse(a)
     rows, cols = a.shape
     if a.format == "bsr" and a.blocksize[0] == a.blocksize[1] <= 16:
         b = a.blocksize[0]
@@ -32,6 +28,15 @@ def _scipy_arrays(a):
         a = a.copy()
         a.sum_duplicates()
     return (rows, cols, b, a.indptr, a.indices, a.data)
+
+
+def _require_sparse(a, also=""):
+    """Refuses anything but a scipy.sparse matrix or array (`also` names what else is taken)."""
+    import scipy.sparse
+
+    if not scipy.sparse.issparse(a):
+        raise InvalidArgument(f"A must be a scipy.sparse matrix or array{also}, not {type(a).__name__}: "
+                              "e.g. scipy.sparse.csr_matrix(A)")
 
 
 def _dtype_of(*dtypes, dtype=None):
@@ -51,8 +56,9 @@ class DeviceMatrix:
     a tuning record), or "row", "group", "multirow/4", ... dtype: float32 or float64 (default A's,
     by the package's dtype rule). context: a Context or a device selection.
 
-    A @ X (X of shape (n,) or (n, k)) returns Y as a new NumPy array: X is copied from its buffer
-    straight into device vectors kept for that k, and Y from the device straight into the result.
+    A @ X (X of shape (n,) or (n, k)) returns Y as a new NumPy array: X's buffer (a converted copy
+    when X is not C-contiguous of the matrix's dtype) is handed to the OpenCL write into device
+    vectors kept for that k, and Y is read from the device into the new array's buffer.
     For products without leaving the device, keep DeviceVectors: x = A.input_vectors(X),
     y = A.output_vectors(k), then A.multiply(x, out=y) as often as needed, and y.download().
     The kernels for each k are built once, on the first product with k vectors.
@@ -116,6 +122,7 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
     (already there), X an array of shape (n,) or (n, k). Y has shape (m,) or (m, k) and the dtype
     the operands compute in (float32 when both are float32, else float64; a DeviceMatrix's own)."""
     if not isinstance(A, DeviceMatrix):
+        _require_sparse(A, " or a ziggurat.DeviceMatrix")
         A = DeviceMatrix(A, format=format, block_size=block_size, kernel=kernel,
                          dtype=_dtype_of(A.dtype, np.asarray(X).dtype), context=context)
     return A @ X
@@ -137,10 +144,14 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     each iteration; an exception it raises stops the solve.
 
     x has b's shape; it is the solver's own result array, handed to NumPy without a copy. A solve
-    that does not converge is not an error: the report says why (the keys of `ziggurat solve
-    --json`: converged, status, reason, iterations, relative_residual, per-vector reports with the
-    residual history, times, ILU(0) levels, colours).
+    that does not converge is not an error: the report says why. The report, like `ziggurat solve
+    --json`: device, method, preconditioner, ordering, block_size, converged, status, reason,
+    iterations, relative_residual, vectors (one dict a right-hand side: status, reason,
+    iterations, relative_residual, recurrence_residual, history), times (setup_s, ordering_s,
+    preconditioner_setup_s, factorization_s, products_s, preconditioner_s, vector_ops_s, solve_s,
+    device_timed), levels (ILU(0)'s lower and upper), colours, sweep, product_kernel.
     """
+    max_iter = _checks.count(max_iter, "max_iter")
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
     return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, tol, max_iter,
