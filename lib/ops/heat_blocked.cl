@@ -249,16 +249,19 @@ void jacobi3d_blocked(__global const REAL* restrict u, __global REAL* restrict v
   const REAL update = walk3d(u, v, f, tiles, true, pitch, plane, planes, r, steps, planes_per_group, sixth, h2);
   if (record == 0) return;  // uniform: a kernel argument
   barrier(CLK_LOCAL_MEM_FENCE);  // the walk's last step may still be reading the plane
-  __local REAL* most = &tiles[0][0][0];  // TILE_H x TILE_X >= TILE_X x TILE_Y values
+  // The group's TILE_X x TILE_Y updates in the first copy of the plane (TILE_H >= TILE_Y rows),
+  // indexed row by row: the plane's rows are arrays of their own.
+#define MOST(i) tiles[0][(i) / TILE_X][(i) % TILE_X]
   const int lid = (int)(get_local_id(1) * TILE_X + get_local_id(0));
-  most[lid] = update;
+  MOST(lid) = update;
   for (int width = TILE_X * TILE_Y / 2; width > 0; width /= 2) {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
+    if (lid < width) MOST(lid) = larger(MOST(lid), MOST(lid + width));
   }
   if (lid == 0) {
     const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
-    partial[group] = most[0];
+    partial[group] = MOST(0);
   }
+#undef MOST
 }
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every kernel under Oclgrind with its data-race, uninitialised-value and API checks, on
-# small sizes: the device tests of the "oclgrind" suite (twice: cold, then warm program cache)
-# and the CLI. FAILS if Oclgrind reports anything at all.
+# Runs every kernel under Oclgrind with its data-race and API checks, and its uninitialised-value
+# check where Oclgrind can follow the transfers, on small sizes: the device tests of the
+# "oclgrind" suite (twice: cold, then warm program cache) and the CLI. FAILS if Oclgrind reports
+# anything at all.
 set -euo pipefail
 oclgrind=$1 tests=$2 cli=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
@@ -12,18 +13,49 @@ runs=0
 checks=(--data-races --uninitialized --check-api)
 check() {
   runs=$((runs + 1))
-  local log="$work/run$runs.log"
+  local log="$work/run$runs.log" pipe="$work/run$runs.pipe" status=0 keep reader
   echo "+ oclgrind ${checks[*]} $*"
-  "$oclgrind" "${checks[@]}" --log "$log" "$@"
-  if [ -s "$log" ]; then
-    echo "FAILED: Oclgrind reported problems in: $*"
-    cat "$log"
+  # Oclgrind 21.10 reopens its --log file, emptying it, for every OpenCL context a process makes,
+  # and stops reporting after 1000 errors: its reports go through a pipe, which nothing can empty,
+  # with no cap, so that every one is kept. The held write end keeps the reader going between
+  # Oclgrind's opens.
+  mkfifo "$pipe"
+  cat "$pipe" > "$log" &
+  reader=$!
+  exec {keep}>"$pipe"
+  "$oclgrind" "${checks[@]}" --max-errors 1000000 --log "$pipe" "$@" || status=$?
+  exec {keep}>&-
+  wait "$reader"
+  rm -f "$pipe"
+  if [ "$status" -ne 0 ] || [ -s "$log" ]; then
+    echo "FAILED: Oclgrind (exit status $status) reported problems in: $*"
+    head -c 20000 "$log"
     exit 1
   fi
 }
 
-check "$tests" --test-suite=oclgrind --test-case-exclude='EBE*'
-check "$tests" --test-suite=oclgrind --test-case-exclude='EBE*'
+# The device tests whose transfers move whole buffers, which Oclgrind's uninitialised-value check
+# follows: with it (twice: cold, then warm program cache).
+whole_buffers='the calibration kernels*,in-device heat*,programs are built*,device capabilities*,a context has three*'
+whole_buffers+=',pinned host memory*,a user kernel*,sparse products*'
+rectangular='pyramid passes*,Poisson sweeps*,wave step*,3D wave step*'
+# Every case of the suite is in one of the lists (or is an EBE case, below).
+cases() { "$tests" --list-test-cases --test-suite=oclgrind "$@" | grep -vc '^\[doctest\]\|^=*$'; }
+listed=$(( $(cases --test-case="$whole_buffers") + $(cases --test-case="$rectangular") + $(cases --test-case='EBE*') ))
+if [ "$listed" -ne "$(cases)" ]; then
+  echo "FAILED: $(cases) test cases in the oclgrind suite, $listed in this script's lists: add the new ones"
+  exit 1
+fi
+check "$tests" --test-suite=oclgrind --test-case="$whole_buffers"
+check "$tests" --test-suite=oclgrind --test-case="$whole_buffers"
+# The pyramid passes (heat, Poisson) and the waves move rows and halos by rectangular and offset
+# copies. Oclgrind 21.10's uninitialised-value check loses track of those: a host copy into a
+# buffer replaces the buffer's whole record with one as large as the copy, so what a kernel writes
+# there afterwards reads as uninitialised (every result equals the in-core run's and the CPU
+# reference's on every device). They run with the race and API checks.
+checks=(--data-races --check-api)
+check "$tests" --test-suite=oclgrind --test-case="$rectangular"
+check "$tests" --test-suite=oclgrind --test-case="$rectangular"
 # The element-by-element kernels, the block products and (below) the eigen-solver: built without
 # optimisation under Oclgrind, because Oclgrind 21.10 cannot interpret the `freeze` instruction its
 # optimiser emits for their index arithmetic; and without the uninitialised-value check, which
@@ -34,13 +66,15 @@ OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$tests" --test-suite=oclgrind --te
 # The CLI plans with a saved PoCL profile: calibrating under the simulator would take hours. Its
 # heat solver moves rows by rectangular transfers and keeps the grid in mapped (pinned) host
 # memory; Oclgrind 21.10's uninitialised-value check does not see those writes and reports every
-# value they bring, so the CLI runs without it (the device tests above run with it).
+# value they bring, so the CLI runs without it (the device tests of whole buffers run with it).
 profile="$(dirname "$0")/profile.json"
 checks=(--data-races --check-api)
-check "$cli" heat --profile "$profile" --size 37x29 --steps 5
-check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64
-check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB
-check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB
+# --depth 1: the simulator reports a GPU, whose default would tune the depth on a grid of 16 M nodes
+# (the device tests above run the blocked kernels).
+check "$cli" heat --profile "$profile" --size 37x29 --steps 5 --depth 1
+check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64 --depth 1
+check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB --depth 1
+check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB --depth 1
 # The Poisson solver in core and in strip passes (the stopping test's reduction included).
 check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --quiet
 check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --quiet
