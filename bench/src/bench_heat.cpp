@@ -257,9 +257,7 @@ void bench(const BenchHeatOptions& options) {
     std::optional<std::pair<std::size_t, double>> best_depth;  // the fastest blocked depth in device, ns/node
     std::vector<PeerAnswer> peers;
     std::vector<std::pair<std::size_t, std::size_t>> blocked;  // (depth, row) of the blocked kernel's rows
-    // The blocked kernels' tiles on a GPU: 256 columns a work-group in 2D, 32 x 32 nodes in 3D.
-    const std::vector<std::size_t> model_tile = extents.size() == 3 ? std::vector<std::size_t>{32, 32}
-                                                                    : std::vector<std::size_t>{256};
+    const std::vector<std::size_t> model_tile = model::blocked_kernel_tile(extents.size());
     std::optional<double> update_ns;  // the blocking model's on-chip update time, fitted
     HeatSolver<T> solver = [&] {
       const Grid<T> initial = heat_mode_field<T>(extents);

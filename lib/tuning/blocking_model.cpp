@@ -9,6 +9,16 @@
 
 namespace ziggurat::model {
 
+std::vector<std::size_t> blocked_kernel_tile(std::size_t dims) {
+  return dims == 3 ? std::vector<std::size_t>{32, 32} : std::vector<std::size_t>{256};
+}
+
+std::size_t blocked_deepest(const std::vector<std::size_t>& tile, std::size_t most) {
+  if (tile.empty()) return most;
+  const std::size_t side = *std::min_element(tile.begin(), tile.end());
+  return std::min(most, side == 0 ? 0 : (side - 1) / 2);
+}
+
 double blocked_redundancy(const std::vector<std::size_t>& tile, std::size_t depth) {
   if (tile.empty()) throw InvalidArgument("a blocked tile has at least one blocked axis");
   double redundancy = 1;
@@ -47,8 +57,7 @@ std::size_t blocked_best_depth(double stream_ns, double update_ns, const std::ve
                                std::size_t most) {
   std::size_t best = 1;
   double best_ns = blocked_ns_per_node(stream_ns, update_ns, blocked_redundancy(tile, 1), 1);
-  for (std::size_t depth = 2; depth <= most; ++depth) {
-    if (*std::min_element(tile.begin(), tile.end()) <= 2 * depth) break;
+  for (std::size_t depth = 2; depth <= blocked_deepest(tile, most); ++depth) {
     const double ns = blocked_ns_per_node(stream_ns, update_ns, blocked_redundancy(tile, depth), depth);
     if (ns < best_ns) best = depth, best_ns = ns;
   }

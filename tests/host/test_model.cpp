@@ -490,6 +490,9 @@ TEST_CASE("the blocking model: redundancy, the two terms, and refusals") {
   CHECK(blocked_ns_per_node(1.0, 0.1, 1.0, 4) == doctest::Approx(0.25));  // memory-bound
   CHECK(blocked_ns_per_node(1.0, 0.1, 1.5, 8) == doctest::Approx(0.15));  // on-chip-bound
   CHECK(blocked_best_depth(1.0, 0.1, {256}, 12) == 10);                  // 1 / T meets 0.1 x 256 / (256 - 2T)
+  CHECK(blocked_deepest({32, 32}, 20) == 15);  // 32 > 2 x 15
+  CHECK(blocked_deepest({256}, 12) == 12);
+  CHECK(blocked_deepest({3}, 5) == 1);
   CHECK_THROWS_AS(blocked_redundancy({32, 32}, 16), ziggurat::InvalidArgument);
   CHECK_THROWS_AS(blocked_ns_per_node(1.0, 0.1, 1.0, 0), ziggurat::InvalidArgument);
   CHECK_THROWS_AS(fit_update_ns({{1, 0.9}}, 1.0, {256}), ziggurat::InvalidArgument);  // streaming-bound only

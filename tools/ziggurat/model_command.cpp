@@ -353,9 +353,9 @@ double stream_ns_of(const ModelOptions& o, const Inputs& in) {
                         "copy bandwidth from a calibration with --profile FILE or --device SEL");
 }
 
-// The blocked kernels' tiles: 256 columns a work-group in 1D and 2D, 32 x 32 nodes in 3D.
+// --tile, else the blocked kernels' tiles (blocked_kernel_tile()).
 std::vector<std::size_t> tile_of(const ModelOptions& o) {
-  if (o.tile.empty()) return o.dims == 3 ? std::vector<std::size_t>{32, 32} : std::vector<std::size_t>{256};
+  if (o.tile.empty()) return blocked_kernel_tile(o.dims);
   std::vector<std::size_t> tile;
   for (const std::string& side : split(o.tile, 'x')) {
     if (side.empty() || side.size() > 9 || side.find_first_not_of("0123456789") != std::string::npos)
@@ -374,8 +374,7 @@ void run_blocking(const ModelOptions& o, const Inputs& in) {
   const double single = blocked_ns_per_node(stream, o.update_ns, blocked_redundancy(tile, 1), 1);
   nlohmann::json rows = nlohmann::json::array();
   Table table({"depth T", "redundancy", "memory ns", "on chip ns", "ns/node", "Gnodes/s", "x depth 1"});
-  for (std::size_t depth = 1; depth <= o.most_depth && 2 * depth < *std::min_element(tile.begin(), tile.end());
-       ++depth) {
+  for (std::size_t depth = 1; depth <= blocked_deepest(tile, o.most_depth); ++depth) {
     const double redundancy = blocked_redundancy(tile, depth);
     const double ns = blocked_ns_per_node(stream, o.update_ns, redundancy, depth);
     rows.push_back({{"depth", depth}, {"redundancy", redundancy}, {"memory_ns", stream / double(depth)},

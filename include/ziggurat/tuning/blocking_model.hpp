@@ -19,6 +19,14 @@
 
 namespace ziggurat::model {
 
+/// The blocked side(s) of ziggurat's blocked kernels' tiles on a GPU: 256 columns a work-group in
+/// 1D and 2D, 32 x 32 nodes in 3D (lib/ops/heat_blocked.cpp chooses them per device).
+std::vector<std::size_t> blocked_kernel_tile(std::size_t dims);
+
+/// The deepest depth up to `most` at which every side of `tile` still owns a node (side > 2T); 0
+/// when none does.
+std::size_t blocked_deepest(const std::vector<std::size_t>& tile, std::size_t most);
+
 /// Nodes a tile computes for each one it owns at depth T: the product over its blocked axes of
 /// tile / (tile - 2T). Throws InvalidArgument when a side owns nothing (tile <= 2T) or is empty.
 double blocked_redundancy(const std::vector<std::size_t>& tile, std::size_t depth);
