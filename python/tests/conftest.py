@@ -40,6 +40,15 @@ def require_fp64(context):
         pytest.skip(f"{context.device['label']} has no float64")
 
 
+def device_nbytes(context, array):
+    """The bytes `array` (a grid of 2 or 3 axes) takes on the context's device, whose rows are padded
+    to the device's base address alignment (64 B on PoCL, 512 B on NVIDIA): device-memory budgets
+    of the tests scale with this, not with array.nbytes."""
+    align = max(1, context.device["base_address_align_bytes"] // array.itemsize)
+    width = array.shape[-1]
+    return array.size // width * (-(-width // align) * align) * array.itemsize
+
+
 def tolerance(dtype, terms):
     """The rounding bound of a sum of `terms` products, relative to the sum of their magnitudes."""
     return 2 * (terms + 1) * np.finfo(dtype).eps

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import ziggurat
-from conftest import require_fp64
+from conftest import device_nbytes, require_fp64
 
 GRID = np.zeros((8, 8), np.float32)
 CUBE = np.zeros((5, 5, 5), np.float32)
@@ -51,7 +51,7 @@ def test_numpy_integers_whole_floats_and_lists_are_taken(context, profile):
     assert ziggurat.model(np.int64(100), np.int32(5), **MODEL) == ziggurat.model(100, 5, **MODEL)
     assert ziggurat.Context(np.int64(context.device["index"])).device == context.device
     u0 = np.random.default_rng(1).uniform(-1, 1, (20, 20)).astype(np.float32)
-    budget = 3 * u0.nbytes
+    budget = 3 * device_nbytes(context, u0)
     want, _ = ziggurat.heat(u0, np.int64(6), mode="strip", height=np.int64(2), device_memory=budget, context=context,
                             profile=profile)
     got, report = ziggurat.heat(u0, 6, mode="strip", height=2, device_memory=float(budget), context=context,

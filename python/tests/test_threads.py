@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import ziggurat
+from conftest import device_nbytes
 
 
 def test_threads_get_the_results_of_calls_made_one_at_a_time(context, profile):
@@ -19,7 +20,7 @@ def test_threads_get_the_results_of_calls_made_one_at_a_time(context, profile):
         vectors = matrix.input_vectors(x)
         out = matrix.output_vectors(x.shape[1])
         matrix.multiply(vectors, out)
-        field, _ = ziggurat.heat(u0, 6, mode="strip", height=2, device_memory=3 * u0.nbytes, context=context,
+        field, _ = ziggurat.heat(u0, 6, mode="strip", height=2, device_memory=3 * device_nbytes(context, u0), context=context,
                                  profile=profile)
         return matrix @ x, out.download(), field, matrix.info["kernels"]
 
