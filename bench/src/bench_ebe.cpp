@@ -63,6 +63,7 @@ struct BenchEbeOptions {
   std::size_t repeat = 5;
   double tolerance = 1e-10;
   std::size_t iterations = 100;  // subspace iterations at most (fewer: a per-iteration comparison)
+  std::size_t cg_iterations = 20000;  // CG iterations a solve at most (fewer: a per-CG-iteration comparison)
   std::string preconditioner = "ilu0";
   std::string ordering = "colours";
   std::string precision = "f64";
@@ -324,6 +325,7 @@ SubspaceOptions solve_options(const BenchEbeOptions& o, std::size_t modes) {
   options.modes = modes;
   options.tolerance = o.tolerance;
   options.max_iterations = o.iterations;
+  options.max_solve_iterations = o.cg_iterations;
   options.preconditioner = sparse::parse_preconditioner(o.preconditioner);
   options.ordering = sparse::parse_ordering(o.ordering);
   return options;
@@ -579,6 +581,11 @@ void add_bench_ebe_command(CLI::App& app) {
   command->add_option("--repeat", o->repeat, "Timed repeats (the best counts)")->capture_default_str()->check(whole_number(1));
   command->add_option("--iterations", o->iterations, "Subspace iterations of the solves at most (1: one iteration, "
                                                     "device against CPU on models too large to solve on the CPU)")
+      ->capture_default_str()
+      ->check(whole_number(1));
+  command->add_option("--cg-iterations", o->cg_iterations,
+                      "CG iterations a solve at most (with --iterations 1: every run does the same work, so the "
+                      "device and the CPU compare per CG iteration on models too large to solve on the CPU)")
       ->capture_default_str()
       ->check(whole_number(1));
   command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")->capture_default_str();

@@ -51,11 +51,11 @@ std::string layout_text(const model::Plan& plan) {
 // three rounds of `steps` steps (device timers). None when the grid or the depth's tile does not fit.
 template <class T>
 std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial, StepKernel kernel, std::size_t steps,
-                                 std::size_t depth = 0) {
+                                 std::size_t depth = 0, const BlockedGroup& group = {}) {
   std::optional<InDeviceHeat<T>> made;
   try {
     InDeviceHeat<T>::check_fits(context.device(), initial.extents());
-    made.emplace(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel, depth);
+    made.emplace(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel, depth, group);
   } catch (const OutOfDeviceMemory&) {
     return std::nullopt;
   } catch (const UnsupportedFeature&) {
@@ -71,7 +71,8 @@ std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial,
   Row row;
   row.what = kernel == StepKernel::aligned ? "in-device steps, aligned kernel"
              : kernel == StepKernel::naive ? "in-device steps, naive kernel"
-                                           : "in-device steps, blocked kernel, " + std::to_string(depth) + " steps a launch";
+                                           : "in-device steps, blocked kernel, " + std::to_string(depth) + " steps a launch" +
+                                                 (group.is_default() ? "" : " in groups of " + to_string(group));
   row.plan = "kernel only";
   row.seconds = best;
   row.steps = steps;
@@ -254,7 +255,7 @@ void bench(const BenchHeatOptions& options) {
     const auto extents = parse_extents(size, 2, 3);
     const double grid_bytes = static_cast<double>(checked_node_count(extents) * sizeof(T));
     std::vector<Row> rows;
-    std::optional<std::pair<std::size_t, double>> best_depth;  // the fastest blocked depth in device, ns/node
+    std::optional<BlockingChoice> tuned;  // the tuner's depth and work-group
     std::vector<PeerAnswer> peers;
     std::vector<std::pair<std::size_t, std::size_t>> blocked;  // (depth, row) of the blocked kernel's rows
     const std::vector<std::size_t> model_tile = model::blocked_kernel_tile(extents.size());
@@ -267,11 +268,17 @@ void bench(const BenchHeatOptions& options) {
       }
       for (const std::string& depth : split(options.depths, ','))
         if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, std::stoul(depth))) {
-          if (!best_depth || row->ns_per_node < best_depth->second) best_depth = {std::stoul(depth), row->ns_per_node};
           blocked.emplace_back(std::stoul(depth), rows.size());
           rows.push_back(*row);
         }
       update_ns = fit_blocking_model(rows, blocked, streaming_ns, model_tile);
+      // The tuner's choice among depths and work-groups (tuning/blocking_autotune.hpp), on this grid.
+      tuned = choose_heat_blocking<T>(context, extents.size());
+      if (tuned->depth > 1)
+        if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, tuned->depth, tuned->group)) {
+          row->what += " (tuned)";
+          rows.push_back(*row);
+        }
       // Before the solver takes device memory: the peers' grids need it.
       peers = peer_answers<T>(options, extents);
       for (const PeerAnswer& peer : peers)
@@ -292,17 +299,22 @@ void bench(const BenchHeatOptions& options) {
       const std::string what = mode == HeatMode::automatic ? "auto plan" : std::string(to_string(mode)) + " pyramid, model's n";
       rows.push_back(solver_row(solver, what, options.steps, request, profile));
     }
-    // The pyramids again, each pass in launches of the fastest depth, where it beats single steps.
-    if (best_depth && best_depth->first > 1 && best_depth->second < rows.front().ns_per_node) {
-      request.depth = best_depth->first;
+    // The pyramids again, each pass in launches of the tuned depth and work-group.
+    if (tuned->depth > 1) {
+      request.depth = tuned->depth;
+      request.group = tuned->group;
+      request.kernel_ns_per_node = tuned->ns_per_node;
       for (const HeatMode mode : {HeatMode::strip, HeatMode::block}) {
         if (mode == HeatMode::block && extents.size() != 2) continue;
         request.mode = mode;
         rows.push_back(solver_row(solver, std::string(to_string(mode)) + " pyramid, model's n, " +
-                                              std::to_string(best_depth->first) + " steps a launch",
+                                              std::to_string(tuned->depth) + " steps a launch in groups of " +
+                                              to_string(tuned->group),
                                   options.steps, request, profile));
       }
       request.depth.reset();
+      request.group = {};
+      request.kernel_ns_per_node.reset();
     }
     request.mode = HeatMode::strip;
     request.schedule = Schedule::serial;
@@ -315,6 +327,8 @@ void bench(const BenchHeatOptions& options) {
     nlohmann::json grid = {{"size", extents}, {"grid_bytes", grid_bytes}, {"budget_multiple", grid_bytes / static_cast<double>(budget)},
                            {"streaming_limit_ns_per_node", streaming_ns}, {"bus_limit_ns_per_node", bus_ns},
                            {"rows", nlohmann::json::array()}, {"peers", nlohmann::json::object()}};
+    grid["tuned"] = {{"key", tuned->key}, {"depth", tuned->depth}, {"group", to_string(tuned->group)},
+                     {"ns_per_node", tuned->ns_per_node * 1e9}, {"candidates", tuned->seconds}};
     if (update_ns) grid["blocking_model"] = {{"update_ns", *update_ns}, {"tile", model_tile}};
     for (const PeerAnswer& peer : peers)
       grid["peers"][peer.name] = {{peer.row ? "note" : "unavailable", peer.note}};
@@ -339,6 +353,11 @@ void bench(const BenchHeatOptions& options) {
       table.print(out);
       for (const PeerAnswer& peer : peers)
         out << peer_title(peer.name) << (peer.row ? ": " : ": unavailable: ") << peer.note << "\n";
+      out << "tuned (" << tuned->key << (tuned->measured_now ? ", measured now" : ", from the record")
+          << "), fastest first, ns/node:";
+      for (std::size_t i = 0; i < std::min<std::size_t>(tuned->seconds.size(), 8); ++i)
+        out << " " << tuned->seconds[i].first << " " << number_text(tuned->seconds[i].second * 1e9, 3);
+      out << "\n";
       if (update_ns)
         out << "blocking model (the blocked rows' \"model s\"): t(T) = max(streaming / T, " << number_text(*update_ns, 4)
             << " ns x redundancy of a " << extents_string(model_tile)

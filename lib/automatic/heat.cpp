@@ -4,18 +4,15 @@
 
 namespace ziggurat {
 
-std::size_t default_heat_depth(const DeviceInfo& device) {
-  return device.type == DeviceType::gpu || device.type == DeviceType::accelerator ? 0 : 1;
-}
-
 template <class T>
 HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile) {
   HeatOutcome outcome;
   HeatPlanRequest planned = request;
   if (planned.depth == std::size_t{0}) {
-    outcome.depth_choice = choose_heat_depth<T>(solver.context(), solver.extents().size());
+    outcome.depth_choice = choose_heat_blocking<T>(solver.context(), solver.extents().size());
     planned.depth = outcome.depth_choice->depth;
+    planned.group = outcome.depth_choice->group;
     if (planned.depth > std::size_t{1}) planned.kernel_ns_per_node = outcome.depth_choice->ns_per_node;
   }
   outcome.planned = plan_heat(solver, steps, planned, profile);

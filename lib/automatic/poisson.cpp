@@ -9,7 +9,13 @@ PoissonOutcome solve_poisson(PoissonSolver<T>& solver, const PoissonStop& stop, 
                              const DeviceProfile& profile, const PoissonRunOptions& options) {
   PoissonOutcome outcome;
   if (stop.max_sweeps == 0) return outcome;  // nothing to plan, nothing to run
-  outcome.planned = plan_poisson(solver, stop, request, profile);
+  PoissonPlanRequest planned = request;
+  if (planned.depth == 0) {
+    outcome.depth_choice = choose_jacobi_blocking<T>(solver.context());
+    planned.depth = outcome.depth_choice->depth;
+    planned.group = outcome.depth_choice->group;
+  }
+  outcome.planned = plan_poisson(solver, stop, planned, profile);
   outcome.run = solver.solve(stop, outcome.planned.plan(), options);
   return outcome;
 }

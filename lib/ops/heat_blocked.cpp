@@ -1,6 +1,7 @@
 #include "ops/heat_blocked.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "base/integer_math.hpp"
 #include "base/kernel_launch.hpp"
@@ -17,16 +18,44 @@ constexpr std::size_t kRowsAtOnce = 4;
 
 cl_uint u32(std::size_t value) { return static_cast<cl_uint>(value); }
 
-// The widest work-group (256, 128 or 64) whose two copies of kRowsAtOnce rows fit the local
-// budget and that owns at least half its columns (depth are re-read on each side).
-std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std::size_t depth) {
-  const std::size_t budget = std::min<std::size_t>(device.local_mem_bytes, kLocalBudget);
-  for (std::size_t width = std::min<std::size_t>(power_of_two_at_most(device.max_work_group_size), 256); width >= 64;
-       width /= 2)
-    if (2 * kRowsAtOnce * width * value_bytes <= budget && 4 * depth <= width) return width;
-  throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps does not fit the work-groups and " +
-                           std::to_string(budget / 1024) + " KiB of local memory of " + device.label() +
-                           ": choose a smaller depth");
+std::size_t local_budget(const DeviceInfo& device) {
+  return std::min<std::size_t>(device.local_mem_bytes, kLocalBudget);
+}
+
+// A group `side` nodes across on its narrower side re-reads `depth` nodes on each side: it must
+// own at least half of them.
+void require_depth(std::size_t depth, std::size_t side, const std::string& group, const DeviceInfo& device) {
+  if (4 * depth > side)
+    throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps leaves work-groups of " + group +
+                             " on " + device.label() + " less than half of their tile to own: choose a depth of at "
+                             "most " + std::to_string(side / 4));
+}
+
+[[noreturn]] void refuse_group(const DeviceInfo& device, const std::string& group) {
+  throw UnsupportedFeature("work-groups of " + group + " do not fit " + device.label() + " (at most " +
+                           std::to_string(device.max_work_group_size) + " work-items, two copies of their rows in " +
+                           std::to_string(local_budget(device) / 1024) + " KiB of local memory): choose another group");
+}
+
+// Whether a row group of `width` items fits `device`: two copies of `rows` rows in local memory.
+bool row_group_fits(const DeviceInfo& device, std::size_t value_bytes, std::size_t rows, std::size_t width) {
+  return width >= 1 && width <= device.max_work_group_size && 2 * rows * width * value_bytes <= local_budget(device);
+}
+
+// The row group of the 1D (rows 1) and 2D (rows kRowsAtOnce) kernels: `requested`, or the widest
+// of 256, 128 and 64 that fits.
+std::size_t blocked_group(const DeviceInfo& device, std::size_t value_bytes, std::size_t depth, std::size_t rows,
+                          const BlockedGroup& requested) {
+  std::size_t width = requested.x;
+  if (!requested.is_default()) {
+    if (requested.y != 1 || !row_group_fits(device, value_bytes, rows, width)) refuse_group(device, to_string(requested));
+  } else {
+    width = std::min<std::size_t>(power_of_two_at_most(device.max_work_group_size), 256);
+    while (width > 64 && !row_group_fits(device, value_bytes, rows, width)) width /= 2;
+    if (!row_group_fits(device, value_bytes, rows, width)) refuse_group(device, "64 items");
+  }
+  require_depth(depth, width, std::to_string(width) + " x 1 items", device);
+  return width;
 }
 
 // Strips (planes) long enough that re-reading 2 steps at their ends costs little, short enough to
@@ -38,15 +67,27 @@ std::size_t strip_length(std::size_t extent, std::size_t groups, std::size_t dep
 
 }  // namespace
 
-std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t depth) {
-  const std::array<std::size_t, 2> tile = box_tile(device);
-  const std::size_t side = std::min(tile[0], tile[1] * kBlockedRowsPerItem);
-  if (4 * depth > side)
-    throw UnsupportedFeature("a time depth of " + std::to_string(depth) + " steps leaves too little of a " +
-                             std::to_string(tile[0]) + " x " + std::to_string(tile[1] * kBlockedRowsPerItem) +
-                             " tile of " + device.label() + " to own: choose a depth of at most " +
-                             std::to_string(side / 4));
+std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t value_bytes, std::size_t depth,
+                                           const BlockedGroup& requested) {
+  const std::array<std::size_t, 2> tile =
+      requested.is_default() ? box_tile(device) : std::array<std::size_t, 2>{requested.x, requested.y};
+  const std::size_t rows = tile[1] * kBlockedRowsPerItem;
+  const std::string group = std::to_string(tile[0]) + " x " + std::to_string(tile[1]) + " items (" +
+                            std::to_string(tile[0]) + " x " + std::to_string(rows) + " nodes)";
+  if (tile[0] == 0 || tile[1] == 0 || tile[0] * tile[1] > device.max_work_group_size ||
+      2 * rows * tile[0] * value_bytes > local_budget(device))
+    refuse_group(device, group);
+  require_depth(depth, std::min(tile[0], rows), group, device);
   return tile;
+}
+
+BlockedGroup blocked_group_for(const DeviceInfo& device, std::size_t dims, std::size_t value_bytes, std::size_t depth,
+                               const BlockedGroup& requested) {
+  if (dims == 3) {
+    const auto tile = blocked_tile_3d(device, value_bytes, depth, requested);
+    return {tile[0], tile[1]};
+  }
+  return {blocked_group(device, value_bytes, depth, dims == 2 ? kRowsAtOnce : 1, requested), 1};
 }
 
 BlockedLaunch3d blocked_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, std::size_t depth,
@@ -64,17 +105,17 @@ BlockedLaunch3d blocked_launch_3d(const Box& box, const std::array<std::size_t, 
 
 template <class T>
 HeatBlockedStep<T>::HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients,
-                                    std::size_t depth)
+                                    std::size_t depth, const BlockedGroup& group)
     : context_(context), dims_(dims), coefficients_(coefficients), depth_(depth) {
   if (depth == 0) throw InvalidArgument("a blocked heat kernel advances at least one step a launch");
   if (dims < 1 || dims > 3) throw InvalidArgument("a blocked heat kernel steps 1D, 2D or 3D grids");
   BuildOptions options;
   options.real_type<T>().define("BLOCKED_DIMS", dims).define("TIME_STEPS", depth);
+  const BlockedGroup resolved = blocked_group_for(context.device(), dims, sizeof(T), depth, group);
+  tile_ = {resolved.x, resolved.y};
   if (dims == 3) {
-    tile_ = blocked_tile_3d(context.device(), depth);
     options.define("TILE_X", tile_[0]).define("TILE_Y", tile_[1]).define("ROWS_PER_ITEM", kBlockedRowsPerItem);
   } else {
-    tile_ = {blocked_group(context.device(), sizeof(T), depth), 1};
     options.define("ROW_GROUP", tile_[0]);
     if (dims == 2) options.define("ROWS_AT_ONCE", kRowsAtOnce);
   }

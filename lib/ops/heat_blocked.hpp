@@ -16,8 +16,16 @@ namespace ziggurat::detail {
 constexpr std::size_t kBlockedRowsPerItem = 4;
 
 /// The work-group of the 3D blocked kernels (heat3d_blocked, jacobi3d_blocked) on this device at
-/// this depth. Throws UnsupportedFeature when the depth leaves a tile less than half of it to own.
-std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t depth);
+/// this depth: `requested`, or the device's default for zeros. Throws UnsupportedFeature when the
+/// device cannot run it (work-group size, local memory for `value_bytes` values) or the depth
+/// leaves the tile less than half of it to own.
+std::array<std::size_t, 2> blocked_tile_3d(const DeviceInfo& device, std::size_t value_bytes, std::size_t depth,
+                                           const BlockedGroup& requested);
+
+/// The work-group a blocked heat or Jacobi kernel of `dims` axes runs in at `depth`: `requested`,
+/// or the device's default for zeros. Throws UnsupportedFeature where the device cannot run it.
+BlockedGroup blocked_group_for(const DeviceInfo& device, std::size_t dims, std::size_t value_bytes, std::size_t depth,
+                               const BlockedGroup& requested);
 
 /// How a 3D blocked kernel covers `box`: groups owning tile - 2 depth nodes on x and on y (y: tile
 /// rows x kBlockedRowsPerItem), each walking `strip` planes.
@@ -31,12 +39,12 @@ BlockedLaunch3d blocked_launch_3d(const Box& box, const std::array<std::size_t, 
 template <class T>
 class HeatBlockedStep {
  public:
-  /// Kernels of up to `depth` steps a launch (1 <= depth) on grids of `dims` axes. Throws
-  /// UnsupportedFeature when the
-  /// device's work-groups or its local memory (of which at most 48 KiB is used, the least a GPU
-  /// offers) cannot hold the tile's rows at this depth, or (3D) the depth leaves a tile less than
-  /// half of it to own.
-  HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth);
+  /// Kernels of up to `depth` steps a launch (1 <= depth) on grids of `dims` axes, in work-groups
+  /// of `group` (zeros: the device's default). Throws UnsupportedFeature when the device's
+  /// work-groups or its local memory (of which at most 48 KiB is used, the least a GPU offers)
+  /// cannot hold the group's rows, or the depth leaves the group less than half of it to own.
+  HeatBlockedStep(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth,
+                  const BlockedGroup& group = {});
 
   std::size_t depth() const noexcept { return depth_; }
 

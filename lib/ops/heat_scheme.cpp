@@ -38,6 +38,10 @@ void reference_step(const Grid<T>& grid, T* v, HeatCoefficients<T> k) {
 
 double max_stable_alpha(std::size_t dims) { return 1.0 / (2.0 * static_cast<double>(dims)); }
 
+std::string to_string(const BlockedGroup& group) {
+  return group.is_default() ? "default" : std::to_string(group.x) + "x" + std::to_string(group.y);
+}
+
 template <class T>
 HeatCoefficients<T> heat_coefficients(double alpha, std::size_t dims) {
   if (dims < 1 || dims > 3) throw InvalidArgument("the heat scheme has 1 to 3 dimensions, got " + std::to_string(dims));

@@ -9,8 +9,12 @@
 namespace ziggurat::detail {
 
 template <class T>
-JacobiBlockedSweep<T>::JacobiBlockedSweep(const Context& context, JacobiCoefficients<T> coefficients, std::size_t depth)
-    : context_(context), coefficients_(coefficients), depth_(depth), tile_(blocked_tile_3d(context.device(), depth)) {
+JacobiBlockedSweep<T>::JacobiBlockedSweep(const Context& context, JacobiCoefficients<T> coefficients, std::size_t depth,
+                                          const BlockedGroup& group)
+    : context_(context),
+      coefficients_(coefficients),
+      depth_(depth),
+      tile_(blocked_tile_3d(context.device(), sizeof(T), depth, group)) {
   if (depth == 0) throw InvalidArgument("a blocked Jacobi kernel advances at least one sweep a launch");
   const std::string options = BuildOptions()
                                   .real_type<T>()

@@ -9,6 +9,7 @@
 
 #include "ops/heat_stencil.hpp"
 #include "ziggurat/base/context.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 
 namespace ziggurat::detail {
@@ -16,9 +17,11 @@ namespace ziggurat::detail {
 template <class T>
 class JacobiBlockedSweep {
  public:
-  /// Throws UnsupportedFeature when the depth leaves a tile of this device less than half of it to
-  /// own (blocked_tile_3d()).
-  JacobiBlockedSweep(const Context& context, JacobiCoefficients<T> coefficients, std::size_t depth);
+  /// Up to `depth` sweeps a launch in work-groups of `group` (zeros: the device's default). Throws
+  /// UnsupportedFeature when the device cannot run the group or the depth leaves it less than half
+  /// of its tile to own (blocked_tile_3d()).
+  JacobiBlockedSweep(const Context& context, JacobiCoefficients<T> coefficients, std::size_t depth,
+                     const BlockedGroup& group = {});
 
   std::size_t depth() const noexcept { return depth_; }
   /// Work-groups a launch over `box` runs: the partial maxima it records.

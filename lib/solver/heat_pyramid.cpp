@@ -23,9 +23,10 @@ using detail::BufferShape;
 template <class T>
 class HeatTaskKernels final : public detail::TaskKernels<T> {
  public:
-  HeatTaskKernels(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth)
+  HeatTaskKernels(const Context& context, std::size_t dims, HeatCoefficients<T> coefficients, std::size_t depth,
+                  const BlockedGroup& group)
       : stencil_(context, dims, coefficients) {
-    if (depth > 1) blocked_.emplace(context, dims, coefficients, depth);
+    if (depth > 1) blocked_.emplace(context, dims, coefficients, depth, group);
   }
   std::size_t depth() const override { return blocked_ ? blocked_->depth() : 1; }
   void step(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out, const std::vector<DeviceBuffer<T>>&,
@@ -104,7 +105,7 @@ HeatRun HeatSolver<T>::advance(std::size_t steps, const HeatPlan& plan, const He
   const bool incore = layout.decomposition == Decomposition::incore;
   if (incore) layout = {Decomposition::strip, steps, s.extents.back() - 2};
   const bool overlapped = !incore && plan.schedule == Schedule::overlapped;
-  HeatTaskKernels<T> kernels(s.context, s.extents.size(), s.coefficients, plan.depth);
+  HeatTaskKernels<T> kernels(s.context, s.extents.size(), s.coefficients, plan.depth, plan.group);
   detail::PassRunner<T> runner(s.context, s.extents, kernels, s.value_alignment, layout, steps, overlapped);
   if (options.record_timeline) runner.record_timeline();
   run.device_bytes = runner.device_bytes();

@@ -86,7 +86,7 @@ void InDeviceHeat<T>::check_fits(const DeviceInfo& device, const std::vector<std
 
 template <class T>
 InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel,
-                              std::size_t depth)
+                              std::size_t depth, const BlockedGroup& group)
     : impl_(std::make_unique<Impl>(Impl{context, initial.extents(), {}, heat_coefficients<T>(alpha, initial.dims()),
                                         {}, {}, std::nullopt, std::nullopt, std::nullopt, 0})) {
   require_heat_grid(initial.extents(), "the in-device heat solver");
@@ -100,6 +100,8 @@ InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, do
     throw InvalidArgument(kernel == StepKernel::blocked
                               ? "the blocked kernel needs its depth, the steps a launch advances (at least 1)"
                               : "only the blocked kernel takes a depth (steps a launch)");
+  if (kernel != StepKernel::blocked && !group.is_default())
+    throw InvalidArgument("only the blocked kernel takes a work-group (" + to_string(group) + ")");
   check_fits(device, initial.extents());
   require_finite(initial, "initial field");
 
@@ -119,7 +121,7 @@ InDeviceHeat<T>::InDeviceHeat(const Context& context, const Grid<T>& initial, do
     return;
   }
   if (kernel == StepKernel::blocked) {
-    s.blocked.emplace(context, initial.dims(), s.coefficients, depth);
+    s.blocked.emplace(context, initial.dims(), s.coefficients, depth, group);
     return;
   }
   s.naive.emplace(context, initial.width(), initial.height(), s.shape.pitch, s.coefficients);

@@ -37,14 +37,15 @@ std::size_t most_groups(const Context& context, const std::array<std::size_t, 3>
 template <class T>
 class JacobiTaskKernels final : public detail::TaskKernels<T> {
  public:
-  // `buffer`: the nodes of a task's buffer (x: the padded pitch); `depth` sweeps a launch.
+  // `buffer`: the nodes of a task's buffer (x: the padded pitch); `depth` sweeps a launch in
+  // work-groups of `group`.
   JacobiTaskKernels(const Context& context, JacobiCoefficients<T> k, const T* rhs, const std::array<std::size_t, 3>& buffer,
-                    std::size_t tasks, std::size_t depth)
+                    std::size_t tasks, std::size_t depth, const BlockedGroup& group)
       : sweep_(context, k), reduce_(context), rhs_(rhs), tasks_(tasks), updates_(kRing * tasks, T(0)),
         result_(context, 2, "Jacobi task updates") {
     std::size_t partial_values = most_groups(context, buffer);
     if (depth > 1) {
-      blocked_.emplace(context, k, depth);
+      blocked_.emplace(context, k, depth, group);
       partial_values = std::max(partial_values, blocked_->most_groups(buffer));
     }
     for (auto& partial : partial_) partial = DeviceBuffer<T>(context, partial_values, "Jacobi partial updates");
@@ -188,15 +189,16 @@ struct PoissonSolver<T>::Impl {
   double interior() const {
     return static_cast<double>(extents[0] - 2) * static_cast<double>(extents[1] - 2) * static_cast<double>(extents[2] - 2);
   }
-  PoissonRun incore(const PoissonStop& stop, std::size_t test_every, std::size_t depth, StopTracker& tracker);
-  PoissonRun passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped, std::size_t depth,
+  PoissonRun incore(const PoissonStop& stop, std::size_t test_every, std::size_t depth, const BlockedGroup& group,
                     StopTracker& tracker);
+  PoissonRun passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped, std::size_t depth,
+                    const BlockedGroup& group, StopTracker& tracker);
 };
 
 // In core: the field in two buffers and f in a third, rows padded; every `test_every` sweeps a test.
 template <class T>
 PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t test_every, std::size_t depth,
-                                          StopTracker& tracker) {
+                                          const BlockedGroup& group, StopTracker& tracker) {
   BufferShape shape;
   shape.pitch = detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]);
   shape.plane = shape.pitch * extents[1];
@@ -206,7 +208,7 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
   const Box interior_box{{1, 1, 1}, {extents[0] - 1, extents[1] - 1, extents[2] - 1}};
   detail::JacobiBoxSweep<T> sweep(context, coefficients);
   std::optional<detail::JacobiBlockedSweep<T>> blocked;
-  if (depth > 1) blocked.emplace(context, coefficients, depth);
+  if (depth > 1) blocked.emplace(context, coefficients, depth, group);
   const std::size_t groups = blocked ? blocked->groups(interior_box) : sweep.groups(interior_box);
   detail::MaxReduce<T> reduce(context);
   DeviceBuffer<T> partial(context, groups, "Jacobi partial updates"), result(context, 1, "Jacobi update");
@@ -273,13 +275,13 @@ PoissonRun PoissonSolver<T>::Impl::incore(const PoissonStop& stop, std::size_t t
 
 template <class T>
 PoissonRun PoissonSolver<T>::Impl::passes(const PoissonStop& stop, const PyramidLayout& layout, bool overlapped,
-                                          std::size_t depth, StopTracker& tracker) {
+                                          std::size_t depth, const BlockedGroup& group, StopTracker& tracker) {
   const std::size_t height = layout.height;
   const std::size_t tasks = detail::Cut(extents[2], layout.task_extent).tiles();
   const std::size_t planes = std::min(extents[2], layout.task_extent + 2 * height);
   JacobiTaskKernels<T> kernels(context, coefficients, rhs.data(),
                                {detail::grid_pitch(context.device(), sizeof(T), 3, extents[0]), extents[1], planes}, tasks,
-                               depth);
+                               depth, group);
   detail::PassRunner<T> runner(context, extents, kernels, value_alignment, layout, stop.max_sweeps, overlapped);
   PoissonRun run;
   run.device_bytes = runner.device_bytes();
@@ -336,14 +338,15 @@ PoissonRun PoissonSolver<T>::solve(const PoissonStop& stop, const HeatPlan& plan
     StopTracker tracker(stop, options);
     const bool incore = plan.layout.decomposition == Decomposition::incore;
     if (incore) {
-      run = s.incore(stop, plan.layout.height > 0 ? plan.layout.height : kDefaultIncoreCheck, plan.depth, tracker);
+      run = s.incore(stop, plan.layout.height > 0 ? plan.layout.height : kDefaultIncoreCheck, plan.depth, plan.group,
+                     tracker);
     } else {
       if (plan.layout.decomposition != Decomposition::strip) {
         throw InvalidArgument(std::string("the Poisson solver runs in core or in strip passes, not ") +
                               to_string(plan.layout.decomposition));
       }
       validate(plan.layout, s.extents, stop.max_sweeps);
-      run = s.passes(stop, plan.layout, plan.schedule == Schedule::overlapped, plan.depth, tracker);
+      run = s.passes(stop, plan.layout, plan.schedule == Schedule::overlapped, plan.depth, plan.group, tracker);
     }
     run.reason = tracker.reason();
     run.update = tracker.update();

@@ -66,6 +66,7 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   PlannedHeatRun run;
   run.schedule = request.schedule;
   run.depth = request.depth.value_or(1);
+  run.group = request.group;
   if (run.depth == 0)
     throw InvalidArgument("a depth of 0 (the tuned one) is resolved by advance_heat(); plan a depth of at least 1");
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));

@@ -66,6 +66,7 @@ PlannedPoissonRun plan_poisson(const PoissonSolver<T>& solver, const PoissonStop
   PlannedPoissonRun run;
   run.schedule = request.schedule;
   run.depth = request.depth;
+  run.group = request.group;
   if (run.depth == 0) throw InvalidArgument("a Poisson plan runs at least one sweep a launch (depth >= 1)");
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   const std::size_t layers = poisson_buffer_layers(request.schedule);

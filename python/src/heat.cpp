@@ -60,6 +60,7 @@ py::dict report(const Context& context, const std::vector<std::size_t>& extents,
   planned["tasks"] = plan.prediction.tasks;
   planned["passes"] = plan.prediction.passes;
   planned["depth"] = outcome.planned.depth;
+  planned["group"] = to_string(outcome.planned.group);
   planned["schedule"] = to_string(outcome.planned.schedule);
   py::dict r;
   r["device"] = context.device().label();
@@ -89,7 +90,7 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable alpha before any work
   const Context context = context_of(a.context);
   HeatPlanRequest request = plan_request(a);
-  if (!a.depth) request.depth = default_heat_depth(context.device());
+  if (!a.depth) request.depth = default_blocking_depth(context.device());
   std::optional<DeviceProfile> given_profile;
   if (!a.profile.is_none()) given_profile = profile_of(a.profile.cast<py::dict>());
 

@@ -22,7 +22,7 @@ struct PoissonArguments {
   py::object device_memory, context, progress, profile;
   std::string mode;
   std::optional<std::size_t> height;
-  std::size_t depth = 1;
+  std::optional<std::size_t> depth;  // none: the device's default
   bool serial = false;
 };
 
@@ -30,7 +30,7 @@ PoissonPlanRequest plan_request(const PoissonArguments& a) {
   PoissonPlanRequest request;
   request.mode = parse_poisson_mode(a.mode);
   request.height = a.height;
-  request.depth = a.depth;
+  request.depth = a.depth.value_or(1);
   if (!a.device_memory.is_none()) request.device_memory = memory_size(a.device_memory);
   request.schedule = a.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -61,6 +61,7 @@ py::dict report(const Context& context, const std::vector<std::size_t>& extents,
   planned["tasks"] = run.tasks;
   planned["passes"] = run.passes;
   planned["depth"] = outcome.planned.depth;
+  planned["group"] = to_string(outcome.planned.group);
   planned["schedule"] = to_string(outcome.planned.schedule);
   const double interior = model::Problem{extents, 1}.interior_nodes();
   py::dict r;
@@ -99,8 +100,9 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
   }
   const double spacing = a.spacing ? *a.spacing : 1.0 / static_cast<double>(fastest_first[0] - 1);
   jacobi_coefficients<T>(spacing);  // refuse a bad spacing before any work
-  const PoissonPlanRequest request = plan_request(a);
+  PoissonPlanRequest request = plan_request(a);
   const Context context = context_of(a.context);
+  if (!a.depth) request.depth = default_blocking_depth(context.device());  // tuned on GPUs
   std::optional<DeviceProfile> given_profile;
   if (!a.profile.is_none()) given_profile = profile_of(a.profile.cast<py::dict>());
 
@@ -138,7 +140,7 @@ void define_poisson(py::module_& module) {
       "poisson",
       [](const py::array_t<T, py::array::c_style>& f, const py::array_t<T, py::array::c_style>& u0,
          std::optional<double> spacing, double tol, std::size_t max_sweeps, py::object device_memory, std::string mode,
-         std::optional<std::size_t> height, std::size_t depth, bool serial, py::object progress, py::object profile,
+         std::optional<std::size_t> height, std::optional<std::size_t> depth, bool serial, py::object progress, py::object profile,
          py::object context) {
         return poisson<T>(f, u0, {spacing, tol, max_sweeps, std::move(device_memory), std::move(context),
                                   std::move(progress), std::move(profile), std::move(mode), height, depth, serial});

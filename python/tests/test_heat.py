@@ -55,7 +55,7 @@ def test_the_report_has_the_plan_and_the_measured_and_predicted_time(context, pr
     assert report["alpha"] == pytest.approx(0.2) and report["size"] == [80, 64] and report["dtype"] == "float32"
     assert report["time_s"] > 0 and report["predicted_s"] > 0 and report["ns_per_node"] > 0
     assert report["profile"] == "given" and report["device"] == context.device["label"]
-    assert {"decomposition", "height", "task_extent", "tasks", "passes", "depth", "schedule"} <= report["plan"].keys()
+    assert {"decomposition", "height", "task_extent", "tasks", "passes", "depth", "group", "schedule"} <= report["plan"].keys()
 
 
 def test_dtypes_are_kept_converted_or_refused(context, profile):

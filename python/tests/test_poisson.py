@@ -63,3 +63,13 @@ def test_errors(context, profile):
                          profile=profile)
     with pytest.raises(ziggurat.InvalidArgument, match="strip"):
         ziggurat.poisson(np.zeros((5, 5, 5), np.float32), mode="block", context=context, profile=profile)
+
+
+def test_the_tuned_depth_gives_the_bits_of_single_sweeps(context, profile):
+    rng = np.random.default_rng(8)
+    u0, f = (rng.uniform(-1, 1, (20, 12, 16)).astype(np.float32) for _ in range(2))
+    one, _ = ziggurat.poisson(f, u0, tol=0, max_sweeps=9, mode="incore", depth=1, context=context, profile=profile)
+    tuned, report = ziggurat.poisson(f, u0, tol=0, max_sweeps=9, mode="incore", depth="auto", context=context,
+                                     profile=profile)
+    assert report["plan"]["depth"] >= 1 and (report["plan"]["group"] == "default") == (report["plan"]["depth"] == 1)
+    assert tuned.tobytes() == one.tobytes()

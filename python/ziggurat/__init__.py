@@ -79,7 +79,7 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
 
 
 def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memory=None, mode="auto", height=None,
-            depth=1, serial=False, progress=None, profile=None, context=None):
+            depth=None, serial=False, progress=None, profile=None, context=None):
     """Solves -Laplace(u) = f on a 3D grid by Jacobi sweeps; returns (u, report).
 
     f: the right-hand side, shape (D, H, W) (at least 3 nodes an axis; D may be far larger than H
@@ -92,7 +92,7 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
         tol (0 runs exactly max_sweeps sweeps); tests come after each pass (in core: every `height`
         sweeps, default 32).
     device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
-        launch), serial, profile, context: as for heat().
+        launch, "auto" or None as for heat()), serial, profile, context: as for heat().
     progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
         eta_seconds). An exception it raises stops the run, as Ctrl-C does after the pass (or
         stopping test) it interrupted.
@@ -106,7 +106,7 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     """
     max_sweeps = _checks.count(max_sweeps, "max_sweeps")
     height = _checks.optional_count(height, "height")
-    depth = _checks.depth(depth, allow_auto=False)
+    depth = _checks.depth(depth)
     values = np.asarray(f)
     guess = None if u0 is None else np.asarray(u0)
     dtype = _real_dtype(np.result_type(values, guess) if guess is not None else values.dtype, "f")

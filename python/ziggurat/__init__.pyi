@@ -61,7 +61,7 @@ def poisson(
     device_memory: MemorySize = None,
     mode: Literal["auto", "incore", "strip"] = "auto",
     height: Optional[int] = None,
-    depth: int = 1,
+    depth: Union[int, Literal["auto"], None] = None,
     serial: bool = False,
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     profile: Optional[Dict[str, Any]] = None,

@@ -24,13 +24,13 @@ def optional_count(value, name, minimum=1):
     return None if value is None else count(value, name, minimum)
 
 
-def depth(value, allow_auto=True):
-    """A depth (steps a launch): an int >= 1, or "auto" (0 to the module) where `allow_auto`."""
-    if allow_auto and (value is None or value == "auto"):
+def depth(value):
+    """A depth (steps or sweeps a launch): an int >= 1, or "auto" (0 to the module), or None (the
+    device's default)."""
+    if value is None or value == "auto":
         return None if value is None else 0
     if not _is_integer(value) or value < 1:
-        also = ' or "auto"' if allow_auto else ""
-        raise InvalidArgument(f"depth is an integer >= 1{also}, not {value!r}")
+        raise InvalidArgument(f'depth is an integer >= 1 or "auto", not {value!r}')
     return int(value)
 
 

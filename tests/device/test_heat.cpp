@@ -79,15 +79,17 @@ TEST_CASE_TEMPLATE("in-device heat matches the CPU reference on odd sizes", T, f
 // The blocked kernel (several steps a launch on chip) against single steps of the aligned
 // kernel, bit for bit, at every depth; steps not a multiple of the depth end with a shorter launch.
 template <class T>
-void compare_blocked(Context& context, const std::vector<std::size_t>& extents, std::size_t depth, std::size_t steps) {
+void compare_blocked(Context& context, const std::vector<std::size_t>& extents, std::size_t depth, std::size_t steps,
+                     const BlockedGroup& group = {}) {
   const Grid<T> initial = test::random_field<T>(extents, 77);
   const double alpha = 0.9 * max_stable_alpha(extents.size());
   InDeviceHeat<T> single(context, initial, alpha);
   single.advance(steps);
-  InDeviceHeat<T> blocked(context, initial, alpha, StepKernel::blocked, depth);
+  InDeviceHeat<T> blocked(context, initial, alpha, StepKernel::blocked, depth, group);
   blocked.advance(steps);
   const Grid<T> want = single.read(), got = blocked.read();
   CAPTURE(extents_string(extents));
+  CAPTURE(to_string(group));
   CAPTURE(depth);
   CAPTURE(steps);
   CHECK(identical_nodes(got, want) == want.size());
@@ -110,12 +112,26 @@ TEST_CASE_TEMPLATE("blocked in-device heat gives the bits of single steps", T, f
   }, test::needs_for<T>());
 }
 
+TEST_CASE("every work-group the tuner tries gives the bits of single steps") {
+  for_each_device([](Context& context) {
+    // Rows of other widths (2D), tiles of other shapes (3D), each with several groups a side.
+    for (const BlockedGroup group : {BlockedGroup{64, 1}, BlockedGroup{128, 1}})
+      for (const auto& extents : std::vector<std::vector<std::size_t>>{{33, 17}, {517, 301}}) compare_blocked<float>(context, extents, 5, 11, group);
+    for (const BlockedGroup group : {BlockedGroup{64, 4}, BlockedGroup{16, 16}})
+      compare_blocked<float>(context, {45, 37, 70}, 2, 7, group);
+  });
+}
+
 TEST_CASE("blocked in-device heat refuses what it cannot do") {
   for_each_device([](Context& context) {
     const Grid<float> grid = test::random_field<float>({40, 30}, 5);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked), InvalidArgument);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::aligned, 4), InvalidArgument);
     CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked, 200), UnsupportedFeature);
+    // A group the depth would leave less than half of to own, or more work-items than any device runs.
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked, 5, {16, 1}), UnsupportedFeature);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::blocked, 2, {1u << 20, 1}), UnsupportedFeature);
+    CHECK_THROWS_AS(InDeviceHeat<float>(context, grid, 0.2, StepKernel::aligned, 0, {64, 1}), InvalidArgument);
   });
 }
 

@@ -102,7 +102,8 @@ TEST_CASE_TEMPLATE("every Poisson plan gives the bits of the same sweeps in core
 // Each request run with one sweep a launch and with `depth`: the same field bits and the same
 // largest update of the last sweep (the stopping test's value).
 template <class T>
-void check_depth(Context& context, const std::vector<std::size_t>& extents, std::size_t sweeps, std::size_t depth) {
+void check_depth(Context& context, const std::vector<std::size_t>& extents, std::size_t sweeps, std::size_t depth,
+                 const BlockedGroup& group = {}) {
   const Problem<T> p = random_problem<T>(extents);
   PoissonSolver<T> sizing(context, p.initial, p.rhs, p.spacing);
   std::vector<PoissonPlanRequest> requests;
@@ -124,9 +125,11 @@ void check_depth(Context& context, const std::vector<std::size_t>& extents, std:
     PoissonSolver<T> single(context, p.initial, p.rhs, p.spacing), blocked(context, p.initial, p.rhs, p.spacing);
     const PoissonRun one = solve_poisson(single, PoissonStop{0, sweeps}, request, fixed_profile()).run;
     request.depth = depth;
+    request.group = group;
     const PoissonOutcome many = solve_poisson(blocked, PoissonStop{0, sweeps}, request, fixed_profile());
     CAPTURE(extents_string(extents));
     CAPTURE(depth);
+    CAPTURE(to_string(group));
     CAPTURE(to_string(many.planned.predicted.layout.decomposition));
     CAPTURE(many.planned.predicted.layout.height);
     CHECK(many.planned.depth == depth);
@@ -141,6 +144,7 @@ TEST_CASE_TEMPLATE("several Jacobi sweeps a launch give the bits and the update 
     for (const std::size_t depth : std::is_same_v<T, float> ? std::vector<std::size_t>{2, 5} : std::vector<std::size_t>{3})
       check_depth<T>(context, {45, 39, 40}, 11, depth);
     check_depth<T>(context, {3, 3, 9}, 5, std::is_same_v<T, float> ? 2 : 3);
+    if (std::is_same_v<T, float>) check_depth<T>(context, {45, 39, 40}, 11, 2, {64, 4});  // a tile the tuner tries
   }, test::needs_for<T>());
 }
 

@@ -121,8 +121,8 @@ TEST_CASE("device labels name the device and its platform") {
 }
 
 TEST_CASE("heat runs that name no depth take the tuned one on GPUs and accelerators, single steps elsewhere") {
-  CHECK(default_heat_depth(kDevices[0]) == 0);  // NVIDIA GPU
-  CHECK(default_heat_depth(kDevices[1]) == 1);  // PoCL CPU
-  CHECK(default_heat_depth(kDevices[2]) == 0);  // AMD GPU
-  CHECK(default_heat_depth(kDevices[3]) == 0);  // accelerator
+  CHECK(default_blocking_depth(kDevices[0]) == 0);  // NVIDIA GPU
+  CHECK(default_blocking_depth(kDevices[1]) == 1);  // PoCL CPU
+  CHECK(default_blocking_depth(kDevices[2]) == 0);  // AMD GPU
+  CHECK(default_blocking_depth(kDevices[3]) == 0);  // accelerator
 }

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "blocking_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
@@ -86,18 +87,6 @@ std::vector<std::size_t> grid_extents(const HeatOptions& options) {
   return extents;
 }
 
-// --depth: a whole number >= 1, or auto (0: the tuned depth).
-std::size_t parse_depth(const std::string& text) {
-  if (text == "auto") return 0;
-  try {
-    std::size_t used = 0;
-    const unsigned long depth = std::stoul(text, &used);
-    if (used == text.size() && depth >= 1 && text.find('-') == std::string::npos) return depth;
-  } catch (const std::exception&) {
-  }
-  throw InvalidArgument("--depth is auto or a whole number >= 1 (steps a launch), not '" + text + "'");
-}
-
 HeatPlanRequest plan_request(const HeatOptions& options) {
   HeatPlanRequest request;
   try {
@@ -122,7 +111,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
     }
     request.height = options.height;
   }
-  if (!options.depth.empty()) request.depth = parse_depth(options.depth);
+  if (!options.depth.empty()) request.depth = parse_depth(options.depth, "steps");
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
   request.schedule = options.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -185,7 +174,9 @@ void show_progress(const HeatProgress& p) {
 std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
   const model::Plan& plan = planned.predicted;
   const PyramidLayout& layout = plan.layout;
-  const std::string launches = planned.depth > 1 ? ", " + std::to_string(planned.depth) + " steps a launch" : "";
+  const std::string launches =
+      planned.depth > 1 ? ", " + std::to_string(planned.depth) + " steps a launch in work-groups of " + to_string(planned.group)
+                        : "";
   if (layout.decomposition == Decomposition::incore) return "incore: the whole grid on the device" + launches;
   const bool block = layout.decomposition == Decomposition::block;
   const std::string unit = block ? "blocks" : dims == 3 ? "strips of planes" : dims == 1 ? "strips of nodes" : "strips of rows";
@@ -324,9 +315,9 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
 }
 
-// Without --depth, the device's default (default_heat_depth(): tuned on GPUs, 1 elsewhere).
+// Without --depth, the device's default (default_blocking_depth(): tuned on GPUs, 1 elsewhere).
 HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& options, const DeviceInfo& device) {
-  if (options.depth.empty()) request.depth = default_heat_depth(device);
+  if (options.depth.empty()) request.depth = default_blocking_depth(device);
   return request;
 }
 
@@ -468,6 +459,7 @@ void run(const HeatOptions& options) {
         {"tasks", plan.prediction.tasks},
         {"passes", plan.prediction.passes},
         {"depth", outcome.planned.depth},
+        {"group", to_string(outcome.planned.group)},
         {"schedule", to_string(outcome.planned.schedule)}}},
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
@@ -486,13 +478,7 @@ void run(const HeatOptions& options) {
   } else {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
-  if (outcome.depth_choice) {
-    nlohmann::json candidates = nlohmann::json::object();
-    for (const auto& [depth, seconds] : outcome.depth_choice->seconds) candidates[depth] = seconds * 1e9;
-    summary["depth_tuning"] = {{"key", outcome.depth_choice->key},
-                               {"measured_now", outcome.depth_choice->measured_now},
-                               {"ns_per_node", candidates}};
-  }
+  if (outcome.depth_choice) summary["depth_tuning"] = blocking_json(*outcome.depth_choice);
   if (!options.out.empty()) summary["output"] = options.out;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;

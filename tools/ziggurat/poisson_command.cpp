@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "blocking_options.hpp"
 #include "commands.hpp"
 #include "format.hpp"
 #include "picture.hpp"
@@ -37,7 +38,7 @@ struct PoissonOptions {
   std::size_t max_sweeps = 10000;
   std::string mode = "auto";
   std::size_t height = 0;  // 0: the model's choice
-  std::size_t depth = 1;   // sweeps a launch
+  std::string depth;       // sweeps a launch: N, or auto (tuned); empty: the device's default
   std::string device_mem;
   std::string precision;  // empty: the --rhs array's type, else f32
   std::string device;
@@ -83,7 +84,7 @@ PoissonPlanRequest plan_request(const PoissonOptions& o) {
     throw InvalidArgument("--mode is auto, incore or strip, not '" + o.mode + "'");
   }
   if (o.height > 0) request.height = o.height;
-  request.depth = o.depth;
+  if (!o.depth.empty()) request.depth = parse_depth(o.depth, "sweeps");
   if (!o.device_mem.empty()) request.device_memory = parse_bytes(o.device_mem);
   request.schedule = o.serial ? Schedule::serial : Schedule::overlapped;
   return request;
@@ -140,7 +141,7 @@ void run(const PoissonOptions& o) {
   if (!o.problem.empty() && o.problem != "manufactured") {
     throw InvalidArgument("--problem is 'manufactured' (u* known, f = -Laplace_h u*), not '" + o.problem + "'");
   }
-  const PoissonPlanRequest request = plan_request(o);
+  PoissonPlanRequest request = plan_request(o);
   const auto extents = grid_extents(o);
   const double spacing = o.spacing > 0 ? o.spacing : 1.0 / static_cast<double>(extents[0] - 1);
   jacobi_coefficients<T>(spacing);
@@ -153,6 +154,7 @@ void run(const PoissonOptions& o) {
                     "a " + extents_string(extents) + " Poisson problem in " + type_name<T>());
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
+  if (o.depth.empty()) request.depth = default_blocking_depth(context.device());  // tuned on GPUs
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
   const RunProfile planned_with = run_profile(context, o.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
@@ -201,6 +203,7 @@ void run(const PoissonOptions& o) {
         {"tasks", result.tasks},
         {"passes", result.passes},
         {"depth", outcome.planned.depth},
+        {"group", to_string(outcome.planned.group)},
         {"schedule", to_string(outcome.planned.schedule)}}},
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", result.device_bytes},
@@ -213,6 +216,7 @@ void run(const PoissonOptions& o) {
       {"paper_eq2_ns_per_node_sweep", outcome.planned.paper_ns_per_sweep / interior},
   };
   if (solution) summary["max_error_vs_exact"] = max_difference(solver->data(), *solution);
+  if (outcome.depth_choice) summary["depth_tuning"] = blocking_json(*outcome.depth_choice);
   if (!o.out.empty()) summary["output"] = o.out;
   if (!o.png.empty()) summary["picture"] = o.png;
   if (o.json) {
@@ -261,10 +265,9 @@ void add_poisson_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--max-sweeps", options->max_sweeps, "The most sweeps")->capture_default_str()->check(whole_number(1));
   command->add_option("--mode", options->mode, "auto, incore or strip (pyramid passes)")->capture_default_str();
-  command->add_option("--depth", options->depth, "Sweeps a kernel launch runs with its tile on chip; the same bits as "
-                                                 "single sweeps")
-      ->capture_default_str()
-      ->check(whole_number(1));
+  command->add_option("--depth", options->depth, "Sweeps a kernel launch runs with its tile on chip (the same bits as "
+                                                 "single sweeps), or auto: tuned for the device (measured once, then "
+                                                 "read); default auto on GPUs, 1 elsewhere");
   command->add_option("--height", options->height, "Sweeps per pass (in core: between stopping tests); default: the "
                                                    "model's choice (in core 32)")
       ->check(whole_number(1));

@@ -8,7 +8,7 @@
 
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
-#include "ziggurat/tuning/heat_depth_autotune.hpp"
+#include "ziggurat/tuning/blocking_autotune.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 
 namespace ziggurat {
@@ -17,14 +17,8 @@ namespace ziggurat {
 struct HeatOutcome {
   PlannedHeatRun planned;
   HeatRun run;
-  std::optional<HeatDepthChoice> depth_choice;  ///< how a requested depth of 0 was tuned
+  std::optional<BlockingChoice> depth_choice;  ///< how a requested depth of 0 was tuned
 };
-
-/// The depth (steps a launch) to ask for on `device` when the caller names none: 0, the tuned
-/// depth, on GPUs and accelerators (on an H100 the blocked kernels run 2.5 to 3.4 times as fast as
-/// single steps in 2D), and 1 elsewhere (on PoCL they measured slower, and tuning would build a
-/// program for every candidate depth).
-std::size_t default_heat_depth(const DeviceInfo& device);
 
 /// What advance_heat() plans for `steps` steps of `solver`, without running it (no run in the
 /// outcome): a requested depth of 0 becomes the device's tuned depth first. Errors: those of
@@ -35,7 +29,7 @@ HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const Heat
 
 /// Plans `steps` steps of `solver` as `request` asks with the constants of `profile`, then runs
 /// the plan (zero steps plan and run nothing). A requested depth of 0 becomes the device's tuned
-/// depth (choose_heat_depth(): read, or measured once and recorded), whose measured kernel time the
+/// depth (choose_heat_blocking(): read, or measured once and recorded), whose measured kernel time the
 /// plan then uses. Errors: those of plan_heat(), then those of HeatSolver::advance().
 template <class T>
 HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,

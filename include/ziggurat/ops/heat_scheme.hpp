@@ -14,6 +14,7 @@
 // value is a convex combination of old ones.
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "ziggurat/matrix/grid.hpp"
@@ -22,6 +23,20 @@ namespace ziggurat {
 
 /// The largest stable A for a grid of `dims` dimensions: 1 / (2 dims).
 double max_stable_alpha(std::size_t dims);
+
+/// The work-group of the blocked (several steps a launch) heat and Jacobi kernels: x by y
+/// work-items. 1D and 2D: a row of x items (y = 1), each 2D item holding a column of the strip;
+/// 3D: a tile of x by y items, each holding 4 rows, so that the group covers x by 4y nodes of a
+/// plane. Zeros: the device's default (256 x 1 in 1D and 2D, 32 x 8 in 3D, as far as the device
+/// allows). The tuner (tuning/blocking_autotune.hpp) chooses it with the depth.
+struct BlockedGroup {
+  std::size_t x = 0, y = 0;
+  bool is_default() const { return x == 0 && y == 0; }
+  bool operator==(const BlockedGroup& other) const { return x == other.x && y == other.y; }
+};
+
+/// "256x1"; "default" for zeros.
+std::string to_string(const BlockedGroup& group);
 
 template <class T>
 struct HeatCoefficients {

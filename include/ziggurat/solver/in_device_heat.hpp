@@ -28,12 +28,12 @@ template <class T>
 class InDeviceHeat {
  public:
   /// Uploads `initial` (1 to 3 axes of at least 3 nodes, all finite). `depth`: the steps a launch of
-  /// the blocked kernel advances (at least 1; the other kernels take 0). Throws UnsupportedFeature
-  /// for double on a device without fp64, the naive kernel on a grid that is not 2D, or
-  /// a depth whose tile does not fit the device's local memory; OutOfDeviceMemory when the grid
-  /// does not fit.
+  /// the blocked kernel advances (at least 1; the other kernels take 0), in work-groups of `group`
+  /// (zeros: the device's default). Throws UnsupportedFeature for double on a device without
+  /// fp64, the naive kernel on a grid that is not 2D, or a depth and group the device cannot run;
+  /// OutOfDeviceMemory when the grid does not fit.
   InDeviceHeat(const Context& context, const Grid<T>& initial, double alpha, StepKernel kernel = StepKernel::aligned,
-               std::size_t depth = 0);
+               std::size_t depth = 0, const BlockedGroup& group = {});
   InDeviceHeat(InDeviceHeat&&) noexcept;
   InDeviceHeat& operator=(InDeviceHeat&&) noexcept;
   InDeviceHeat(const InDeviceHeat&) = delete;  // a copy would share the device buffers

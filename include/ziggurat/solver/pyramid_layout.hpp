@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "ziggurat/ops/heat_scheme.hpp"
+
 namespace ziggurat {
 
 enum class Decomposition {
@@ -50,6 +52,8 @@ struct HeatPlan {
   /// Steps a kernel launch advances with the tile on chip (1: one step a launch). A pass of
   /// height n runs as ceil(n / depth) launches, with the bits of single steps.
   std::size_t depth = 1;
+  /// The blocked kernels' work-group when depth > 1 (zeros: the device's default).
+  BlockedGroup group;
 };
 
 /// One task's work on one engine, in seconds since the run's first command started: its upload,

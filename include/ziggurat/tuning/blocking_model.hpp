@@ -11,7 +11,7 @@
 // which only a measurement gives (fit_update_ns); redundancy(T): nodes computed a node owned.
 // What it leaves out: past some depth the kernels' register queues (T values a step) spill and
 // the rate falls (2D float beyond depth 6-8 on an H100, 3D beyond 4), so the depth a run uses is
-// measured (tuning/heat_depth_autotune.hpp); the model says why blocking pays and where it stops.
+// measured (tuning/blocking_autotune.hpp); the model says why blocking pays and where it stops.
 
 #include <cstddef>
 #include <utility>

@@ -37,8 +37,11 @@ struct HeatPlanRequest {
   Schedule schedule = Schedule::overlapped;
   /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. 0: the
   /// depth tuned for the device, which advance_heat() reads or measures
-  /// (tuning/heat_depth_autotune.hpp) before it plans; plan_heat() takes 1 or more.
+  /// (tuning/blocking_autotune.hpp) before it plans; plan_heat() takes 1 or more.
   std::optional<std::size_t> depth;
+  /// The blocked kernels' work-group at that depth (zeros: the device's default; advance_heat()
+  /// sets the tuned one with a depth of 0).
+  BlockedGroup group;
   /// The kernels' time a node and step at `depth`, in ns (advance_heat() sets the tuned depth's
   /// measured time); default: the profile's single-step rate. The model charges it for every step.
   std::optional<double> kernel_ns_per_node;
@@ -54,7 +57,8 @@ struct PlannedHeatRun {
   Schedule schedule = Schedule::overlapped;
   std::uint64_t budget_bytes = 0;  ///< the solver's buffers take at most this much device memory
   std::size_t depth = 1;           ///< steps a kernel launch (HeatPlan::depth)
-  HeatPlan plan() const { return {predicted.layout, schedule, depth}; }
+  BlockedGroup group;              ///< the blocked kernels' work-group (HeatPlan::group)
+  HeatPlan plan() const { return {predicted.layout, schedule, depth, group}; }
 };
 
 /// The model's view of `steps` steps of the solver's grid (rows padded as the solver pads them).

@@ -32,7 +32,10 @@ struct PoissonPlanRequest {
   std::optional<std::size_t> height;           ///< sweeps per pass (in core: between stopping tests)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
-  std::size_t depth = 1;  ///< sweeps a kernel launch runs with its tile on chip (HeatPlan::depth)
+  /// Sweeps a kernel launch runs with its tile on chip (HeatPlan::depth). 0: the depth tuned for
+  /// the device, which solve_poisson() reads or measures first; plan_poisson() takes 1 or more.
+  std::size_t depth = 1;
+  BlockedGroup group;     ///< the blocked kernel's work-group (zeros: the device's default)
 };
 
 /// Device buffers per task slot: two time layers and the right-hand side; two slots when overlapped.
@@ -47,7 +50,8 @@ struct PlannedPoissonRun {
   /// measured upload and download time per value, tau_a the Jacobi sweep's.
   double paper_ns_per_sweep = 0;
   std::size_t depth = 1;  ///< sweeps a launch (PoissonPlanRequest::depth)
-  HeatPlan plan() const { return {predicted.layout, schedule, depth}; }
+  BlockedGroup group;     ///< (PoissonPlanRequest::group)
+  HeatPlan plan() const { return {predicted.layout, schedule, depth, group}; }
 };
 
 /// The model's view of `sweeps` sweeps of the solver's grid.

@@ -1,0 +1,62 @@
+#pragma once
+// Choosing how many steps (sweeps) a blocked kernel launch advances on chip (HeatPlan::depth) and
+// the work-group it runs in (HeatPlan::group), for the heat steps and the Jacobi sweeps: the
+// single-step kernel and the blocked kernel at each candidate depth in the device's default group,
+// then every candidate group at the fastest blocked depth and the next deeper one (a wider group
+// owns more of its tile, so it may go deeper), timed on an in-device grid once per scheme,
+// precision, dimension and device, and kept as a tuning record (tuning/profile_store.hpp) that
+// later runs only read. The heat choice's measured time a node and step is what the cost model
+// then charges for the kernels (HeatPlanRequest::kernel_ns_per_node).
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ziggurat/base/context.hpp"
+#include "ziggurat/ops/heat_scheme.hpp"
+
+namespace ziggurat {
+
+/// The depth (steps or sweeps a launch) to ask for on `device` when the caller names none: 0, the
+/// tuned depth, on GPUs and accelerators (on an H100 the blocked kernels run 2.5 to 3.4 times as
+/// fast as single steps in 2D), and 1 elsewhere (tuning builds a program for every candidate,
+/// which PoCL does slowly).
+std::size_t default_blocking_depth(const DeviceInfo& device);
+
+struct BlockingChoice {
+  std::size_t depth = 1;      ///< 1: the single-step kernel won
+  BlockedGroup group;         ///< the blocked kernel's work-group (zeros when depth is 1)
+  double ns_per_node = 0;     ///< its measured time a node and step
+  std::string key;            ///< the kind of problem, as kept in the tuning record
+  bool measured_now = false;  ///< false when read from the record
+  /// Seconds a node and step of each candidate ("1" the single-step kernel, "4/256x1" the blocked
+  /// one at depth 4 in work-groups of 256 x 1), fastest first.
+  std::vector<std::pair<std::string, double>> seconds;
+};
+
+/// A candidate's name in BlockingChoice::seconds: "1", or "<depth>/<x>x<y>".
+std::string blocking_candidate_name(std::size_t depth, const BlockedGroup& group);
+/// The depth and group a candidate's name stands for; InvalidArgument for any other text.
+std::pair<std::size_t, BlockedGroup> parse_blocking_candidate(const std::string& name);
+
+/// "heat-blocking f32 2d": precision and dimension.
+template <class T>
+std::string heat_blocking_key(std::size_t dims);
+
+/// The fastest depth and group for heat grids of `dims` axes on this device, from the record of
+/// this kind of problem or measured now and recorded. Candidates the device cannot run (local
+/// memory, work-group size, registers) are left out.
+template <class T>
+BlockingChoice choose_heat_blocking(const Context& context, std::size_t dims);
+
+/// "jacobi-blocking f32 3d".
+template <class T>
+std::string jacobi_blocking_key();
+
+/// The same for the Jacobi sweeps of the Poisson solver (3D, one more value a node to stream:
+/// the right-hand side), timed as sweeps of an in-core solve.
+template <class T>
+BlockingChoice choose_jacobi_blocking(const Context& context);
+
+}  // namespace ziggurat
