@@ -244,7 +244,7 @@ void bench(const BenchHeatOptions& options) {
         << " for the out-of-core modes; overlapped schedule; wall time of whole runs (transfers included)\n"
         << "limits: streaming copy " << number_text(copy * 1e-9) << " GB/s (copy kernel " << number_text(kernel_copy * 1e-9)
         << ", clEnqueueCopyBuffer " << number_text(driver_copy * 1e-9) << ") = " << number_text(streaming_ns)
-        << " ns/node (8 B a node and step); bus " << number_text(profile.upload_pinned.bytes_per_s * 1e-9) << " up / "
+        << " ns/node (" << 2 * sizeof(T) << " B a node and step: one read, one write); bus " << number_text(profile.upload_pinned.bytes_per_s * 1e-9) << " up / "
         << number_text(profile.download_pinned.bytes_per_s * 1e-9) << " down GB/s = " << number_text(bus_ns)
         << " ns/node (a value each way per step: the trivial algorithm's limit)\n";
   }
@@ -342,7 +342,7 @@ void bench(const BenchHeatOptions& options) {
                  number_text(1 / r.ns_per_node), number_text(kernel_ns / r.ns_per_node),
                  number_text(streaming_ns / r.ns_per_node), number_text(trivial_ns / r.ns_per_node)});
     }
-    table.add({"limit: streaming copy", "8 B/node", "", "", "", number_text(streaming_ns), number_text(1 / streaming_ns),
+    table.add({"limit: streaming copy", std::to_string(2 * sizeof(T)) + " B/node", "", "", "", number_text(streaming_ns), number_text(1 / streaming_ns),
                number_text(kernel_ns / streaming_ns), "1", number_text(trivial_ns / streaming_ns)});
     table.add({"limit: bus, 1 step a transfer", "", "", "", "", number_text(bus_ns), number_text(1 / bus_ns),
                number_text(kernel_ns / bus_ns), number_text(streaming_ns / bus_ns), number_text(trivial_ns / bus_ns)});
