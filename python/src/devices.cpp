@@ -93,6 +93,10 @@ DeviceProfile profile_of(const py::dict& profile) {
   return profile_from_json(py::module_::import("json").attr("dumps")(profile).cast<std::string>());
 }
 
+py::object json_object(const nlohmann::json& summary) {
+  return py::module_::import("json").attr("loads")(summary.dump());
+}
+
 py::dict profile_dict(const DeviceProfile& profile) {
   return py::module_::import("json").attr("loads")(profile_to_json(profile));
 }

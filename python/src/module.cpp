@@ -44,4 +44,6 @@ PYBIND11_MODULE(_core, module) {
   register_model(module);
   register_sparse(module);
   register_solve(module);
+  register_modes(module);
+  register_wave(module);
 }

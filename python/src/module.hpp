@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
@@ -28,6 +30,8 @@ void register_poisson(py::module_& module);
 void register_model(py::module_& module);
 void register_sparse(py::module_& module);
 void register_solve(py::module_& module);
+void register_modes(py::module_& module);
+void register_wave(py::module_& module);
 
 /// The lock of the process's device work. A Context's queues must not be used by two threads at
 /// once, and the bindings release the GIL while the device works: so each binding that works on a
@@ -67,6 +71,9 @@ struct PlanningProfile {
 /// `given` when there is one, else the device's cached profile, measured now (and cached) when
 /// there is none. Call it without the GIL: a calibration takes a while.
 PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given);
+
+/// A summary the CLI prints as --json (tools/common), as the Python objects json.loads makes of it.
+py::object json_object(const nlohmann::json& summary);
 
 /// "float32" or "float64".
 template <class T>

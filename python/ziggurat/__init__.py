@@ -6,6 +6,7 @@ A thin layer over ziggurat's C++ library (the same functions the `ziggurat` comm
     ctx = ziggurat.Context(device="gpu")            # or "cpu", "nvidia", a device number, None
     u, report = ziggurat.heat(np.random.rand(1024, 1024), steps=1000, device_memory="512MiB", context=ctx)
     x, report = ziggurat.solve(A, b, method="bicgstab", preconditioner="ilu0", tol=1e-8, context=ctx)
+    f, phi, report = ziggurat.modes("cantilever:2x0.1x0.2:40,2,4", modes=6, context=ctx)
     A_dev = ziggurat.DeviceMatrix(A, context=ctx)   # stays on the device; A_dev @ X multiplies
 
 Arrays: float32 and float64 are computed in their own type; integer, boolean and float16 arrays are
@@ -25,11 +26,12 @@ from ._core import (BuildError, Context, DeviceNotFound, DeviceVectors, Error, I
 from ._arrays import real_array as _real_array, real_dtype as _real_dtype
 from . import _checks
 from ._sparse import DeviceMatrix, solve, spmm
+from ._fem import modes, wave
 from . import _core
 
 __all__ = ["BuildError", "Context", "DeviceMatrix", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
            "IoError", "OpenCLError", "OutOfDeviceMemory", "UnsupportedFeature", "ZeroPivot", "__version__", "devices",
-           "heat", "max_stable_alpha", "model", "poisson", "solve", "spmm"]
+           "heat", "max_stable_alpha", "model", "modes", "poisson", "solve", "spmm", "wave"]
 
 
 def max_stable_alpha(dims):

@@ -68,6 +68,53 @@ def poisson(
     context: ContextLike = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
+def modes(
+    mesh: Optional[str] = None,
+    *,
+    material: Union[str, Sequence[float]] = (210e9, 0.3, 7850.0),
+    lumped: bool = False,
+    elements: Optional[npt.ArrayLike] = None,
+    dofs: Optional[npt.ArrayLike] = None,
+    mass: Optional[npt.ArrayLike] = None,
+    modes: int = 10,
+    vectors: Optional[int] = None,
+    tol: Optional[float] = None,
+    max_iterations: int = 100,
+    solve_tol: Optional[float] = None,
+    cg_operator: Literal["assembled", "matrix-free"] = "assembled",
+    preconditioner: Literal["auto", "ilu0", "block-jacobi", "jacobi", "none"] = "auto",
+    ordering: Literal["natural", "levels", "colours", "block-colours"] = "colours",
+    scatter: Literal["auto", "colouring", "atomics"] = "auto",
+    batch_elements: Optional[int] = None,
+    block_size: int = 3,
+    deflation: bool = True,
+    dtype: npt.DTypeLike = "float64",
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, FloatArray, Dict[str, Any]]: ...
+
+def wave(
+    vp: npt.ArrayLike,
+    vs: npt.ArrayLike,
+    rho: npt.ArrayLike,
+    *,
+    dx: float,
+    steps: int,
+    dt: Optional[float] = None,
+    source: Optional[Sequence[float]] = None,
+    source_kind: Literal["explosion", "force"] = "explosion",
+    force: Optional[Sequence[float]] = None,
+    freq: float = 15.0,
+    receivers: Optional[npt.ArrayLike] = None,
+    absorbing: int = 20,
+    dtype: npt.DTypeLike = "float32",
+    devices: Optional[str] = None,
+    halo_steps: Optional[int] = None,
+    split: Literal["measured", "equal"] = "measured",
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    context: ContextLike = None,
+) -> Tuple[FloatArray, Dict[str, Any]]: ...
+
 def model(
     grid: Union[int, Sequence[int]],
     steps: int = 1000,

@@ -51,3 +51,26 @@ def profile(value):
         raise InvalidArgument(f"profile is the dict Context.calibrate() returns (json.load a saved one), not a "
                               f"{type(value).__name__}")
     return value
+
+
+def tolerance(value, name):
+    """None (the default: 0 to the module), or a positive finite number; else InvalidArgument."""
+    if value is None:
+        return 0.0
+    if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_)):
+        if np.isfinite(value) and value > 0:
+            return float(value)
+    raise InvalidArgument(f"{name} is a positive number, not {value!r}")
+
+
+def numbers_text(value, count_, name):
+    """A text "a,b,c" of `count_` finite numbers (as the CLI takes it) from a sequence or a text."""
+    if isinstance(value, str):
+        return value
+    try:
+        items = [float(v) for v in value]
+    except (TypeError, ValueError):
+        items = []
+    if len(items) != count_ or not all(np.isfinite(items)):
+        raise InvalidArgument(f"{name} is {count_} finite numbers, not {value!r}")
+    return ",".join(repr(v) for v in items)

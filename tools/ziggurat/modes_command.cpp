@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "modes_run.hpp"
 #include "picture.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -20,7 +21,6 @@
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
-#include "ziggurat/tuning/ebe_autotune.hpp"
 
 namespace ziggurat::cli {
 
@@ -33,73 +33,24 @@ struct ModesOptions {
   std::string material = "210e9,0.3,7850";
   bool lumped = false;
   std::string elements, dofs, mass;
-  std::size_t modes = 10;
-  std::size_t vectors = 0;
-  double tolerance = 0;
-  std::size_t max_iterations = 100;
-  double solve_tolerance = 0;
-  std::string cg_operator = "assembled";
-  std::string preconditioner = "auto";
-  std::string ordering = "colours";
-  std::string scatter = "auto";
-  std::size_t batch_elements = 0;
-  std::size_t block_size = 3;
+  ModesSettings settings;
   std::string precision;
   std::string device;
   std::string out;
   std::string png;
   std::string save_model;
-  bool no_deflation = false;
   bool quiet = false;
   bool json = false;
 };
 
-// K and M, generated or read; a generated model keeps its geometry for the picture.
 template <class T>
-struct Model {
-  std::optional<ElasticModel<T>> generated;
-  ElementSet<T> stiffness, mass;  // read from files (empty for a generated model)
-  std::string description;
-  const ElementSet<T>& k() const { return generated ? generated->stiffness : stiffness; }
-  const ElementSet<T>& m() const { return generated ? generated->mass : mass; }
-};
-
-BoxMesh parse_mesh(const std::string& text) {
-  const std::string prefix = "cantilever:";
-  if (text.rfind(prefix, 0) != 0)
-    throw InvalidArgument("--mesh is cantilever:LxWxH:nx,ny,nz (e.g. cantilever:2x0.1x0.1:40,2,2), not '" + text + "'");
-  return parse_box(text.substr(prefix.size()));
-}
-
-// The identity as elements of one DOF each: the standard problem K phi = lambda phi.
-template <class T>
-ElementSet<T> identity_mass(std::size_t dofs) {
-  ElementSet<T> m;
-  m.dofs = dofs;
-  m.element_size = 1;
-  m.matrices.assign(dofs, T(1));
-  m.indices.resize(dofs);
-  for (std::size_t i = 0; i < dofs; ++i) m.indices[i] = static_cast<std::int32_t>(i);
-  return m;
-}
-
-template <class T>
-Model<T> load_model(const ModesOptions& o) {
-  Model<T> model;
-  if (!o.mesh.empty()) {
-    const BoxMesh box = parse_mesh(o.mesh);
-    model.generated = cantilever<T>(box, parse_material(o.material), o.lumped ? MassKind::lumped : MassKind::consistent);
-    model.description = "cantilever " + number_text(box.lx) + " x " + number_text(box.ly) + " x " +
-                        number_text(box.lz) + " m, " + std::to_string(box.nx) + " x " + std::to_string(box.ny) +
-                        " x " + std::to_string(box.nz) + " bricks, clamped at x = 0, " +
-                        (o.lumped ? "lumped" : "consistent") + " mass";
-    return model;
-  }
-  model.stiffness = load_elements<T>(o.elements, o.dofs);
-  model.mass = o.mass.empty() ? identity_mass<T>(model.stiffness.dofs)
-                              : load_elements<T>(o.mass, o.dofs, model.stiffness.dofs);
-  model.description = o.elements + " with " + o.dofs + (o.mass.empty() ? ", identity mass" : ", mass " + o.mass);
-  return model;
+ModesModel<T> load_model(const ModesOptions& o) {
+  if (!o.mesh.empty()) return cantilever_model<T>(o.mesh, o.material, o.lumped);
+  ElementSet<T> stiffness = load_elements<T>(o.elements, o.dofs);
+  std::optional<ElementSet<T>> mass;
+  if (!o.mass.empty()) mass = load_elements<T>(o.mass, o.dofs, stiffness.dofs);
+  return element_model<T>(std::move(stiffness), std::move(mass),
+                          o.elements + " with " + o.dofs + (o.mass.empty() ? ", identity mass" : ", mass " + o.mass));
 }
 
 void check_sources(const ModesOptions& o) {
@@ -192,80 +143,7 @@ void show_progress(const SubspaceProgress& p) {
 }
 
 template <class T>
-SubspaceOptions solver_options(const Context& context, const ModesOptions& o, const ElementSet<T>& stiffness,
-                               bool progress) {
-  SubspaceOptions s;
-  s.modes = o.modes;
-  s.vectors = o.vectors;
-  s.tolerance = o.tolerance;
-  s.max_iterations = o.max_iterations;
-  s.solve_tolerance = o.solve_tolerance;
-  s.block_size = o.block_size;
-  s.deflation = !o.no_deflation;
-  try {
-    s.cg_operator = parse_cg_operator(o.cg_operator);
-    // auto: ILU(0) on the assembled K; block Jacobi matrix-free, where ILU(0) cannot run.
-    s.preconditioner = o.preconditioner != "auto"                     ? sparse::parse_preconditioner(o.preconditioner)
-                       : s.cg_operator == CgOperator::assembled ? sparse::PreconditionerKind::ilu0
-                                                                : sparse::PreconditionerKind::block_jacobi;
-    s.ordering = sparse::parse_ordering(o.ordering);
-    if (o.scatter != "auto") s.ebe.scatter = parse_ebe_scatter(o.scatter);
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(std::string(e.what()) + " (--cg-operator / --preconditioner / --ordering / --scatter)");
-  }
-  // auto: the scatter that measured faster for this kind of problem on this device.
-  if (o.scatter == "auto")
-    s.ebe.scatter = choose_ebe_scatter(context, stiffness, iteration_vectors(s, stiffness.dofs)).scatter;
-  s.ebe.batch_elements = o.batch_elements;
-  if (progress) s.progress = show_progress;
-  return s;
-}
-
-template <class T>
-nlohmann::json summary(const Context& context, const ModesOptions& o, const Model<T>& model,
-                       const SubspaceResult<T>& r, const SubspaceOptions& options) {
-  const SubspaceTimes& t = r.times;
-  return {{"device", context.device().name},
-          {"platform", context.device().platform_name},
-          {"driver", context.device().driver_version},
-          {"model", model.description},
-          {"dofs", model.k().dofs},
-          {"elements", model.k().count()},
-          {"element_size", model.k().element_size},
-          {"precision", sizeof(T) == 4 ? "f32" : "f64"},
-          {"modes", o.modes},
-          {"vectors", r.vectors},
-          {"scatter", to_string(options.ebe.scatter)},
-          {"cg_operator", to_string(options.cg_operator)},
-          {"preconditioner", sparse::to_string(options.preconditioner)},
-          {"deflation", !o.no_deflation && std::is_same_v<T, double>},
-          {"ordering", options.preconditioner == sparse::PreconditionerKind::ilu0 ? o.ordering : "natural"},
-          {"converged", r.converged},
-          {"reason", r.reason},
-          {"iterations", r.iterations},
-          {"cg_iterations", r.solve_iterations},
-          {"eigenvalues", r.eigenvalues},
-          {"frequencies_hz", r.frequencies},
-          {"residuals", r.residuals},
-          {"changes", r.changes},
-          {"times_s",
-           {{"setup", t.setup},
-            {"mass", t.mass},
-            {"solve", t.solve},
-            {"solve_device",
-             {{"products", t.solve_products},
-              {"preconditioner", t.solve_preconditioner},
-              {"vector_ops", t.solve_vector_ops},
-              {"deflation", t.solve_deflation}}},
-            {"projection", t.projection},
-            {"small", t.small},
-            {"update", t.update},
-            {"residual", t.residual},
-            {"total", t.total}}}};
-}
-
-template <class T>
-void print_text(const Context& context, const ModesOptions& o, const Model<T>& model, const SubspaceResult<T>& r,
+void print_text(const Context& context, const ModesOptions& o, const ModesModel<T>& model, const SubspaceResult<T>& r,
                 const SubspaceOptions& options) {
   const SubspaceTimes& t = r.times;
   std::cout << "device      " << context.device().label() << "\n"
@@ -275,7 +153,7 @@ void print_text(const Context& context, const ModesOptions& o, const Model<T>& m
             << to_string(options.ebe.scatter) << "\n"
             << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
             << sparse::to_string(options.preconditioner) << "\n"
-            << "iteration   " << o.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
+            << "iteration   " << o.settings.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
             << r.iterations << " iterations, " << r.solve_iterations << " CG iterations)\n"
             << "time        " << number_text(t.total) << " s: setup " << number_text(t.setup) << ", M X "
             << number_text(t.mass) << ", solve " << number_text(t.solve) << ", projection " << number_text(t.projection)
@@ -305,16 +183,18 @@ void run(const ModesOptions& o) {
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  const Model<T> model = load_model<T>(o);
+  const ModesModel<T> model = load_model<T>(o);
   if (!o.save_model.empty()) save_model(o.save_model, *model.generated);
-  const SubspaceOptions options = solver_options<T>(context, o, model.k(), progress);
+  SubspaceOptions options =
+      subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter");
+  if (progress) options.progress = show_progress;
   const SubspaceResult<T> result = subspace_iteration(context, model.k(), model.m(), options);
   if (progress) std::cerr << "\n";
   const std::size_t p = result.eigenvalues.size();
   if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
   if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
   if (o.json) {
-    nlohmann::json s = summary(context, o, model, result, options);
+    nlohmann::json s = modes_summary(context, o.settings, model, result, options);
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
     std::cout << s.dump(2) << "\n";
@@ -340,35 +220,36 @@ void add_modes_command(CLI::App& app) {
                                                "constrained");
   command->add_option("--mass", options->mass, "Element mass matrices, .npy (m, l, l) with the same --dofs; default: "
                                                "the identity (K phi = lambda phi)");
-  command->add_option("--modes", options->modes, "How many of the lowest modes")->capture_default_str()->check(whole_number(1));
-  command->add_option("--vectors", options->vectors, "Iteration vectors q (default min(2p, p + 8))")->check(whole_number(1));
-  command->add_option("--tol", options->tolerance, "Stop when no wanted eigenvalue changes by more than this, "
+  command->add_option("--modes", options->settings.modes, "How many of the lowest modes")->capture_default_str()->check(whole_number(1));
+  command->add_option("--vectors", options->settings.vectors, "Iteration vectors q (default min(2p, p + 8))")->check(whole_number(1));
+  command->add_option("--tol", options->settings.tolerance, "Stop when no wanted eigenvalue changes by more than this, "
                                                    "relative (default 1e-10 in f64, 1e-4 in f32)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--max-iterations", options->max_iterations, "The most subspace iterations")
+  command->add_option("--max-iterations", options->settings.max_iterations, "The most subspace iterations")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--solve-tol", options->solve_tolerance, "CG's tolerance on ||r|| / ||b|| (default 1e-10 in "
+  command->add_option("--solve-tol", options->settings.solve_tolerance, "CG's tolerance on ||r|| / ||b|| (default 1e-10 in "
                                                                "f64, 1e-5 in f32)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--cg-operator", options->cg_operator, "How CG applies K: assembled (block CSR) or "
+  command->add_option("--cg-operator", options->settings.cg_operator, "How CG applies K: assembled (block CSR) or "
                                                              "matrix-free (element by element, nothing assembled)")
       ->capture_default_str();
-  command->add_option("--preconditioner", options->preconditioner, "CG's: ilu0 (assembled only), block-jacobi, "
+  command->add_option("--preconditioner", options->settings.preconditioner, "CG's: ilu0 (assembled only), block-jacobi, "
                                                                    "jacobi, none, or auto (ilu0 assembled, "
                                                                    "block-jacobi matrix-free)")
       ->capture_default_str();
-  command->add_option("--ordering", options->ordering, "ILU(0)'s ordering: natural, levels, colours or "
+  command->add_option("--ordering", options->settings.ordering, "ILU(0)'s ordering: natural, levels, colours or "
                                                        "block-colours")
       ->capture_default_str();
-  command->add_flag("--no-deflation", options->no_deflation, "Plain CG: no deflation by the Ritz vectors (f32 always runs without)");
-  command->add_option("--block-size", options->block_size, "DOFs per node: the block size of the assembled K")
+  command->add_flag("--no-deflation", [options](std::int64_t count) { options->settings.deflation = count == 0; },
+                    "Plain CG: no deflation by the Ritz vectors (f32 always runs without)");
+  command->add_option("--block-size", options->settings.block_size, "DOFs per node: the block size of the assembled K")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
-  command->add_option("--scatter", options->scatter, "How element products add into M X: colouring, atomics, or "
+  command->add_option("--scatter", options->settings.scatter, "How element products add into M X: colouring, atomics, or "
                                                      "auto (the faster on this device, measured once and recorded)")
       ->capture_default_str();
-  command->add_option("--batch-elements", options->batch_elements, "Stream the elements through the device in "
+  command->add_option("--batch-elements", options->settings.batch_elements, "Stream the elements through the device in "
                                                                    "batches of this many (default: resident)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default f64");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");

@@ -17,6 +17,7 @@
 #include "picture.hpp"
 #include "ranks.hpp"
 #include "run_profile.hpp"
+#include "wave_run.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
@@ -59,13 +60,6 @@ struct WaveOptions {
   bool json = false;
 };
 
-// The axes of a --dims run, as the options name them.
-const char* axes_text(std::size_t dims) { return dims == 3 ? "x,y,z" : "x,z"; }
-
-nlohmann::json node_json(std::size_t dims, const GridNode& n) {
-  return dims == 3 ? nlohmann::json{n.ix, n.iy, n.iz} : nlohmann::json{n.ix, n.iz};
-}
-
 std::string grid_text(const ElasticGrid& grid) {
   return std::to_string(grid.nx) + " x " + (grid.dims == 3 ? std::to_string(grid.ny) + " x " : std::string()) +
          std::to_string(grid.nz);
@@ -91,22 +85,6 @@ std::vector<double> numbers(const std::string& text, std::size_t dims, char sepa
   return values;
 }
 
-// A node index along an axis from a coordinate in metres.
-std::size_t node_at(double metres, double dx, std::size_t nodes, const char* what) {
-  const double index = std::round(metres / dx);
-  if (!(index >= 0 && index < double(nodes)))
-    throw InvalidArgument(std::string(what) + " at " + number_text(metres) + " m lies outside the grid (0 to " +
-                          number_text(double(nodes - 1) * dx) + " m)");
-  return static_cast<std::size_t>(index);
-}
-
-// The node nearest a point given by `dims` coordinates (x, z or x, y, z) in metres.
-GridNode node_near(const ElasticGrid& grid, const double* xyz, const char* what) {
-  if (grid.dims == 2) return {node_at(xyz[0], grid.dx, grid.nx, what), 0, node_at(xyz[1], grid.dx, grid.nz, what)};
-  return {node_at(xyz[0], grid.dx, grid.nx, what), node_at(xyz[1], grid.dx, grid.ny, what),
-          node_at(xyz[2], grid.dx, grid.nz, what)};
-}
-
 std::vector<Layer> read_layers(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read the layer model " + path);
@@ -124,24 +102,17 @@ std::vector<Layer> read_layers(const std::string& path) {
 // The model's cells from three .npy arrays of shape (nz - 1, nx - 1) or (nz - 1, ny - 1, nx - 1).
 ElasticGrid gridded(const WaveOptions& o) {
   if (o.vp.empty() || o.vs.empty() || o.rho.empty()) throw InvalidArgument("a gridded model needs --vp, --vs and --rho");
-  ElasticGrid grid;
-  grid.dims = o.dims;
-  grid.dx = o.dx;
   std::vector<std::size_t> shape, other;
-  grid.vp = read_npy<double>(o.vp, shape);
+  std::vector<double> vp = read_npy<double>(o.vp, shape), vs, rho;
   if (shape.size() != o.dims)
     throw InvalidArgument(o.vp + " must be " + std::to_string(o.dims) + "D with --dims " + std::to_string(o.dims) +
                           ": cells " + (o.dims == 3 ? "(nz - 1, ny - 1, nx - 1)" : "(nz - 1, nx - 1)"));
-  for (const auto& [path, values] : {std::pair{&o.vs, &grid.vs}, std::pair{&o.rho, &grid.rho}}) {
+  for (const auto& [path, values] : {std::pair{&o.vs, &vs}, std::pair{&o.rho, &rho}}) {
     *values = read_npy<double>(*path, other);
     if (other != shape)
       throw InvalidArgument(*path + " has another shape than " + o.vp + ": the three arrays must match");
   }
-  grid.nz = shape[0] + 1;
-  grid.ny = o.dims == 3 ? shape[1] + 1 : 1;
-  grid.nx = shape.back() + 1;
-  validate(grid);
-  return grid;
+  return cell_grid(o.dx, shape, std::move(vp), std::move(vs), std::move(rho));
 }
 
 ElasticGrid load_grid(const WaveOptions& o) {
@@ -167,38 +138,6 @@ ElasticGrid load_grid(const WaveOptions& o) {
   return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
 }
 
-std::vector<GridNode> receiver_nodes(const WaveOptions& o, const ElasticGrid& grid) {
-  std::vector<GridNode> nodes;
-  if (o.receivers.empty()) {  // every tenth node along x on the surface (through the middle in y)
-    for (std::size_t ix = 0; ix < grid.nx; ix += 10) nodes.push_back({ix, grid.dims == 3 ? grid.ny / 2 : 0, 0});
-    return nodes;
-  }
-  std::vector<std::size_t> shape;
-  const std::vector<double> xyz = read_npy<double>(o.receivers, shape);
-  if (shape.size() != 2 || shape[1] != grid.dims)
-    throw InvalidArgument(o.receivers + " must have shape (receivers, " + std::to_string(grid.dims) + "): " +
-                          axes_text(grid.dims) + " of each, in metres");
-  for (std::size_t r = 0; r < shape[0]; ++r) nodes.push_back(node_near(grid, &xyz[grid.dims * r], "a receiver"));
-  return nodes;
-}
-
-PointSource make_source(const WaveOptions& o, const ElasticGrid& grid, GridNode& node) {
-  std::vector<double> at = {double(grid.nx / 2) * grid.dx, double(grid.ny / 2) * grid.dx, double(grid.nz / 3) * grid.dx};
-  if (grid.dims == 2) at.erase(at.begin() + 1);
-  if (!o.source.empty()) at = numbers(o.source, grid.dims, ',', "--source", axes_text(grid.dims));
-  node = node_near(grid, at.data(), "the source");
-  if (o.source_kind == "explosion") return explosion(grid, node);
-  if (o.source_kind == "force") {
-    std::array<double, 3> force{0, 0, 1};
-    if (!o.force.empty()) {
-      const std::vector<double> f = numbers(o.force, grid.dims, ',', "--force", grid.dims == 3 ? "fx,fy,fz" : "fx,fz");
-      force = grid.dims == 3 ? std::array<double, 3>{f[0], f[1], f[2]} : std::array<double, 3>{f[0], 0, f[1]};
-    }
-    return point_force(grid, node, force);
-  }
-  throw InvalidArgument("--source-kind is force or explosion, not '" + o.source_kind + "'");
-}
-
 void show_progress(const WaveProgress& p, double nodes) {
   const double rate = p.seconds > 0 ? nodes * double(p.step) / p.seconds : 0;
   const double eta = p.step > 0 ? p.seconds * double(p.steps - p.step) / double(p.step) : 0;
@@ -213,29 +152,56 @@ std::vector<Context> contexts(const WaveOptions& o) {
   return contexts_on(o.devices);
 }
 
-// What a run is set up with, the same on every rank.
-struct WaveSetup {
-  ElasticGrid grid;
-  double limit = 0, dt = 0;
-  std::size_t absorbing = 0;
-  GridNode source_node;
-  PointSource source;
-  std::vector<GridNode> receivers;
-};
+// --halo-steps s, or 0 for the cost model's choice.
+std::size_t given_halo_steps(const WaveOptions& o) {
+  if (o.halo_steps == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    const unsigned long s = std::stoul(o.halo_steps, &used);
+    if (used == o.halo_steps.size() && s >= 1) return s;
+  } catch (const std::exception&) {
+  }
+  throw InvalidArgument("--halo-steps is auto or a whole number >= 1, not '" + o.halo_steps + "'");
+}
 
-WaveSetup setup(const WaveOptions& o) {
+// The receivers of --receivers: r x dims coordinates in metres (none: the default line).
+std::vector<double> receiver_coordinates(const WaveOptions& o, std::size_t dims) {
+  if (o.receivers.empty()) return {};
+  std::vector<std::size_t> shape;
+  std::vector<double> xyz = read_npy<double>(o.receivers, shape);
+  if (shape.size() != 2 || shape[1] != dims)
+    throw InvalidArgument(o.receivers + " must have shape (receivers, " + std::to_string(dims) + "): " +
+                          axes_text(dims) + " of each, in metres");
+  return xyz;
+}
+
+WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
+  if (o.split != "measured" && o.split != "equal") throw InvalidArgument("--split is measured or equal, not '" + o.split + "'");
+  if (o.source_kind != "explosion" && o.source_kind != "force")
+    throw InvalidArgument("--source-kind is force or explosion, not '" + o.source_kind + "'");
+  WaveSettings s;
+  s.dt = o.dt;
+  if (!o.source.empty()) s.source = numbers(o.source, dims, ',', "--source", axes_text(dims));
+  s.source_kind = o.source_kind;
+  if (!o.force.empty()) s.force = numbers(o.force, dims, ',', "--force", dims == 3 ? "fx,fy,fz" : "fx,fz");
+  s.frequency = o.frequency;
+  s.receivers = receiver_coordinates(o, dims);
+  s.absorbing = o.absorbing;
+  s.halo_steps = given_halo_steps(o);
+  s.split = o.split;
+  return s;
+}
+
+// The run's grid and set-up, the same on every rank.
+std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
   check_output_path(o.out, "--out", o.vp, "--vp");
   if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
   if (!o.png_dir.empty() && !std::filesystem::is_directory(o.png_dir))
     throw InvalidArgument("--png-dir " + o.png_dir + " is not a folder: create it first");
-  WaveSetup w;
-  w.grid = load_grid(o);
-  w.limit = stable_time_step(w.grid);
-  w.dt = o.dt > 0 ? o.dt : 0.9 * w.limit;
-  w.absorbing = std::min(o.absorbing, std::min({w.grid.nx, w.grid.nz, w.grid.dims == 3 ? w.grid.ny : w.grid.nx}) / 3);
-  w.source = make_source(o, w.grid, w.source_node);
-  w.receivers = receiver_nodes(o, w.grid);
-  return w;
+  ElasticGrid grid = load_grid(o);
+  WaveSettings settings = settings_of(o, grid.dims);
+  WaveSetup w = wave_setup(std::move(grid), settings);
+  return {std::move(settings), std::move(w)};
 }
 
 std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid& grid) {
@@ -248,33 +214,11 @@ std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const
 }
 
 template <class T>
-void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, std::size_t devices, int ranks,
-            std::size_t halo_steps, const WaveRun<T>& r) {
+void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup& w, const DeviceInfo& device,
+            std::size_t devices, int ranks, std::size_t halo_steps, const WaveRun<T>& r) {
   if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, r.components});
-  double peak = 0;
-  for (const T v : r.seismograms) peak = std::max(peak, std::abs(double(v)));
+  nlohmann::json s = wave_summary(device, devices, ranks, halo_steps, w, settings, r);
   if (o.json) {
-    nlohmann::json s = {{"device", device.name},
-                        {"platform", device.platform_name},
-                        {"devices", devices},
-                        {"ranks", ranks},
-                        {"halo_steps", halo_steps},
-                        {"halo_steps_chosen_by", o.halo_steps == "auto" ? "model" : "option"},
-                        {"precision", sizeof(T) == 4 ? "f32" : "f64"},
-                        {"dims", w.grid.dims},
-                        {"nx", w.grid.nx},
-                        {"ny", w.grid.ny},
-                        {"nz", w.grid.nz},
-                        {"dx", w.grid.dx},
-                        {"dt", w.dt},
-                        {"dt_limit", w.limit},
-                        {"steps", r.steps},
-                        {"absorbing_cells", w.absorbing},
-                        {"source_node", node_json(w.grid.dims, w.source_node)},
-                        {"receivers", r.receivers},
-                        {"seconds", r.seconds},
-                        {"mnodes_per_second", r.nodes_per_second * 1e-6},
-                        {"peak_amplitude", peak}};
     if (!o.out.empty()) s["output"] = o.out;
     std::cout << s.dump(2) << "\n";
     return;
@@ -289,7 +233,7 @@ void report(const WaveOptions& o, const WaveSetup& w, const DeviceInfo& device, 
             << number_text(w.limit) << " s) to t = " << number_text(double(r.steps) * w.dt) << " s\n"
             << "source      " << o.source_kind << " at node " << node_json(w.grid.dims, w.source_node).dump() << ", Ricker "
             << number_text(o.frequency) << " Hz\n"
-            << "receivers   " << r.receivers << ", peak amplitude " << number_text(peak) << " m\n"
+            << "receivers   " << r.receivers << ", peak amplitude " << number_text(s["peak_amplitude"].get<double>()) << " m\n"
             << "run         " << number_text(r.seconds) << " s, " << number_text(r.nodes_per_second * 1e-6)
             << " Mnodes/s\n";
   if (!o.out.empty())
@@ -333,39 +277,8 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolv
   return all;
 }
 
-// --halo-steps s, or 0 for the cost model's choice.
-std::size_t given_halo_steps(const WaveOptions& o) {
-  if (o.halo_steps == "auto") return 0;
-  try {
-    std::size_t used = 0;
-    const unsigned long s = std::stoul(o.halo_steps, &used);
-    if (used == o.halo_steps.size() && s >= 1) return s;
-  } catch (const std::exception&) {
-  }
-  throw InvalidArgument("--halo-steps is auto or a whole number >= 1, not '" + o.halo_steps + "'");
-}
-
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
   return run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
-}
-
-// The split over several devices: s (given or the model's, from the first device's profile) and
-// the blocks' shares (each device's measured copy bandwidth, or equal).
-template <class T>
-WaveSplit local_split(const WaveOptions& o, const std::vector<Context>& devices, const WaveSystem<T>& system) {
-  if (o.split != "measured" && o.split != "equal") throw InvalidArgument("--split is measured or equal, not '" + o.split + "'");
-  WaveSplit split;
-  split.halo_steps = given_halo_steps(o);
-  if (devices.size() == 1) {
-    split.halo_steps = std::max<std::size_t>(split.halo_steps, 1);
-    return split;
-  }
-  std::vector<DeviceProfile> profiles;
-  if (o.split == "measured" || split.halo_steps == 0)
-    for (const Context& device : devices) profiles.push_back(planning_profile(o, device));
-  if (o.split == "measured") split.weights = block_weights(profiles);
-  if (split.halo_steps == 0) split.halo_steps = plan_halo_steps(profiles.front(), system, devices.size());
-  return split;
 }
 
 // One process, one device or several (--devices).
@@ -373,13 +286,14 @@ template <class T>
 void run_local(const WaveOptions& o) {
   const std::vector<Context> devices = contexts(o);
   for (const Context& c : devices) require_device_precision(c.device(), o.precision);
-  const WaveSetup w = setup(o);
+  const auto [settings, w] = setup(o);
   WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
-  const WaveSplit split = local_split(o, devices, system);
+  const WaveSplit split =
+      local_split(settings, devices, system, [&](const Context& device) { return planning_profile(o, device); });
   WaveSolver<T> solver(devices, std::move(system), w.source, o.frequency, w.receivers, split);
   const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w, solver)
                                        : solver.run(o.steps, progress_of(o, w.grid));
-  report(o, w, devices.front().device(), devices.size(), 1, split.halo_steps, r);
+  report(o, settings, w, devices.front().device(), devices.size(), 1, split.halo_steps, r);
 }
 
 #ifdef ZIGGURAT_HAVE_MPI
@@ -391,14 +305,15 @@ void run_ranks(const WaveOptions& o) {
     if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
     const Context device = rank_device(o.device, world);
     require_device_precision(device.device(), o.precision);
-    const WaveSetup w = setup(o);
+    const auto [settings, w] = setup(o);
     WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
     // s: given, else the model's for this rank's device, the smallest over the ranks (one for all).
-    std::size_t s = given_halo_steps(o);
+    std::size_t s = settings.halo_steps;
     if (s == 0) s = world.min(plan_halo_steps(planning_profile(o, device), system, std::size_t(world.size())));
     mpi::DistributedWave<T> solver(world, device, std::move(system), w.source, o.frequency, w.receivers, s);
     const WaveRun<T> r = solver.run(o.steps, world.rank() == 0 ? progress_of(o, w.grid) : nullptr);
-    if (world.rank() == 0) report(o, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), s, r);
+    if (world.rank() == 0)
+      report(o, settings, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), s, r);
   });
 }
 #endif
