@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
+#include "outcome_json.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 
@@ -46,37 +47,16 @@ py::dict progress_dict(const HeatProgress& p) {
   return d;
 }
 
-// What the run did, like `ziggurat heat --json` (the keys the package documents in heat()).
+// What the run did, as `ziggurat heat --json` says it (the keys the package documents in heat()).
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
                 const HeatOutcome& outcome, const char* profile_origin) {
-  const model::Plan& plan = outcome.planned.predicted;
-  py::dict planned;
-  planned["mode"] = a.mode;
-  planned["decomposition"] = to_string(plan.layout.decomposition);
-  planned["height"] = plan.layout.height;
-  planned["task_extent"] = plan.layout.task_extent;
-  planned["buffer_extent"] = plan.buffer_extent;
-  planned["tasks"] = plan.prediction.tasks;
-  planned["passes"] = plan.prediction.passes;
-  planned["depth"] = outcome.planned.depth;
-  planned["group"] = to_string(outcome.planned.group);
-  planned["schedule"] = to_string(outcome.planned.schedule);
-  py::dict r;
+  py::dict r = json_object(cli::heat_outcome_json(a.mode, outcome, profile_origin));
   r["device"] = context.device().label();
   r["size"] = extents;
   r["dtype"] = dtype_name<T>();
   r["alpha"] = alpha;
   r["steps"] = a.steps;
-  r["plan"] = planned;
-  r["budget_bytes"] = outcome.planned.budget_bytes;
-  r["device_bytes"] = outcome.run.device_bytes;
-  r["pinned_host_memory"] = outcome.run.pinned_host_memory;
-  r["profile"] = profile_origin;
-  r["time_s"] = outcome.run.seconds;
-  r["predicted_s"] = plan.prediction.total_ns * 1e-9;
-  r["ns_per_node"] = outcome.run.ns_per_node;
-  r["predicted_ns_per_node"] = plan.prediction.ns_per_node;
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
+#include "outcome_json.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 
@@ -50,40 +51,14 @@ py::dict progress_dict(const PoissonProgress& p) {
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
                 const PoissonArguments& a, const PoissonOutcome& outcome, double residual, const char* origin) {
-  const model::Plan& plan = outcome.planned.predicted;
-  const PoissonRun& run = outcome.run;
-  py::dict planned;
-  planned["mode"] = a.mode;
-  planned["decomposition"] = to_string(plan.layout.decomposition);
-  planned["height"] = plan.layout.height;
-  planned["task_extent"] = plan.layout.task_extent;
-  planned["buffer_extent"] = plan.buffer_extent;
-  planned["tasks"] = run.tasks;
-  planned["passes"] = run.passes;
-  planned["depth"] = outcome.planned.depth;
-  planned["group"] = to_string(outcome.planned.group);
-  planned["schedule"] = to_string(outcome.planned.schedule);
-  const double interior = model::Problem{extents, 1}.interior_nodes();
-  py::dict r;
+  py::dict r = json_object(cli::poisson_outcome_json(a.mode, outcome, extents, origin));
   r["device"] = context.device().label();
   r["size"] = extents;
   r["dtype"] = dtype_name<T>();
   r["spacing"] = spacing;
   r["tolerance"] = a.tol;
   r["max_sweeps"] = a.max_sweeps;
-  r["reason"] = to_string(run.reason);
-  r["sweeps"] = run.sweeps;
-  r["update"] = run.update;
   r["residual"] = residual;
-  r["plan"] = planned;
-  r["budget_bytes"] = outcome.planned.budget_bytes;
-  r["device_bytes"] = run.device_bytes;
-  r["pinned_host_memory"] = run.pinned_host_memory;
-  r["profile"] = origin;
-  r["time_s"] = run.seconds;
-  r["predicted_s"] = plan.prediction.ns_per_node * 1e-9 * interior * static_cast<double>(run.sweeps);
-  r["ns_per_node_sweep"] = run.ns_per_node;
-  r["predicted_ns_per_node_sweep"] = plan.prediction.ns_per_node;
   return r;
 }
 

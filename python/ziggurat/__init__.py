@@ -65,8 +65,9 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
 
     The report, like `ziggurat heat --json`: device, size (fastest axis first), dtype, alpha,
     steps, plan (mode, decomposition, height, task_extent, buffer_extent, tasks, passes, depth,
-    schedule), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
-    "measured now"), time_s and predicted_s, ns_per_node and predicted_ns_per_node. u0 is copied
+    group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
+    "measured now"), time_s and predicted_s, nodes_per_s, ns_per_node and predicted_ns_per_node, and
+    depth_tuning (every candidate's ns a node and step) when the depth was tuned. u0 is copied
     (one host copy) into the solver's grid, which the solver copies into its page-locked host
     layers; the result is copied out of them (the solver's memory is freed on return).
     """
@@ -102,8 +103,8 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     The report, like `ziggurat poisson --json`: device, size, dtype, spacing, tolerance,
     max_sweeps, reason ("converged", "max-sweeps" or "diverged"), sweeps, update, residual
     (max |f + Laplace_h u|, in double), plan (as heat()'s), budget_bytes, device_bytes,
-    pinned_host_memory, profile, time_s and predicted_s, ns_per_node_sweep and
-    predicted_ns_per_node_sweep. f and u0 are copied (one host copy each) into the solver's grids,
+    pinned_host_memory, profile, time_s and predicted_s, ns_per_node_sweep,
+    predicted_ns_per_node_sweep and paper_eq2_ns_per_node_sweep, and depth_tuning when tuned. f and u0 are copied (one host copy each) into the solver's grids,
     which the solver copies into its host layers, and u out of them.
     """
     max_sweeps = _checks.count(max_sweeps, "max_sweeps")

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "blocking_options.hpp"
 #include "format.hpp"
+#include "outcome_json.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
 #include "run_profile.hpp"
@@ -449,28 +450,7 @@ void run(const HeatOptions& options) {
   const double predicted_s = plan.prediction.total_ns * 1e-9;
   const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
   nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "stencil");
-  summary.update({
-      {"plan",
-       {{"mode", options.mode},
-        {"decomposition", to_string(plan.layout.decomposition)},
-        {"height", plan.layout.height},
-        {"task_extent", plan.layout.task_extent},
-        {"buffer_extent", plan.buffer_extent},
-        {"tasks", plan.prediction.tasks},
-        {"passes", plan.prediction.passes},
-        {"depth", outcome.planned.depth},
-        {"group", to_string(outcome.planned.group)},
-        {"schedule", to_string(outcome.planned.schedule)}}},
-      {"budget_bytes", outcome.planned.budget_bytes},
-      {"device_bytes", result.device_bytes},
-      {"pinned_host_memory", result.pinned_host_memory},
-      {"profile", planned_with.origin},
-      {"time_s", result.seconds},
-      {"predicted_s", predicted_s},
-      {"nodes_per_s", nodes_per_second},
-      {"ns_per_node", result.ns_per_node},
-      {"predicted_ns_per_node", plan.prediction.ns_per_node},
-  });
+  summary.update(heat_outcome_json(options.mode, outcome, planned_with.origin));
   if (options.init.empty() && options.steps > 0) {
     const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
     summary["initial_field"] = "mode";
@@ -478,7 +458,6 @@ void run(const HeatOptions& options) {
   } else {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
-  if (outcome.depth_choice) summary["depth_tuning"] = blocking_json(*outcome.depth_choice);
   if (!options.out.empty()) summary["output"] = options.out;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;

@@ -14,6 +14,7 @@
 #include "blocking_options.hpp"
 #include "commands.hpp"
 #include "format.hpp"
+#include "outcome_json.hpp"
 #include "picture.hpp"
 #include "run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
@@ -190,33 +191,10 @@ void run(const PoissonOptions& o) {
       {"problem", o.problem.empty() ? o.rhs : o.problem},
       {"tolerance", o.tolerance},
       {"max_sweeps", o.max_sweeps},
-      {"reason", to_string(result.reason)},
-      {"sweeps", result.sweeps},
-      {"update", result.update},
       {"residual", residual},
-      {"plan",
-       {{"mode", o.mode},
-        {"decomposition", to_string(plan.layout.decomposition)},
-        {"height", plan.layout.height},
-        {"task_extent", plan.layout.task_extent},
-        {"buffer_extent", plan.buffer_extent},
-        {"tasks", result.tasks},
-        {"passes", result.passes},
-        {"depth", outcome.planned.depth},
-        {"group", to_string(outcome.planned.group)},
-        {"schedule", to_string(outcome.planned.schedule)}}},
-      {"budget_bytes", outcome.planned.budget_bytes},
-      {"device_bytes", result.device_bytes},
-      {"pinned_host_memory", result.pinned_host_memory},
-      {"profile", planned_with.origin},
-      {"time_s", result.seconds},
-      {"predicted_s", predicted_s},
-      {"ns_per_node_sweep", result.ns_per_node},
-      {"predicted_ns_per_node_sweep", plan.prediction.ns_per_node},
-      {"paper_eq2_ns_per_node_sweep", outcome.planned.paper_ns_per_sweep / interior},
   };
+  summary.update(poisson_outcome_json(o.mode, outcome, extents, planned_with.origin));
   if (solution) summary["max_error_vs_exact"] = max_difference(solver->data(), *solution);
-  if (outcome.depth_choice) summary["depth_tuning"] = blocking_json(*outcome.depth_choice);
   if (!o.out.empty()) summary["output"] = o.out;
   if (!o.png.empty()) summary["picture"] = o.png;
   if (o.json) {

@@ -1,0 +1,26 @@
+#pragma once
+// What `ziggurat heat --json` and `ziggurat poisson --json` say of what a run did, and what
+// ziggurat.heat() and ziggurat.poisson() return as their reports: one builder for both.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ziggurat/automatic/heat.hpp"
+#include "ziggurat/automatic/poisson.hpp"
+
+namespace ziggurat::cli {
+
+/// plan (mode as asked, decomposition, height, task and buffer extents, tasks, passes, depth,
+/// group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile (its origin),
+/// time_s, predicted_s, nodes_per_s, ns_per_node, predicted_ns_per_node, and depth_tuning when
+/// the depth was tuned.
+nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& outcome, const std::string& profile_origin);
+
+/// reason, sweeps, update, plan (as heat's, tasks and passes as run), budget_bytes, device_bytes,
+/// pinned_host_memory, profile, time_s, predicted_s, ns_per_node_sweep,
+/// predicted_ns_per_node_sweep, paper_eq2_ns_per_node_sweep, and depth_tuning when tuned.
+/// `extents`: the grid's, fastest first.
+nlohmann::json poisson_outcome_json(const std::string& mode, const PoissonOutcome& outcome,
+                                    const std::vector<std::size_t>& extents, const std::string& profile_origin);
+
+}  // namespace ziggurat::cli
