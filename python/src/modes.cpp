@@ -74,13 +74,10 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
     options = cli::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter");
     // Always a hook, so that Ctrl-C stops the run after the iteration it interrupted.
     options.progress = [&a](const fem::SubspaceProgress& p) {
-      between_tasks([&] {
-        if (a.progress.is_none()) return;
-        py::dict d;
+      report_progress(a.progress, [&](py::dict& d) {
         d["iteration"] = p.iteration;
         d["change"] = p.change;
         d["cg_iterations"] = p.solve_iterations;
-        a.progress(d);
       });
     };
     result = fem::subspace_iteration(context, model->k(), model->m(), options);

@@ -115,4 +115,16 @@ void between_tasks(Call&& call) {
   call();
 }
 
+/// A long run's progress hook: between_tasks(), then `callback` (unless None) gets a dict that
+/// `fill` writes.
+template <class Fill>
+void report_progress(const py::object& callback, Fill&& fill) {
+  between_tasks([&] {
+    if (callback.is_none()) return;
+    py::dict d;
+    fill(d);
+    callback(d);
+  });
+}
+
 }  // namespace ziggurat::python

@@ -47,13 +47,10 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
     wave::WaveSolver<T> solver(devices, std::move(system), w.source, a.settings.frequency, w.receivers, split);
     // Always a hook, so that Ctrl-C stops the run after the steps it interrupted.
     r = solver.run(a.steps, [&a](const wave::WaveProgress& p) {
-      between_tasks([&] {
-        if (a.progress.is_none()) return;
-        py::dict d;
+      report_progress(a.progress, [&](py::dict& d) {
         d["step"] = p.step;
         d["steps"] = p.steps;
         d["seconds"] = p.seconds;
-        a.progress(d);
       });
     });
   }
