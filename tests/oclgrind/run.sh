@@ -69,15 +69,15 @@ OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$tests" --test-suite=oclgrind --te
 # value they bring, so the CLI runs without it (the device tests of whole buffers run with it).
 profile="$(dirname "$0")/profile.json"
 checks=(--data-races --check-api)
-# --depth 1: the simulator reports a GPU, whose default would tune the depth on a grid of 16 M nodes
-# (the device tests above run the blocked kernels).
+# --depth 1: the simulator reports a GPU, whose default would tune the depth (heat steps, Poisson
+# sweeps) on a grid of 16 M nodes (the device tests above run the blocked kernels).
 check "$cli" heat --profile "$profile" --size 37x29 --steps 5 --depth 1
 check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64 --depth 1
 check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB --depth 1
 check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB --depth 1
 # The Poisson solver in core and in strip passes (the stopping test's reduction included).
-check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --quiet
-check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --quiet
+check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --depth 1 --quiet
+check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --depth 1 --quiet
 # Sparse products with explicit kernels (the automatic choice would time every variant).
 data="$(dirname "$0")/../data/matrices"
 check "$cli" spmm --matrix "$data/can___24.mtx" --block 2 --kernel group --vectors 3 --repeat 1
