@@ -1008,8 +1008,9 @@ class Wave(ScratchFolderTest):
             self.assertEqual(np.load(self.path("split.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
         _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", 60, expect=1)
         self.assertIn("smaller than its halo", err)
-        _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", "deep", expect=1)
-        self.assertIn("--halo-steps is auto or a whole number", err)
+        for bad in ("deep", "-1"):  # -1 once read as 2^64 - 1
+            _, err = run("wave", *common, "--devices", f"{same}/{same}", "--halo-steps", bad, expect=1)
+            self.assertIn("--halo-steps is auto or a whole number", err)
         _, err = run("wave", *common, "--devices", f"{same}/{same}", "--split", "fair", expect=1)
         self.assertIn("--split is measured or equal", err)
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <ctime>
+#include <exception>
 #include <iomanip>
 #include <sstream>
 
@@ -46,6 +47,17 @@ std::vector<std::string> split(const std::string& text, char separator) {
     parts.push_back(first == std::string::npos ? "" : part.substr(first, last - first + 1));
   }
   return parts;
+}
+
+std::size_t parse_auto_count(const std::string& text, const char* option, const char* meaning) {
+  if (text == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    const unsigned long count = std::stoul(text, &used);
+    if (used == text.size() && count >= 1 && text.find('-') == std::string::npos) return count;
+  } catch (const std::exception&) {
+  }
+  throw InvalidArgument(std::string(option) + " is auto or a whole number >= 1 (" + meaning + "), not '" + text + "'");
 }
 
 std::uint64_t parse_bytes(const std::string& text) {

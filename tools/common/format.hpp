@@ -20,6 +20,10 @@ std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_
 /// Throws InvalidArgument naming the text.
 std::uint64_t parse_bytes(const std::string& text);
 
+/// "auto" -> 0, "12" -> 12: a whole number >= 1 or auto (a signed or partly numeric text is
+/// refused). Throws InvalidArgument "<option> is auto or a whole number >= 1 (<meaning>), not ...".
+std::size_t parse_auto_count(const std::string& text, const char* option, const char* meaning);
+
 /// "1,5,10" -> {1, 5, 10}; positive numbers only. `what` names the option in errors.
 std::vector<double> parse_numbers(const std::string& text, const std::string& what);
 

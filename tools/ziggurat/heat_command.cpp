@@ -16,7 +16,6 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "blocking_options.hpp"
 #include "format.hpp"
 #include "outcome_json.hpp"
 #include "picture.hpp"
@@ -112,7 +111,7 @@ HeatPlanRequest plan_request(const HeatOptions& options) {
     }
     request.height = options.height;
   }
-  if (!options.depth.empty()) request.depth = parse_depth(options.depth, "steps");
+  if (!options.depth.empty()) request.depth = parse_auto_count(options.depth, "--depth", "steps a launch");
   if (!options.device_mem.empty()) request.device_memory = parse_bytes(options.device_mem);
   request.schedule = options.serial ? Schedule::serial : Schedule::overlapped;
   return request;

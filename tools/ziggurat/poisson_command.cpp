@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "blocking_options.hpp"
 #include "commands.hpp"
 #include "format.hpp"
 #include "outcome_json.hpp"
@@ -85,7 +84,7 @@ PoissonPlanRequest plan_request(const PoissonOptions& o) {
     throw InvalidArgument("--mode is auto, incore or strip, not '" + o.mode + "'");
   }
   if (o.height > 0) request.height = o.height;
-  if (!o.depth.empty()) request.depth = parse_depth(o.depth, "sweeps");
+  if (!o.depth.empty()) request.depth = parse_auto_count(o.depth, "--depth", "sweeps a launch");
   if (!o.device_mem.empty()) request.device_memory = parse_bytes(o.device_mem);
   request.schedule = o.serial ? Schedule::serial : Schedule::overlapped;
   return request;

@@ -152,18 +152,6 @@ std::vector<Context> contexts(const WaveOptions& o) {
   return contexts_on(o.devices);
 }
 
-// --halo-steps s, or 0 for the cost model's choice.
-std::size_t given_halo_steps(const WaveOptions& o) {
-  if (o.halo_steps == "auto") return 0;
-  try {
-    std::size_t used = 0;
-    const unsigned long s = std::stoul(o.halo_steps, &used);
-    if (used == o.halo_steps.size() && s >= 1) return s;
-  } catch (const std::exception&) {
-  }
-  throw InvalidArgument("--halo-steps is auto or a whole number >= 1, not '" + o.halo_steps + "'");
-}
-
 // The receivers of --receivers: r x dims coordinates in metres (none: the default line).
 std::vector<double> receiver_coordinates(const WaveOptions& o, std::size_t dims) {
   if (o.receivers.empty()) return {};
@@ -187,7 +175,7 @@ WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
   s.frequency = o.frequency;
   s.receivers = receiver_coordinates(o, dims);
   s.absorbing = o.absorbing;
-  s.halo_steps = given_halo_steps(o);
+  s.halo_steps = parse_auto_count(o.halo_steps, "--halo-steps", "steps between halo exchanges; auto: the cost model's");
   s.split = o.split;
   return s;
 }
