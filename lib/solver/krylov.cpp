@@ -294,6 +294,14 @@ struct KrylovSolver<T>::Impl {
   void vec(const Span& span) { add(span, times.vector_ops); }
   std::vector<T> coefficients(const std::vector<double>& values) const { return {values.begin(), values.end()}; }
 
+  // ||rhs - A x||^2 per vector, r left as it is (q is free between the iteration's products).
+  std::vector<double> peek_true_residual() {
+    product(x, q);
+    vec(ops.axpby(std::vector<T>(k, T(1)), rhs, std::vector<T>(k, T(-1)), q));
+    vec(ops.dot(q, q, kE));
+    return read(kE, 1);
+  }
+
   // r = rhs - A x; returns ||r||^2 per vector.
   std::vector<double> true_residual() {
     product(x, q);
@@ -360,6 +368,8 @@ struct Progress {
   std::function<void(const SolveProgress&)> callback;
 
   std::vector<bool> replaced;      // the residual was replaced after the recurrence reached the tolerance
+  std::vector<double> halved;      // the recurrence residual when it last fell below half the one before
+  std::vector<std::size_t> halved_at;  // ... and its iteration (or the last replacement's)
   std::vector<double> last_true;   // the true relative residual at the last check
 
   bool any_active() const { return std::find(active.begin(), active.end(), true) != active.end(); }
@@ -383,11 +393,46 @@ struct Progress {
       } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
         stop(j, SolveStatus::stagnation, "");
       } else {
+        if (reached[j]) {  // restarts from its true residual: the stall clock too
+          halved[j] = rel;
+          halved_at[j] = iteration;
+        }
         replaced[j] = replaced[j] || reached[j];
         last_true[j] = rel;
       }
     }
     return any;
+  }
+  // Whether a vector's recurrence residual, within 100 times the tolerance, has not halved for
+  // longer than it took to get there, or since its last replacement or check (at least 50
+  // iterations): a recurrence stalled near the accuracy the precision attains, which would
+  // otherwise run to the iteration limit. (Further off, a plateau is CG's own and passes.)
+  bool stalled(std::size_t j) const {
+    return active[j] && halved[j] < 100 * tolerance && iteration - halved_at[j] > std::max<std::size_t>(50, halved_at[j]);
+  }
+  // Judges the `stalled` vectors by their true residuals (squared norms) and recurrence residuals
+  // (squared): converged; to be replaced (returned as reached), where the true residual has
+  // drifted above twice the recurrence's; else stagnated if no better than at its last check,
+  // or checked again a window later.
+  std::vector<bool> settle(const std::vector<double>& truth, const std::vector<double>& squared,
+                           const std::vector<bool>& stalled) {
+    std::vector<bool> drifted(k, false);
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!stalled[j]) continue;
+      const double rel = relative(j, truth[j]);
+      if (rel < tolerance) {
+        stop(j, SolveStatus::converged, "");
+      } else if (rel > 2 * relative(j, squared[j])) {
+        drifted[j] = true;
+      } else if (rel >= last_true[j]) {
+        stop(j, SolveStatus::stagnation, "");
+      } else {
+        last_true[j] = rel;
+        halved[j] = relative(j, squared[j]);
+        halved_at[j] = iteration;
+      }
+    }
+    return drifted;
   }
   // Records the recurrence residuals (squared norms) of this iteration; returns which active
   // vectors reached the tolerance by them. NaN stops a vector.
@@ -408,6 +453,10 @@ struct Progress {
       }
       worst = std::max(worst, rel);
       reached[j] = rel < tolerance;
+      if (rel < halved[j] / 2) {
+        halved[j] = rel;
+        halved_at[j] = iteration;
+      }
     }
     if (callback) callback({iteration, worst});
     return reached;
@@ -466,7 +515,13 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
       rr.assign(both.begin(), both.begin() + k);
       rho_new.assign(both.begin() + k, both.end());
     }
-    const std::vector<bool> reached = st.record(rr);
+    std::vector<bool> reached = st.record(rr);
+    std::vector<bool> stalled(k, false);
+    for (std::size_t j = 0; j < k; ++j) stalled[j] = !reached[j] && st.stalled(j);
+    if (std::find(stalled.begin(), stalled.end(), true) != stalled.end()) {
+      const std::vector<bool> drifted = st.settle(peek_true_residual(), rr, stalled);
+      for (std::size_t j = 0; j < k; ++j) reached[j] = reached[j] || drifted[j];
+    }
     if (std::find(reached.begin(), reached.end(), true) != reached.end()) {
       const bool any_replaced = st.judge(true_residual(), reached);  // r := b - A x for every vector
       if (any_replaced) {  // the recurrences restart from the true residual
@@ -673,9 +728,9 @@ void explain(VectorReport& v, double tolerance, const char* type) {
                  " after " + std::to_string(v.iterations) + " iterations";
       break;
     case SolveStatus::stagnation:
-      v.reason = "stagnated: the recurrence residual reached " + number(tolerance) + " but the true residual stays at " +
-                 number(v.relative_residual) + ", the accuracy " + type +
-                 " attains on this system; loosen --tol or solve in double";
+      v.reason = "stagnated: ||b - A x|| / ||b|| stays at " + number(v.relative_residual) + ", above the tolerance " +
+                 number(tolerance) + ": the accuracy " + type + " attains on this system; loosen --tol" +
+                 (std::string(type) == "double" ? "" : " or solve in double");
       break;
     case SolveStatus::max_iterations:
       v.reason = "not converged in " + std::to_string(v.iterations) + " iterations: ||b - A x|| / ||b|| = " +
@@ -710,6 +765,8 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   st.active.assign(k, true);
   st.vectors.assign(k, VectorReport{});
   st.replaced.assign(k, false);
+  st.halved.assign(k, std::numeric_limits<double>::infinity());
+  st.halved_at.assign(k, 0);
   st.last_true.assign(k, std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < b_in.size(); ++i) st.bnorm[i % k] += double(b_in[i]) * double(b_in[i]);
   std::vector<T> x_start = x_io;  // empty: zeros, filled on the device

@@ -218,6 +218,32 @@ TEST_CASE_TEMPLATE("CG matrix-free on the element operator solves what CG on the
       test::needs_for<T>());
 }
 
+TEST_CASE("CG asked for more than float attains stops as stagnated, long before its limit") {
+  test::for_each_device([](Context& context) {
+    const ElasticModel<float> model = cantilever<float>({1, 0.2, 0.2, 8, 2, 2}, Material{});
+    const std::size_t k = 3, n = model.stiffness.dofs;
+    const std::vector<float> b = random_vectors<float>(n, k, 5);
+    const sparse::Bsr<float> assembled = assemble_bsr(model.stiffness, 3);
+    sparse::SolverOptions options;
+    options.method = sparse::KrylovMethod::cg;
+    options.tolerance = 1e-9;  // float reaches about 1e-5 here (see above)
+    options.max_iterations = 20000;
+    for (const auto kind : {sparse::PreconditionerKind::ilu0, sparse::PreconditionerKind::jacobi,
+                            sparse::PreconditionerKind::none}) {
+      const std::string name = sparse::to_string(kind);
+      CAPTURE(name);
+      options.preconditioner = kind;
+      std::vector<float> x;
+      const sparse::SolveReport report = sparse::KrylovSolver<float>(context, assembled, k, options).solve(b, x);
+      CHECK(report.status == sparse::SolveStatus::stagnation);
+      CHECK(report.reason.find("stagnated") != std::string::npos);
+      // It got as far as float gets, and stopped within a few times the iterations that took.
+      CHECK(report.relative_residual < 1e-3);
+      CHECK(report.iterations < 2000);
+    }
+  });
+}
+
 TEST_CASE("EBE refuses bad vectors and options") {
   test::for_each_device([](Context& context) {
     const ElementSet<float> set = random_elements<float>(20, 4, ElementStorage::upper, 1);
@@ -305,6 +331,22 @@ TEST_CASE("Subspace iteration in float") {
     const std::vector<double> want = dense_eigenvalues(exact.stiffness, exact.mass, options.modes);
     for (std::size_t i = 0; i < options.modes; ++i) CHECK(std::abs(result.eigenvalues[i] - want[i]) <= 5e-3 * want[i]);
   });
+}
+
+TEST_CASE("Subspace iteration: a CG stalled at double's accuracy stops early") {
+  test::for_each_device(
+      [](Context& context) {
+        // A slender cantilever whose second iteration's deflated CG stalls at 2.4e-10, above its
+        // 1e-10: it ran to its 20,000-iteration limit before the stall rule (a 20x slower solve).
+        const ElasticModel<double> model = cantilever<double>({2, 0.1, 0.2, 40, 2, 4}, Material{});
+        SubspaceOptions options;
+        options.modes = 4;
+        options.max_iterations = 3;
+        const SubspaceResult<double> result = subspace_iteration(context, model.stiffness, model.mass, options);
+        CHECK(result.iterations == 3);
+        CHECK(result.solve_iterations < 3000);
+      },
+      test::Needs::fp64);
 }
 
 TEST_CASE("Subspace iteration refuses a model that is not held in place") {
