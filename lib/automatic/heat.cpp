@@ -8,14 +8,16 @@ template <class T>
 HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile) {
   HeatOutcome outcome;
-  HeatPlanRequest planned = request;
-  if (planned.depth == std::size_t{0}) {
-    outcome.depth_choice = choose_heat_blocking<T>(solver.context(), solver.extents().size());
-    planned.depth = outcome.depth_choice->depth;
-    planned.group = outcome.depth_choice->group;
-    if (planned.depth > std::size_t{1}) planned.kernel_ns_per_node = outcome.depth_choice->ns_per_node;
+  if (request.depth != std::size_t{0}) {
+    outcome.planned = plan_heat(solver, steps, request, profile);
+    return outcome;
   }
-  outcome.planned = plan_heat(solver, steps, planned, profile);
+  // The fastest depth in core may lose where the budget holds only low pyramids: T and n together.
+  outcome.depth_choice = choose_heat_blocking<T>(solver.context(), solver.extents().size());
+  DepthPlans plans = plan_heat_depths<T>(solver.context().device(), solver.extents(), solver.pinned_host_memory(), steps,
+                                         request, profile, outcome.depth_choice->seconds);
+  outcome.planned = std::move(plans.chosen);
+  outcome.depth_plans = std::move(plans.depths);
   return outcome;
 }
 

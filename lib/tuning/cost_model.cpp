@@ -52,6 +52,27 @@ double padded_row_values(const Problem& problem) {
   return values;
 }
 
+std::size_t depth_of(const DeviceConstants& k) { return std::max<std::size_t>(1, k.launch_depth); }
+
+// Kernel launches of a pass of `steps` steps: ceil(steps / T).
+double launches(const DeviceConstants& k, std::size_t steps) { return static_cast<double>(ceil_div(steps, depth_of(k))); }
+
+// Kernel time a computed node and step in a pass of `steps` steps: tau_a in the full launches;
+// the partial launch of r = steps mod T steps crosses device memory once however few its steps,
+// so a node's r steps there take max(crossing, r tau_a). A pass's nodes of one step are taken as
+// its computed nodes / steps.
+double node_step_ns(const DeviceConstants& k, std::size_t steps) {
+  const std::size_t partial = steps % depth_of(k);
+  if (partial == 0) return k.tau_a_ns;
+  const double s = static_cast<double>(steps), r = static_cast<double>(partial);
+  return ((s - r) * k.tau_a_ns + std::max(k.crossing_ns, r * k.tau_a_ns)) / s;
+}
+
+// Kernel time of `tasks` tasks of a pass of `steps` steps that compute `computed` nodes in all.
+double kernels_ns(const DeviceConstants& k, std::size_t steps, double tasks, double computed) {
+  return tasks * (launches(k, steps) * k.launch_ns) + computed * node_step_ns(k, steps);
+}
+
 std::vector<Task> strip_tasks(const Problem& problem, std::size_t rows, std::size_t steps) {
   const Cut cut{problem.extents.back(), rows};
   const auto [row_values, row_interior] = row_sizes(problem);
@@ -103,6 +124,7 @@ std::vector<Task> tasks_of(const Problem& problem, const PyramidLayout& layout, 
 // Engine times of one pass (all tasks), and of its first and last tasks, under given constants.
 struct PassCosts {
   double up = 0, down = 0, compute = 0;
+  double computed = 0;                         // nodes computed, all tasks and steps
   double fill = 0, drain = 0;                  // the first task's upload, the last task's download
   double first_kernels = 0, last_kernels = 0;  // at least: launches, and each owned node once a step
 };
@@ -161,15 +183,15 @@ class ExtentCosts {
       last_owned = slow_.owned(slow_.tiles() - 1) * row_interior_;
       last_received = slow_.owned(slow_.tiles() - 1) * row_values_;
     }
-    const double launches = static_cast<double>(steps) * k_.launch_ns;
     PassCosts c;
     c.up = tasks_ * up_.latency_ns + sent * up_.ns_per_value;
     c.down = tasks_ * down_.latency_ns + received * down_.ns_per_value;
-    c.compute = tasks_ * launches + computed_ * k_.tau_a_ns;
+    c.compute = kernels_ns(k_, steps, tasks_, computed_);
+    c.computed = computed_;
     c.fill = up_.time_ns(first_sent);
     c.drain = down_.time_ns(last_received);
-    c.first_kernels = launches + static_cast<double>(steps) * first_owned * k_.tau_a_ns;
-    c.last_kernels = launches + static_cast<double>(steps) * last_owned * k_.tau_a_ns;
+    c.first_kernels = kernels_ns(k_, steps, 1, static_cast<double>(steps) * first_owned);
+    c.last_kernels = kernels_ns(k_, steps, 1, static_cast<double>(steps) * last_owned);
     costs_.push_back(c);
   }
 
@@ -217,8 +239,7 @@ std::vector<Times> task_times(const std::vector<Task>& tasks, const TransferCost
   times.reserve(tasks.size());
   for (const auto& task : tasks) {
     const TaskCounts& c = task.counts;
-    times.push_back({up.time_ns(c.sent), static_cast<double>(c.steps) * k.launch_ns + c.computed * k.tau_a_ns,
-                     down.time_ns(c.received)});
+    times.push_back({up.time_ns(c.sent), kernels_ns(k, c.steps, 1, c.computed), down.time_ns(c.received)});
   }
   for (std::size_t j = 0; j < times.size(); ++j) {
     const double next_up = j + 1 < times.size() ? times[j + 1].up : 0, previous_down = j > 0 ? times[j - 1].down : 0;
@@ -480,6 +501,10 @@ struct Estimate {
   PyramidLayout layout;
   Prediction prediction;  // total_ns is exact, or a lower bound; compute_ns is exact
   bool exact = false;
+  // A lower bound on compute_ns that never falls as n grows (compute_ns itself may: a pass that is
+  // no multiple of T pays a partial launch): every computed node and step at tau_a, and the fewest
+  // launches, ceil(K/T) a task.
+  double kernel_bound_ns = 0;
 };
 
 Estimate estimate(const Problem& problem, const PyramidLayout& layout, const DeviceConstants& k, Schedule schedule,
@@ -495,6 +520,8 @@ Estimate estimate(const Problem& problem, const PyramidLayout& layout, const Dev
   const double before_last = static_cast<double>(p.passes - 1);
   const double up = before_last * full.up + last.up, down = before_last * full.down + last.down;
   p.compute_ns = before_last * full.compute + last.compute;
+  e.kernel_bound_ns = costs.tasks() * (launches(k, problem.steps) * k.launch_ns) +
+                      (before_last * full.computed + last.computed) * k.tau_a_ns;
   p.transfer_ns = up + down;
   p.tasks = static_cast<std::size_t>(costs.tasks());
   const TransferEngines& engines = engines_of(k, cut_of(layout));
@@ -535,7 +562,7 @@ Prediction incore_prediction(const Problem& problem, const DeviceConstants& k) {
   Prediction p;
   const TaskCounts all = pass_counts(problem, PyramidLayout{Decomposition::incore, 0, 0}, problem.steps).front();
   p.transfer_ns = k.upload.time_ns(all.sent) + k.download.time_ns(all.received);
-  p.compute_ns = static_cast<double>(problem.steps) * k.launch_ns + all.computed * k.tau_a_ns;
+  p.compute_ns = kernels_ns(k, problem.steps, 1, all.computed);
   p.total_ns = p.transfer_ns + p.compute_ns;
   p.tasks = p.passes = 1;
   p.ns_per_node = per_node_and_step(problem, p.total_ns);
@@ -577,6 +604,16 @@ TaskCounts paper_block_counts(double B, double n) {
 }
 
 namespace {
+
+// Whether n = K is the best height for a task that is the whole axis. Its passes run one after
+// another, each a round trip of the grid, and one pass runs the fewest launches, none partial
+// where T divides K. Else shorter passes could spare at most the partial launch's crossing of
+// device memory (a node of one step), for another round trip.
+bool one_pass_is_best(const Problem& problem, const DeviceConstants& k, ExtentCosts& costs) {
+  if (problem.steps % depth_of(k) == 0) return true;
+  const PassCosts& step = costs.pass(1);
+  return step.up + step.down >= step.computed * k.crossing_ns;
+}
 
 // The largest task extent whose buffer for passes of n steps fits, or 0 (binary search: a larger
 // task never needs a smaller buffer).
@@ -633,12 +670,12 @@ Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstan
                           "; give more memory, a lower height, or a smaller grid");
   }
   // Branch and bound over every task size and every height. Heights at each task size stop where
-  // the buffer no longer fits, and where the kernels alone take longer than the best plan found:
-  // both only grow with n (for a fixed task size, taller pyramids compute every node at least as
-  // often, since their passes majorise the shorter ones'). A task that is the whole axis needs
-  // only n = K: its kernels do not depend on n and one pass moves the least. Serial estimates are
-  // exact; overlapped ones are lower bounds, and the candidates that could still win are
-  // simulated, lowest bound first. A few plans simulated at the start set a first bound.
+  // the buffer no longer fits, and where a bound on the kernels alone (kernel_bound_ns) exceeds
+  // the best plan found: both only grow with n (for a fixed task size, taller pyramids compute
+  // every node at least as often, since their passes majorise the shorter ones'). A task that is
+  // the whole axis mostly needs only n = K (one_pass_is_best). Serial estimates are exact;
+  // overlapped ones are lower bounds, and the candidates that could still win are simulated,
+  // lowest bound first. A few plans simulated at the start set a first bound.
   Prediction best;
   best.total_ns = std::numeric_limits<double>::infinity();
   PyramidLayout best_layout{kind, 0, 0};
@@ -664,11 +701,11 @@ Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstan
   std::vector<Hopeful> hopeful;
   for (std::size_t extent = widest_task(problem, kind); extent >= 1; --extent) {
     ExtentCosts costs(problem, kind, extent, k);
-    const bool whole_axis = costs.tasks() == 1 && !height;
-    for (std::size_t n = whole_axis ? n_last : n_first; n <= n_last; ++n) {
+    const bool one_pass = costs.tasks() == 1 && !height && one_pass_is_best(problem, k, costs);
+    for (std::size_t n = one_pass ? n_last : n_first; n <= n_last; ++n) {
       if (costs.buffer_values(n) > capacity) break;
       const Estimate e = estimate(problem, PyramidLayout{kind, n, extent}, k, schedule, costs);
-      if (e.prediction.compute_ns >= best.total_ns) break;
+      if (e.kernel_bound_ns >= best.total_ns) break;
       if (e.exact) {
         take(e);
       } else if (e.prediction.total_ns < best.total_ns) {

@@ -1,12 +1,14 @@
 #include "ziggurat/tuning/heat_planner.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "ops/heat_stencil.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
+#include "ziggurat/tuning/blocking_autotune.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
 
 namespace ziggurat {
@@ -57,8 +59,6 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   problem.value_bytes = sizeof(T);
   problem.row_alignment = detail::row_alignment(device, sizeof(T));  // as the solver pads its buffers
   problem.validate();
-  const model::DeviceConstants k =
-      model::heat_constants(profile, extents.size(), sizeof(T), request.kernel_ns_per_node, pinned_host_memory);
   if (request.decomposition && *request.decomposition != Decomposition::strip &&
       *request.decomposition != Decomposition::block) {
     throw InvalidArgument("the decomposition is strip or block");
@@ -69,6 +69,9 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   run.group = request.group;
   if (run.depth == 0)
     throw InvalidArgument("a depth of 0 (the tuned one) is resolved by advance_heat(); plan a depth of at least 1");
+  model::DeviceConstants k =
+      model::heat_constants(profile, extents.size(), sizeof(T), request.kernel_ns_per_node, pinned_host_memory);
+  k.launch_depth = run.depth;
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   // The buffers the solver keeps (solver_buffer_layers), none beyond the device's largest
   // allocation; a grid whose buffer does not fit one allocation is not run in core.
@@ -106,6 +109,38 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
 }
 
 template <class T>
+DepthPlans plan_heat_depths(const DeviceInfo& device, const std::vector<std::size_t>& extents, bool pinned_host_memory,
+                            std::size_t steps, const HeatPlanRequest& request, const DeviceProfile& profile,
+                            const std::vector<std::pair<std::string, double>>& candidates) {
+  struct Candidate {
+    std::string name;
+    BlockedGroup group;
+    double seconds;
+  };
+  std::map<std::size_t, Candidate> fastest;  // each depth's fastest group, the smallest depth first
+  for (const auto& [name, seconds] : candidates) {
+    const auto [depth, group] = parse_blocking_candidate(name);
+    const auto [at, added] = fastest.try_emplace(depth, Candidate{name, group, seconds});
+    if (!added && seconds < at->second.seconds) at->second = {name, group, seconds};
+  }
+  if (fastest.empty()) throw InvalidArgument("no tuned launch depth to plan with: the tuning record lists no candidate");
+  DepthPlans plans;
+  for (const auto& [depth, candidate] : fastest) {
+    HeatPlanRequest at_depth = request;
+    at_depth.depth = depth;
+    at_depth.group = candidate.group;
+    // Single steps at the profile's rate, as plan_heat() charges them at depth 1.
+    at_depth.kernel_ns_per_node = depth > 1 ? std::optional(candidate.seconds * 1e9) : std::nullopt;
+    PlannedHeatRun run = plan_heat<T>(device, extents, pinned_host_memory, steps, at_depth, profile);
+    const model::Plan& plan = run.predicted;
+    plans.depths.push_back({candidate.name, plan.layout.height, plan.prediction.total_ns * 1e-9});
+    if (plans.depths.size() == 1 || plan.prediction.total_ns < plans.chosen.predicted.prediction.total_ns)
+      plans.chosen = std::move(run);
+  }
+  return plans;
+}
+
+template <class T>
 std::uint64_t minimum_heat_budget(const HeatSolver<T>& solver, std::size_t steps, Decomposition decomposition,
                                   std::size_t height, Schedule schedule) {
   return model::minimum_budget(heat_problem(solver, steps), decomposition, height, solver_buffer_layers(schedule));
@@ -116,6 +151,9 @@ std::uint64_t minimum_heat_budget(const HeatSolver<T>& solver, std::size_t steps
   template PlannedHeatRun plan_heat(const HeatSolver<T>&, std::size_t, const HeatPlanRequest&, const DeviceProfile&); \
   template PlannedHeatRun plan_heat<T>(const DeviceInfo&, const std::vector<std::size_t>&, bool, std::size_t,        \
                                        const HeatPlanRequest&, const DeviceProfile&);                              \
+  template DepthPlans plan_heat_depths<T>(const DeviceInfo&, const std::vector<std::size_t>&, bool, std::size_t,     \
+                                          const HeatPlanRequest&, const DeviceProfile&,                             \
+                                          const std::vector<std::pair<std::string, double>>&);                     \
   template std::uint64_t minimum_heat_budget(const HeatSolver<T>&, std::size_t, Decomposition, std::size_t, Schedule);
 ZIGGURAT_HEAT_PLANNER(float)
 ZIGGURAT_HEAT_PLANNER(double)

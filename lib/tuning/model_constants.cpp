@@ -13,6 +13,11 @@ TransferEngines transfer_engines(const OverlapMeasurement& o) {
           slowdown(o.download_together_s, o.download_s), slowdown(o.compute_together_s, o.compute_s)};
 }
 
+double crossing_ns(const DeviceProfile& profile, std::size_t value_bytes) {
+  const double bytes_per_s = profile.copy_bytes_per_s();
+  return bytes_per_s > 0 ? 2.0 * static_cast<double>(value_bytes) / bytes_per_s * 1e9 : 0.0;
+}
+
 DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, std::size_t value_bytes,
                                std::optional<double> tau_a_ns, bool pinned_host) {
   if (!tau_a_ns) tau_a_ns = profile.tau_a_ns(dims, value_bytes);
@@ -31,6 +36,7 @@ DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, s
   k.rect_download = per_value(profile.download_rect);
   k.tau_a_ns = *tau_a_ns;
   k.launch_ns = profile.launch_pipelined_s * 1e9;
+  k.crossing_ns = crossing_ns(profile, value_bytes);
   k.engines = transfer_engines(profile.overlap);
   k.rect_engines = transfer_engines(profile.rect_overlap);
   return k;

@@ -67,7 +67,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     steps, plan (mode, decomposition, height, task_extent, buffer_extent, tasks, passes, depth,
     group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
     "measured now"), time_s and predicted_s, nodes_per_s, ns_per_node and predicted_ns_per_node, and
-    depth_tuning (every candidate's ns a node and step) when the depth was tuned. u0 is copied
+    depth_tuning (every candidate's ns a node and step) and depth_plans (each tuned depth's
+    candidate, height and predicted_s, the fastest chosen) when the depth was tuned. u0 is copied
     (one host copy) into the solver's grid, which the solver copies into its page-locked host
     layers; the result is copied out of them (the solver's memory is freed on return).
     """

@@ -50,16 +50,21 @@ def numpy_heat(u, alpha, steps):
 
 def tuned_or_given(summary, args):
     """(depth, group) a run's plan must show: --depth N as given; with --depth auto, or none on a GPU
-    (tuned there by default), the fastest candidate of its depth_tuning ("1" or "<depth>/<x>x<y>");
-    else single steps."""
+    (tuned there by default), a candidate of its depth_tuning ("1" or "<depth>/<x>x<y>"): for heat the
+    depth_plans entry predicted fastest (the smaller depth on ties; depth and height chosen together),
+    else the fastest candidate; else single steps."""
     given = args[args.index("--depth") + 1] if "--depth" in args else None
     if given not in (None, "auto"):
         return int(given), "default"
-    if given == "auto" or "depth_tuning" in summary:
+    if "depth_plans" in summary:
+        chosen = min(summary["depth_plans"], key=lambda plan: plan["predicted_s"])["candidate"]
+    elif given == "auto" or "depth_tuning" in summary:
         candidates = summary["depth_tuning"]["ns_per_node"]
-        depth, _, group = min(candidates, key=candidates.get).partition("/")
-        return int(depth), group or "default"
-    return 1, "default"
+        chosen = min(candidates, key=candidates.get)
+    else:
+        return 1, "default"
+    depth, _, group = chosen.partition("/")
+    return int(depth), group or "default"
 
 
 def digest(path):
@@ -230,8 +235,17 @@ class Heat(ScratchFolderTest):
                     self.assertEqual(tuning["measured_now"], measured_now, summary)
                     depth, group = tuned_or_given(summary, ["--depth", "auto"])
                     self.assertEqual((summary["plan"]["depth"], summary["plan"]["group"]), (depth, group), summary)
-                    if depth > 1:  # the other work-groups were tried at the fastest depth
-                        self.assertGreater(sum(name.startswith(f"{depth}/") for name in tuning["ns_per_node"]), 1, summary)
+                    # Every tuned depth was planned, each in its fastest group; the plan is the chosen one's.
+                    plans = summary["depth_plans"]
+                    self.assertEqual([int(plan["candidate"].partition("/")[0]) for plan in plans],
+                                     sorted({int(name.partition("/")[0]) for name in tuning["ns_per_node"]}), summary)
+                    chosen = min(plans, key=lambda plan: plan["predicted_s"])
+                    self.assertEqual(summary["plan"]["height"], chosen["height"], summary)
+                    self.assertAlmostEqual(summary["predicted_s"], chosen["predicted_s"], delta=1e-12)
+                    fastest = min(tuning["ns_per_node"], key=tuning["ns_per_node"].get).partition("/")[0]
+                    if fastest != "1":  # the other work-groups were tried at the fastest depth
+                        self.assertGreater(sum(name.startswith(f"{fastest}/") for name in tuning["ns_per_node"]), 1,
+                                           summary)
                     results["strip --depth auto"] = np.load(self.path("auto-d.npy"))
             for mode, out in results.items():
                 self.assertEqual(out.tobytes(), results["incore"].tobytes(), f"{mode} differs from incore on {shape}")

@@ -8,6 +8,8 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/blocking_model.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
+#include "ziggurat/tuning/heat_planner.hpp"
+#include "ziggurat/tuning/model_constants.hpp"
 #include "ziggurat/tuning/wave_planner.hpp"
 #include "../support/fixed_profile.hpp"
 
@@ -108,6 +110,46 @@ TEST_CASE("serial predictions add up every transfer, launch and node") {
   p = predict(three, PyramidLayout{Decomposition::strip, 2, 2}, DeviceConstants::paper(1.0, 0.5), Schedule::serial);
   CHECK(p.passes == 2);
   CHECK(p.total_ns == doctest::Approx(148 + 106));
+}
+
+TEST_CASE("launches of T steps: a pass of s steps runs ceil(s/T) of them, a partial one crossing memory once") {
+  // 1D, interior 6, one task owning it all: 8 values up, 6 down, 6 nodes a step (tau_c = 1).
+  DeviceConstants k = DeviceConstants::paper(1.0, 0.5);
+  k.launch_ns = 10;
+  k.crossing_ns = 2;
+  const PyramidLayout whole{Decomposition::strip, 4, 6};
+  const Problem four{{8}, 4, 4};
+  CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 4 * 10 + 24 * 0.5));  // T = 1
+  k.launch_depth = 3;
+  // 2 launches; 3 steps of 6 nodes at tau_a, then 1 step of 6 nodes at max(crossing, 1 x tau_a).
+  CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 2 * 10 + 18 * 0.5 + 6 * 2.0));
+  CHECK(predict(four, whole, k, Schedule::overlapped).total_ns == doctest::Approx(55));  // one task: one after another
+  CHECK(predict(four, PyramidLayout{Decomposition::incore, 0, 0}, k, Schedule::serial).total_ns == doctest::Approx(16 + 41));
+  // Two passes of 2 steps: one partial launch each, at the crossing (2 steps x tau_a is less).
+  CHECK(predict(four, PyramidLayout{Decomposition::strip, 2, 6}, k, Schedule::serial).total_ns ==
+        doctest::Approx(2 * (14 + 10 + 6 * 2.0)));
+  k.crossing_ns = 0.25;  // below a step's tau_a: the partial launch costs its steps
+  CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 2 * 10 + 24 * 0.5));
+  // T = 1 never pays a crossing: the predictions of single steps.
+  k.launch_depth = 1;
+  k.crossing_ns = 100;
+  CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 4 * 10 + 24 * 0.5));
+
+  // Strips of a 2D grid, passes of 4, 4 and 1 steps at T = 3, against the tasks' counts.
+  const Problem nine{{6, 7}, 9, 4};
+  const PyramidLayout strips{Decomposition::strip, 4, 2};
+  k.launch_depth = 3;
+  k.crossing_ns = 2;
+  double want = 0;
+  for (const std::size_t s : {4, 4, 1}) {
+    const double r = static_cast<double>(s % 3);
+    for (const TaskCounts& c : pass_counts(nine, strips, s)) {
+      const double step_nodes = c.computed / static_cast<double>(s);
+      want += c.sent + c.received + static_cast<double>((s + 2) / 3) * 10 + (c.computed - r * step_nodes) * 0.5 +
+              step_nodes * std::max(2.0, r * 0.5);
+    }
+  }
+  CHECK(predict(nine, strips, k, Schedule::serial).total_ns == doctest::Approx(want));
 }
 
 TEST_CASE("the overlapped schedule, traced by hand") {
@@ -330,28 +372,77 @@ TEST_CASE("the optimiser is exhaustive on random problems, constants and schedul
     double values = 1;
     for (const auto e : extents) values *= static_cast<double>(e);
     const auto budget = static_cast<std::uint64_t>(uniform(0.15, 1.2) * values * 4 * solver_buffer_layers(schedule));
+    k.crossing_ns = k.tau_a_ns * static_cast<double>(1 + trial % 4);  // paid by partial launches only
     CAPTURE(trial);
-    Plan plan;
-    try {
-      plan = best_plan(problem, held(budget, schedule), k, schedule, d);
-    } catch (const InvalidArgument&) {
-      // Nothing fits: then no layout at all may fit.
-      for (std::size_t extent = 1; extent <= 30; ++extent) CHECK_FALSE(fits(problem, PyramidLayout{d, 1, extent}, held(budget, schedule)));
-      continue;
-    }
-    ++planned;
-    CHECK(fits(problem, plan.layout, held(budget, schedule)));
-    for (std::size_t n = 1; n <= problem.steps; ++n) {
-      for (std::size_t extent = 1; extent <= 30; ++extent) {
-        const PyramidLayout layout{d, n, extent};
-        if (!fits(problem, layout, held(budget, schedule))) continue;
-        CAPTURE(n);
-        CAPTURE(extent);
-        CHECK(plan.prediction.total_ns <= predict(problem, layout, k, schedule).total_ns * (1 + 1e-12));
+    // Single steps, and launches of several (where the kernels' time is no longer monotone in n).
+    for (const std::size_t depth : {std::size_t{1}, std::size_t{2} + trial % 3}) {
+      k.launch_depth = depth;
+      CAPTURE(depth);
+      Plan plan;
+      try {
+        plan = best_plan(problem, held(budget, schedule), k, schedule, d);
+      } catch (const InvalidArgument&) {
+        // Nothing fits: then no layout at all may fit.
+        for (std::size_t extent = 1; extent <= 30; ++extent) CHECK_FALSE(fits(problem, PyramidLayout{d, 1, extent}, held(budget, schedule)));
+        continue;
+      }
+      ++planned;
+      CHECK(fits(problem, plan.layout, held(budget, schedule)));
+      for (std::size_t n = 1; n <= problem.steps; ++n) {
+        for (std::size_t extent = 1; extent <= 30; ++extent) {
+          const PyramidLayout layout{d, n, extent};
+          if (!fits(problem, layout, held(budget, schedule))) continue;
+          CAPTURE(n);
+          CAPTURE(extent);
+          CHECK(plan.prediction.total_ns <= predict(problem, layout, k, schedule).total_ns * (1 + 1e-12));
+        }
       }
     }
   }
-  CHECK(planned >= 40);  // most random budgets hold some pyramid
+  CHECK(planned >= 80);  // most random budgets hold some pyramid
+}
+
+TEST_CASE("the launch depth is chosen with the height: a budget that holds only low pyramids favours a shallower depth") {
+  // 2000 x 1500 floats in strips; single steps at 5 ns a node, a crossing of device memory 4 ns
+  // (8 bytes at 2 GB/s); in core, depth 4 runs at 1.0 ns, depth 3 at 1.2 ns.
+  DeviceProfile profile = test::fixed_profile();
+  profile.kernels = {{"heat2d_box", 2, 4, {}, 5.0}};
+  profile.copy_kernel_bytes_per_s = 2e9;
+  CHECK(heat_constants(profile, 2, 4).crossing_ns == doctest::Approx(4));
+  const std::vector<std::pair<std::string, double>> record = {
+      {"4/256x1", 1.0e-9}, {"3/256x1", 1.2e-9}, {"4/64x1", 1.5e-9}, {"1", 5e-9}};
+  DeviceInfo device;
+  device.global_mem_bytes = 1ull << 30;
+  device.max_alloc_bytes = 1ull << 28;
+  const std::vector<std::size_t> extents{2000, 1500};
+  HeatPlanRequest request;
+  request.mode = HeatMode::strip;
+  // Buffers of 9 rows: n <= 4, and n = 4 owns a single row. Depth 4 then runs partial launches
+  // (n = 3 is its best, at a crossing a node a pass), depth 3 full ones.
+  request.device_memory = 9 * 2000 * 4 * solver_buffer_layers(Schedule::overlapped);
+  const DepthPlans low = plan_heat_depths<float>(device, extents, true, 30, request, profile, record);
+  REQUIRE(low.depths.size() == 3);
+  CHECK(low.depths[0].candidate == "1");
+  CHECK(low.depths[1].candidate == "3/256x1");
+  CHECK(low.depths[2].candidate == "4/256x1");  // the fastest work-group of depth 4
+  CHECK(low.chosen.depth == 3);
+  CHECK(low.chosen.group.x == 256);
+  CHECK(low.chosen.predicted.layout.height == 3);
+  CHECK(low.depths[1].height == 3);
+  for (const DepthPlan& other : low.depths) CHECK(low.depths[1].predicted_s <= other.predicted_s);
+  CHECK(low.depths[1].predicted_s < low.depths[2].predicted_s);
+  // A depth asked for is planned alone, as plan_heat_depths() planned it.
+  request.depth = 4;
+  request.group = {256, 1};
+  request.kernel_ns_per_node = 1.0;
+  CHECK(plan_heat<float>(device, extents, true, 30, request, profile).predicted.prediction.total_ns * 1e-9 ==
+        doctest::Approx(low.depths[2].predicted_s));
+  // Buffers of 400 rows hold tall pyramids of whole launches: the fastest depth in core wins.
+  request.device_memory = 400 * 2000 * 4 * solver_buffer_layers(Schedule::overlapped);
+  const DepthPlans tall = plan_heat_depths<float>(device, extents, true, 30, request, profile, record);
+  CHECK(tall.chosen.depth == 4);
+  CHECK(tall.chosen.predicted.layout.height >= 4);
+  CHECK_THROWS_AS(plan_heat_depths<float>(device, extents, true, 30, request, profile, {}), InvalidArgument);
 }
 
 TEST_CASE("long runs and large grids are planned quickly") {

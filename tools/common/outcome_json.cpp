@@ -38,6 +38,11 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
       {"ns_per_node", run.ns_per_node},
       {"predicted_ns_per_node", plan.prediction.ns_per_node}};
   if (outcome.depth_choice) j["depth_tuning"] = blocking_json(*outcome.depth_choice);
+  if (!outcome.depth_plans.empty()) {
+    j["depth_plans"] = nlohmann::json::array();
+    for (const DepthPlan& d : outcome.depth_plans)
+      j["depth_plans"].push_back({{"candidate", d.candidate}, {"height", d.height}, {"predicted_s", d.predicted_s}});
+  }
   return j;
 }
 

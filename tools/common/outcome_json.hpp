@@ -12,8 +12,8 @@ namespace ziggurat::cli {
 
 /// plan (mode as asked, decomposition, height, task and buffer extents, tasks, passes, depth,
 /// group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile (its origin),
-/// time_s, predicted_s, nodes_per_s, ns_per_node, predicted_ns_per_node, and depth_tuning when
-/// the depth was tuned.
+/// time_s, predicted_s, nodes_per_s, ns_per_node, predicted_ns_per_node, and when the depth was
+/// tuned depth_tuning and depth_plans (each tuned depth's candidate, height and predicted_s).
 nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& outcome, const std::string& profile_origin);
 
 /// reason, sweeps, update, plan (as heat's, tasks and passes as run), budget_bytes, device_bytes,

@@ -186,6 +186,26 @@ std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
          " tasks x " + std::to_string(plan.prediction.passes) + " passes, " + to_string(planned.schedule) + launches;
 }
 
+// "T = 4, n = 12 (0.53 s)": one launch depth's plan (n = 0 is in core).
+std::string depth_plan_text(const DepthPlan& plan) {
+  return "T = " + std::to_string(parse_blocking_candidate(plan.candidate).first) +
+         (plan.height > 0 ? ", n = " + std::to_string(plan.height) : ", in core") + " (" + number_text(plan.predicted_s) +
+         " s)";
+}
+
+// The chosen launch depth's plan among the tuned depths', and the runner-up's.
+std::string depth_plans_text(const PlannedHeatRun& planned, const std::vector<DepthPlan>& plans) {
+  const std::string chosen = blocking_candidate_name(planned.depth, planned.group);
+  const DepthPlan* runner_up = nullptr;
+  std::string text;
+  for (const DepthPlan& plan : plans) {
+    if (plan.candidate == chosen)
+      text = depth_plan_text(plan) + " predicted fastest of " + std::to_string(plans.size()) + " launch depths";
+    else if (!runner_up || plan.predicted_s < runner_up->predicted_s) runner_up = &plan;
+  }
+  return runner_up ? text + "; runner-up " + depth_plan_text(*runner_up) : text;
+}
+
 // What every summary of a heat run starts with: the device, the grid and the scheme.
 template <class T>
 nlohmann::json summary_head(const DeviceInfo& device, const std::vector<std::size_t>& extents, double alpha,
@@ -470,8 +490,10 @@ void run(const HeatOptions& options) {
             << ", A = " << alpha << ", " << options.steps << " steps, initial field: "
             << (options.init.empty() ? "slowest mode" : options.init) << "\n";
   if (options.steps == 0) return;
-  std::cout << "plan        " << plan_text(outcome.planned, extents.size()) << "\n"
-            << "memory      device budget " << bytes_text(outcome.planned.budget_bytes) << ", buffers "
+  std::cout << "plan        " << plan_text(outcome.planned, extents.size()) << "\n";
+  if (!outcome.depth_plans.empty())
+    std::cout << "depth       " << depth_plans_text(outcome.planned, outcome.depth_plans) << "\n";
+  std::cout << "memory      device budget " << bytes_text(outcome.planned.budget_bytes) << ", buffers "
             << bytes_text(result.device_bytes) << "; host memory " << (result.pinned_host_memory ? "pinned" : "pageable")
             << "\n"
             << "time        " << number_text(result.seconds) << " s measured, " << number_text(predicted_s)

@@ -347,8 +347,7 @@ void run_long_vector(const ModelOptions& o, const Inputs& in) {
 // ns a node and step through device memory: a value read and one written at the copy bandwidth.
 double stream_ns_of(const ModelOptions& o, const Inputs& in) {
   if (o.stream_ns > 0) return o.stream_ns;
-  if (in.profile && in.profile->copy_bytes_per_s() > 0)
-    return 2.0 * static_cast<double>(value_bytes(o)) / in.profile->copy_bytes_per_s() * 1e9;
+  if (in.profile && in.profile->copy_bytes_per_s() > 0) return crossing_ns(*in.profile, value_bytes(o));
   throw InvalidArgument("the blocking model needs the memory time of a node and step: give --stream-ns, or take the "
                         "copy bandwidth from a calibration with --profile FILE or --device SEL");
 }

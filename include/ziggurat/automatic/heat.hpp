@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
@@ -18,19 +19,21 @@ struct HeatOutcome {
   PlannedHeatRun planned;
   HeatRun run;
   std::optional<BlockingChoice> depth_choice;  ///< how a requested depth of 0 was tuned
+  std::vector<DepthPlan> depth_plans;          ///< each tuned depth's plan, for a requested depth of 0
 };
 
 /// What advance_heat() plans for `steps` steps of `solver`, without running it (no run in the
-/// outcome): a requested depth of 0 becomes the device's tuned depth first. Errors: those of
-/// plan_heat().
+/// outcome): a requested depth of 0 is chosen with the plan among the device's tuned depths
+/// (plan_heat_depths()). Errors: those of plan_heat().
 template <class T>
 HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile);
 
 /// Plans `steps` steps of `solver` as `request` asks with the constants of `profile`, then runs
-/// the plan (zero steps plan and run nothing). A requested depth of 0 becomes the device's tuned
-/// depth (choose_heat_blocking(): read, or measured once and recorded), whose measured kernel time the
-/// plan then uses. Errors: those of plan_heat(), then those of HeatSolver::advance().
+/// the plan (zero steps plan and run nothing). A requested depth of 0 is chosen among the device's
+/// tuned depths (choose_heat_blocking(): read, or measured once and recorded), each planned with
+/// its measured kernel time, the fastest plan kept. Errors: those of plan_heat(), then those of
+/// HeatSolver::advance().
 template <class T>
 HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                          const DeviceProfile& profile, const HeatRunOptions& options = {});

@@ -5,8 +5,8 @@
 // then every candidate group at the fastest blocked depth and the next deeper one (a wider group
 // owns more of its tile, so it may go deeper), timed on an in-device grid once per scheme,
 // precision, dimension and device, and kept as a tuning record (tuning/profile_store.hpp) that
-// later runs only read. The heat choice's measured time a node and step is what the cost model
-// then charges for the kernels (HeatPlanRequest::kernel_ns_per_node).
+// later runs only read. Each heat depth's measured time a node and step is what the cost model
+// charges for its kernels when the planner weighs that depth (plan_heat_depths()).
 
 #include <cstddef>
 #include <string>

@@ -5,9 +5,12 @@
 // are best. Pure functions: no device is needed. tuning/model_constants.hpp derives the constants
 // from a device's measured profile; tuning/heat_planner.hpp plans the pyramid solver's runs.
 //
-// Time of one task: upload (latency + values x ns per value), n kernel launches plus computed
-// nodes x tau_a, download. The serial schedule adds them up; the overlapped schedule runs uploads,
-// kernels and downloads on separate engines with two task slots (see predict()).
+// Time of one task: upload (latency + values x ns per value), its kernels, download. A pass of
+// s steps runs ceil(s/T) launches of T steps on chip (T = 1: single steps): the full launches cost
+// tau_a a computed node and step; a partial launch of r = s mod T steps still crosses device
+// memory once, so its r steps cost at least one crossing a node. The serial schedule adds the
+// times up; the overlapped schedule runs uploads, kernels and downloads on separate engines with
+// two task slots (see predict()).
 
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +48,8 @@ struct DeviceConstants {
   TransferCost rect_upload, rect_download;  ///< rectangular regions of a 2D host array (blocks)
   double tau_a_ns = 0;                      ///< compute time per node and step, steady state
   double launch_ns = 0;                     ///< one kernel launch within a stream of launches
+  std::size_t launch_depth = 1;             ///< T: steps a launch advances on chip (HeatPlan::depth)
+  double crossing_ns = 0;                   ///< one crossing of the grid in device memory, per node
   TransferEngines engines;                  ///< of contiguous transfers
   TransferEngines rect_engines;             ///< of rectangular-region transfers
 
@@ -75,7 +80,7 @@ struct TaskCounts {
   double sent = 0;
   double received = 0;
   double computed = 0;
-  std::size_t steps = 0;  ///< kernel launches
+  std::size_t steps = 0;  ///< steps of the pass (ceil(steps / T) kernel launches)
   bool operator==(const TaskCounts& other) const {
     return sent == other.sent && received == other.received && computed == other.computed && steps == other.steps;
   }

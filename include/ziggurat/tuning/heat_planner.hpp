@@ -1,12 +1,16 @@
 #pragma once
 // Planning the pyramid solver's runs (solver/heat_pyramid.hpp): the cost model
 // (tuning/cost_model.hpp), fed with the device's measured profile, chooses the decomposition,
-// height n and task size that fit a device-memory budget. Nothing is measured here.
+// height n and task size that fit a device-memory budget, and (plan_heat_depths) the steps a
+// launch T among the tuned ones together with n. Nothing is measured here.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ziggurat/solver/heat_pyramid.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
@@ -35,15 +39,17 @@ struct HeatPlanRequest {
   std::optional<std::size_t> height;           ///< pyramid height n (strip, block, automatic)
   std::optional<std::uint64_t> device_memory;  ///< budget in bytes; default default_device_budget()
   Schedule schedule = Schedule::overlapped;
-  /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. 0: the
-  /// depth tuned for the device, which advance_heat() reads or measures
-  /// (tuning/blocking_autotune.hpp) before it plans; plan_heat() takes 1 or more.
+  /// Steps a kernel launch advances with its tile on chip (HeatPlan::depth); default 1. 0: chosen
+  /// with the height among the depths tuned for the device, which advance_heat() reads or measures
+  /// (tuning/blocking_autotune.hpp) and plans with (plan_heat_depths()); plan_heat() takes 1 or more.
   std::optional<std::size_t> depth;
   /// The blocked kernels' work-group at that depth (zeros: the device's default; advance_heat()
   /// sets the tuned one with a depth of 0).
   BlockedGroup group;
-  /// The kernels' time a node and step at `depth`, in ns (advance_heat() sets the tuned depth's
-  /// measured time); default: the profile's single-step rate. The model charges it for every step.
+  /// The kernels' time a node and step at `depth`, in ns (plan_heat_depths() sets each tuned
+  /// depth's measured time); default: the profile's single-step rate. The model charges it for every step
+  /// of a full launch; a partial launch (a pass of s steps ends with s mod depth) costs at least
+  /// one crossing of device memory a node.
   std::optional<double> kernel_ns_per_node;
 };
 
@@ -77,6 +83,31 @@ PlannedHeatRun plan_heat(const HeatSolver<T>& solver, std::size_t steps, const H
 template <class T>
 PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t>& extents, bool pinned_host_memory,
                          std::size_t steps, const HeatPlanRequest& request, const DeviceProfile& profile);
+
+/// What one launch depth gives, as plan_heat_depths() weighs it.
+struct DepthPlan {
+  std::string candidate;   ///< the tuned candidate: "1", or "4/256x1" (depth 4, work-groups of 256 x 1)
+  std::size_t height = 0;  ///< the pyramid height n planned with it (0: in core)
+  double predicted_s = 0;  ///< the plan's predicted time
+};
+
+/// The plan of the launch depth predicted fastest, and every depth's.
+struct DepthPlans {
+  PlannedHeatRun chosen;
+  std::vector<DepthPlan> depths;  ///< by depth, the smallest first
+};
+
+/// The launch depth T and the plan chosen together: plan_heat() at every depth of `candidates`
+/// (a tuning record: seconds a node and step of each candidate, as BlockingChoice::seconds), each
+/// in its fastest work-group and charged that group's measured rate (depth 1: the profile's
+/// single-step rate); the least predicted time wins, ties going to the smaller depth. A shallower
+/// depth can win where the budget holds only low pyramids: passes of fewer steps than T run
+/// partial launches. `request.depth` is not read. Errors: those of plan_heat(), and
+/// InvalidArgument for a record without candidates or with a name that is none.
+template <class T>
+DepthPlans plan_heat_depths(const DeviceInfo& device, const std::vector<std::size_t>& extents, bool pinned_host_memory,
+                            std::size_t steps, const HeatPlanRequest& request, const DeviceProfile& profile,
+                            const std::vector<std::pair<std::string, double>>& candidates);
 
 /// The smallest budget in which the solver can run `steps` steps of pyramid passes of `height`
 /// with `decomposition` under `schedule`: tasks of one owned row (strips) or node a side (blocks).
