@@ -1,15 +1,38 @@
 #include "ziggurat/automatic/heat.hpp"
 
+#include "ops/heat_blocked.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat {
+
+namespace {
+
+// The time a node and step that the device's tuning record holds for `depth` in the work-group
+// that will run it (nothing is measured here), or none: plan_heat() then charges the profile's
+// single-step rate.
+template <class T>
+std::optional<double> recorded_rate(const DeviceInfo& device, std::size_t dims, std::size_t depth,
+                                    const BlockedGroup& group) {
+  const auto record = load_tuning_record(device, heat_blocking_key<T>(dims));
+  if (!record) return std::nullopt;
+  const std::string name = blocking_candidate_name(depth, detail::blocked_group_for(device, dims, sizeof(T), depth, group));
+  for (const auto& [candidate, seconds] : record->seconds)
+    if (candidate == name) return seconds * 1e9;
+  return std::nullopt;
+}
+
+}  // namespace
 
 template <class T>
 HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile) {
   HeatOutcome outcome;
   if (request.depth != std::size_t{0}) {
-    outcome.planned = plan_heat(solver, steps, request, profile);
+    HeatPlanRequest planned = request;
+    if (planned.depth.value_or(1) > 1 && !planned.kernel_ns_per_node)
+      planned.kernel_ns_per_node =
+          recorded_rate<T>(solver.context().device(), solver.extents().size(), *planned.depth, planned.group);
+    outcome.planned = plan_heat(solver, steps, planned, profile);
     return outcome;
   }
   // The fastest depth in core may lose where the budget holds only low pyramids: T and n together.

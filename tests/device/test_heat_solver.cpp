@@ -15,7 +15,9 @@
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
+#include "ziggurat/tuning/blocking_autotune.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 using namespace ziggurat;
 using test::fixed_profile;
@@ -154,6 +156,31 @@ TEST_CASE("a pyramid follows the exact discrete solution, and stepping in pieces
     CHECK(solver.steps_done() == 80);
     CHECK(error <= 8.0 * 80 * std::numeric_limits<double>::epsilon());
   }, test::Needs::fp64);
+}
+
+TEST_CASE("a named launch depth is planned at the rate its tuning record holds for it") {
+  for_each_device([](Context& context) {
+    const test::TempDir cache;
+    const test::EnvGuard guard("ZIGGURAT_CACHE_DIR", cache.path().c_str());
+    HeatSolver<float> solver(context, test::random_field<float>({300, 200}, 3), 0.2);
+    HeatPlanRequest request;
+    request.mode = HeatMode::incore;
+    request.depth = 2;
+    // No record: the profile's single-step rate, as if the rate were not known.
+    const double unknown = plan_tuned_heat(solver, 10, request, fixed_profile()).planned.predicted.prediction.compute_ns;
+    HeatPlanRequest given = request;
+    given.kernel_ns_per_node = fixed_profile().tau_a_ns(2, sizeof(float));
+    CHECK(plan_tuned_heat(solver, 10, given, fixed_profile()).planned.predicted.prediction.compute_ns == unknown);
+    // A record of depth 2 in every row the tuner tries (so in the default one that runs), and of
+    // depth 3: depth 2's rate is charged.
+    std::vector<std::pair<std::string, double>> seconds{{blocking_candidate_name(3, {256, 1}), 1e-12}};
+    for (const std::size_t row : {64, 128, 256, 512, 1024}) seconds.emplace_back(blocking_candidate_name(2, {row, 1}), 7e-9);
+    REQUIRE(store_tuning_record(context.device(), {heat_blocking_key<float>(2), seconds}).empty());
+    given.kernel_ns_per_node = 7.0;
+    const double recorded = plan_tuned_heat(solver, 10, request, fixed_profile()).planned.predicted.prediction.compute_ns;
+    CHECK(recorded == plan_tuned_heat(solver, 10, given, fixed_profile()).planned.predicted.prediction.compute_ns);
+    CHECK(recorded != unknown);
+  });
 }
 
 TEST_CASE("progress is reported after every pass, in order, up to the last step") {

@@ -47,7 +47,8 @@ struct HeatPlanRequest {
   /// sets the tuned one with a depth of 0).
   BlockedGroup group;
   /// The kernels' time a node and step at `depth`, in ns (plan_heat_depths() sets each tuned
-  /// depth's measured time); default: the profile's single-step rate. The model charges it for every step
+  /// depth's measured time; advance_heat(), for a named depth above 1, the device's tuning record's
+  /// time of that depth and group where it holds one); default: the profile's single-step rate. The model charges it for every step
   /// of a full launch; a partial launch (a pass of s steps ends with s mod depth) costs at least
   /// one crossing of device memory a node.
   std::optional<double> kernel_ns_per_node;
