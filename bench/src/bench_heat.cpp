@@ -166,7 +166,11 @@ Row solver_row(HeatSolver<T>& solver, const std::string& what, std::size_t steps
                const DeviceProfile& profile) {
   const HeatOutcome outcome = advance_heat(solver, steps, request, profile);
   const model::Plan& plan = outcome.planned.predicted;
-  return {what, layout_text(plan), outcome.run.seconds, plan.prediction.total_ns * 1e-9, outcome.run.ns_per_node, steps};
+  // A tuned depth (0 asked for) is named with what was chosen: "4/256x1".
+  const std::string chosen =
+      request.depth == std::size_t{0} ? ": " + blocking_candidate_name(outcome.planned.depth, outcome.planned.group) : "";
+  return {what + chosen, layout_text(plan), outcome.run.seconds, plan.prediction.total_ns * 1e-9, outcome.run.ns_per_node,
+          steps};
 }
 
 struct SweepPoint {
@@ -316,6 +320,11 @@ void bench(const BenchHeatOptions& options) {
       request.group = {};
       request.kernel_ns_per_node.reset();
     }
+    // What `ziggurat heat --depth auto` runs: the decomposition, n and the launch depth planned together.
+    request.mode = HeatMode::automatic;
+    request.depth = 0;
+    rows.push_back(solver_row(solver, "auto plan, depth chosen with n", options.steps, request, profile));
+    request.depth.reset();
     request.mode = HeatMode::strip;
     request.schedule = Schedule::serial;
     rows.push_back(solver_row(solver, "strip pyramid, serial schedule", options.steps, request, profile));

@@ -129,8 +129,9 @@ DepthPlans plan_heat_depths(const DeviceInfo& device, const std::vector<std::siz
     HeatPlanRequest at_depth = request;
     at_depth.depth = depth;
     at_depth.group = candidate.group;
-    // Single steps at the profile's rate, as plan_heat() charges them at depth 1.
-    at_depth.kernel_ns_per_node = depth > 1 ? std::optional(candidate.seconds * 1e9) : std::nullopt;
+    // Single steps too at the record's rate: every depth timed by one timer on one grid, so that
+    // the depths compare on one footing (the profile's single-step rate was measured apart).
+    at_depth.kernel_ns_per_node = candidate.seconds * 1e9;
     PlannedHeatRun run = plan_heat<T>(device, extents, pinned_host_memory, steps, at_depth, profile);
     const model::Plan& plan = run.predicted;
     plans.depths.push_back({candidate.name, plan.layout.height, plan.prediction.total_ns * 1e-9});

@@ -100,8 +100,8 @@ struct DepthPlans {
 
 /// The launch depth T and the plan chosen together: plan_heat() at every depth of `candidates`
 /// (a tuning record: seconds a node and step of each candidate, as BlockingChoice::seconds), each
-/// in its fastest work-group and charged that group's measured rate (depth 1: the profile's
-/// single-step rate); the least predicted time wins, ties going to the smaller depth. A shallower
+/// in its fastest work-group and charged that group's measured rate (depth 1 too: the record's
+/// single steps, timed as the others were); the least predicted time wins, ties going to the smaller depth. A shallower
 /// depth can win where the budget holds only low pyramids: passes of fewer steps than T run
 /// partial launches. `request.depth` is not read. Errors: those of plan_heat(), and
 /// InvalidArgument for a record without candidates or with a name that is none.
