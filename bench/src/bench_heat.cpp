@@ -337,7 +337,7 @@ void bench(const BenchHeatOptions& options) {
                            {"streaming_limit_ns_per_node", streaming_ns}, {"bus_limit_ns_per_node", bus_ns},
                            {"rows", nlohmann::json::array()}, {"peers", nlohmann::json::object()}};
     grid["tuned"] = {{"key", tuned->key}, {"depth", tuned->depth}, {"group", to_string(tuned->group)},
-                     {"ns_per_node", tuned->ns_per_node * 1e9}, {"candidates", tuned->seconds}};
+                     {"ns_per_node", tuned->ns_per_node}, {"candidates", tuned->seconds}};
     if (update_ns) grid["blocking_model"] = {{"update_ns", *update_ns}, {"tile", model_tile}};
     for (const PeerAnswer& peer : peers)
       grid["peers"][peer.name] = {{peer.row ? "note" : "unavailable", peer.note}};

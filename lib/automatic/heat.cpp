@@ -9,13 +9,15 @@ namespace {
 
 // The time a node and step that the device's tuning record holds for `depth` in the work-group
 // that will run it (nothing is measured here), or none: plan_heat() then charges the profile's
-// single-step rate.
+// single-step rate. The group is resolved first, record or not, so that a depth too deep for the
+// device is refused while planning.
 template <class T>
 std::optional<double> recorded_rate(const DeviceInfo& device, std::size_t dims, std::size_t depth,
                                     const BlockedGroup& group) {
+  const BlockedGroup runs = depth == 1 ? group : detail::blocked_group_for(device, dims, sizeof(T), depth, group);
   const auto record = load_tuning_record(device, heat_blocking_key<T>(dims));
   if (!record) return std::nullopt;
-  const std::string name = blocking_candidate_name(depth, detail::blocked_group_for(device, dims, sizeof(T), depth, group));
+  const std::string name = blocking_candidate_name(depth, runs);
   for (const auto& [candidate, seconds] : record->seconds)
     if (candidate == name) return seconds * 1e9;
   return std::nullopt;
@@ -29,10 +31,12 @@ HeatOutcome plan_tuned_heat(HeatSolver<T>& solver, std::size_t steps, const Heat
   HeatOutcome outcome;
   if (request.depth != std::size_t{0}) {
     HeatPlanRequest planned = request;
-    if (planned.depth.value_or(1) > 1 && !planned.kernel_ns_per_node)
+    const bool given = planned.kernel_ns_per_node.has_value();
+    if (planned.depth && !given)  // a named depth, single steps too
       planned.kernel_ns_per_node =
           recorded_rate<T>(solver.context().device(), solver.extents().size(), *planned.depth, planned.group);
     outcome.planned = plan_heat(solver, steps, planned, profile);
+    if (!given && planned.kernel_ns_per_node) outcome.planned.kernel_rate = "tuning record";
     return outcome;
   }
   // The fastest depth in core may lose where the budget holds only low pyramids: T and n together.

@@ -57,15 +57,16 @@ std::size_t depth_of(const DeviceConstants& k) { return std::max<std::size_t>(1,
 // Kernel launches of a pass of `steps` steps: ceil(steps / T).
 double launches(const DeviceConstants& k, std::size_t steps) { return static_cast<double>(ceil_div(steps, depth_of(k))); }
 
-// Kernel time a computed node and step in a pass of `steps` steps: tau_a in the full launches;
-// the partial launch of r = steps mod T steps crosses device memory once however few its steps,
-// so a node's r steps there take max(crossing, r tau_a). A pass's nodes of one step are taken as
-// its computed nodes / steps.
+// Kernel time a computed node and step in a pass of `steps` steps: tau_a in the full launches.
+// A full launch's T tau_a is one crossing of device memory and T steps on chip, so the partial
+// launch of r = steps mod T steps takes crossing + r (tau_a - crossing / T) a node: the crossing
+// whole however few its steps. A pass's nodes of one step are taken as its computed nodes / steps.
 double node_step_ns(const DeviceConstants& k, std::size_t steps) {
-  const std::size_t partial = steps % depth_of(k);
+  const std::size_t depth = depth_of(k), partial = steps % depth;
   if (partial == 0) return k.tau_a_ns;
   const double s = static_cast<double>(steps), r = static_cast<double>(partial);
-  return ((s - r) * k.tau_a_ns + std::max(k.crossing_ns, r * k.tau_a_ns)) / s;
+  const double on_chip = std::max(0.0, k.tau_a_ns - k.crossing_ns / static_cast<double>(depth));
+  return ((s - r) * k.tau_a_ns + k.crossing_ns + r * on_chip) / s;
 }
 
 // Kernel time of `tasks` tasks of a pass of `steps` steps that compute `computed` nodes in all.
@@ -605,16 +606,6 @@ TaskCounts paper_block_counts(double B, double n) {
 
 namespace {
 
-// Whether n = K is the best height for a task that is the whole axis. Its passes run one after
-// another, each a round trip of the grid, and one pass runs the fewest launches, none partial
-// where T divides K. Else shorter passes could spare at most the partial launch's crossing of
-// device memory (a node of one step), for another round trip.
-bool one_pass_is_best(const Problem& problem, const DeviceConstants& k, ExtentCosts& costs) {
-  if (problem.steps % depth_of(k) == 0) return true;
-  const PassCosts& step = costs.pass(1);
-  return step.up + step.down >= step.computed * k.crossing_ns;
-}
-
 // The largest task extent whose buffer for passes of n steps fits, or 0 (binary search: a larger
 // task never needs a smaller buffer).
 std::size_t largest_fitting_extent(const Problem& problem, Decomposition cut, std::size_t n, double capacity) {
@@ -673,7 +664,9 @@ Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstan
   // the buffer no longer fits, and where a bound on the kernels alone (kernel_bound_ns) exceeds
   // the best plan found: both only grow with n (for a fixed task size, taller pyramids compute
   // every node at least as often, since their passes majorise the shorter ones'). A task that is
-  // the whole axis mostly needs only n = K (one_pass_is_best). Serial estimates are exact;
+  // the whole axis needs only n = K: its passes run one after another, each a round trip of the
+  // grid, and a pass's launches cost a crossing a node each and its steps on chip (node_step_ns),
+  // so one pass, the fewest launches, is the fastest. Serial estimates are exact;
   // overlapped ones are lower bounds, and the candidates that could still win are simulated,
   // lowest bound first. A few plans simulated at the start set a first bound.
   Prediction best;
@@ -701,7 +694,7 @@ Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstan
   std::vector<Hopeful> hopeful;
   for (std::size_t extent = widest_task(problem, kind); extent >= 1; --extent) {
     ExtentCosts costs(problem, kind, extent, k);
-    const bool one_pass = costs.tasks() == 1 && !height && one_pass_is_best(problem, k, costs);
+    const bool one_pass = costs.tasks() == 1 && !height;
     for (std::size_t n = one_pass ? n_last : n_first; n <= n_last; ++n) {
       if (costs.buffer_values(n) > capacity) break;
       const Estimate e = estimate(problem, PyramidLayout{kind, n, extent}, k, schedule, costs);

@@ -72,6 +72,8 @@ PlannedHeatRun plan_heat(const DeviceInfo& device, const std::vector<std::size_t
   model::DeviceConstants k =
       model::heat_constants(profile, extents.size(), sizeof(T), request.kernel_ns_per_node, pinned_host_memory);
   k.launch_depth = run.depth;
+  run.kernel_ns_per_node = k.tau_a_ns;
+  run.kernel_rate = request.kernel_ns_per_node ? "given" : "profile";
   run.budget_bytes = request.device_memory.value_or(default_device_budget(device));
   // The buffers the solver keeps (solver_buffer_layers), none beyond the device's largest
   // allocation; a grid whose buffer does not fit one allocation is not run in core.
@@ -133,6 +135,7 @@ DepthPlans plan_heat_depths(const DeviceInfo& device, const std::vector<std::siz
     // the depths compare on one footing (the profile's single-step rate was measured apart).
     at_depth.kernel_ns_per_node = candidate.seconds * 1e9;
     PlannedHeatRun run = plan_heat<T>(device, extents, pinned_host_memory, steps, at_depth, profile);
+    run.kernel_rate = "tuning record";
     const model::Plan& plan = run.predicted;
     plans.depths.push_back({candidate.name, plan.layout.height, plan.prediction.total_ns * 1e-9});
     if (plans.depths.size() == 1 || plan.prediction.total_ns < plans.chosen.predicted.prediction.total_ns)

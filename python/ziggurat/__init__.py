@@ -65,7 +65,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
 
     The report, like `ziggurat heat --json`: device, size (fastest axis first), dtype, alpha,
     steps, plan (mode, decomposition, height, task_extent, buffer_extent, tasks, passes, depth,
-    group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
+    group, schedule, kernel_ns_per_node and kernel_rate: the kernels' time a node and step the
+    model charged and where it came from, "profile", "tuning record" or "given"), budget_bytes, device_bytes, pinned_host_memory, profile ("given", "cached" or
     "measured now"), time_s and predicted_s, nodes_per_s, ns_per_node and predicted_ns_per_node, and
     depth_tuning (every candidate's ns a node and step) and depth_plans (each tuned depth's
     candidate, height and predicted_s, the fastest chosen) when the depth was tuned. u0 is copied

@@ -241,6 +241,10 @@ class Heat(ScratchFolderTest):
                                      sorted({int(name.partition("/")[0]) for name in tuning["ns_per_node"]}), summary)
                     chosen = min(plans, key=lambda plan: plan["predicted_s"])
                     self.assertEqual(summary["plan"]["height"], chosen["height"], summary)
+                    # Charged the chosen candidate's measured time.
+                    self.assertEqual(summary["plan"]["kernel_rate"], "tuning record", summary)
+                    self.assertAlmostEqual(summary["plan"]["kernel_ns_per_node"],
+                                           tuning["ns_per_node"][chosen["candidate"]], delta=1e-9, msg=summary)
                     self.assertAlmostEqual(summary["predicted_s"], chosen["predicted_s"], delta=1e-12)
                     fastest = min(tuning["ns_per_node"], key=tuning["ns_per_node"].get).partition("/")[0]
                     if fastest != "1":  # the other work-groups were tried at the fastest depth

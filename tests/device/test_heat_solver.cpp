@@ -167,19 +167,35 @@ TEST_CASE("a named launch depth is planned at the rate its tuning record holds f
     request.mode = HeatMode::incore;
     request.depth = 2;
     // No record: the profile's single-step rate, as if the rate were not known.
-    const double unknown = plan_tuned_heat(solver, 10, request, fixed_profile()).planned.predicted.prediction.compute_ns;
+    const PlannedHeatRun without_record = plan_tuned_heat(solver, 10, request, fixed_profile()).planned;
+    CHECK(without_record.kernel_rate == "profile");
+    const double unknown = without_record.predicted.prediction.compute_ns;
     HeatPlanRequest given = request;
     given.kernel_ns_per_node = fixed_profile().tau_a_ns(2, sizeof(float));
     CHECK(plan_tuned_heat(solver, 10, given, fixed_profile()).planned.predicted.prediction.compute_ns == unknown);
-    // A record of depth 2 in every row the tuner tries (so in the default one that runs), and of
-    // depth 3: depth 2's rate is charged.
-    std::vector<std::pair<std::string, double>> seconds{{blocking_candidate_name(3, {256, 1}), 1e-12}};
-    for (const std::size_t row : {64, 128, 256, 512, 1024}) seconds.emplace_back(blocking_candidate_name(2, {row, 1}), 7e-9);
+    // A record of depth 2 in every row the tuner tries, each at its own rate, of depth 3 and of
+    // single steps: the rate of depth 2 in the row asked for is charged.
+    std::vector<std::pair<std::string, double>> seconds{{blocking_candidate_name(3, {256, 1}), 1e-12}, {"1", 3e-9}};
+    for (const std::size_t row : {64, 128, 256, 512, 1024})
+      seconds.emplace_back(blocking_candidate_name(2, {row, 1}), static_cast<double>(row) * 1e-11);
     REQUIRE(store_tuning_record(context.device(), {heat_blocking_key<float>(2), seconds}).empty());
-    given.kernel_ns_per_node = 7.0;
-    const double recorded = plan_tuned_heat(solver, 10, request, fixed_profile()).planned.predicted.prediction.compute_ns;
-    CHECK(recorded == plan_tuned_heat(solver, 10, given, fixed_profile()).planned.predicted.prediction.compute_ns);
+    const auto compute_ns = [&](const HeatPlanRequest& r) {
+      return plan_tuned_heat(solver, 10, r, fixed_profile()).planned.predicted.prediction.compute_ns;
+    };
+    request.group = {128, 1};
+    given.group = request.group;
+    given.kernel_ns_per_node = 1.28;
+    const double recorded = compute_ns(request);
+    CHECK(recorded == compute_ns(given));
+    const PlannedHeatRun with_record = plan_tuned_heat(solver, 10, request, fixed_profile()).planned;
+    CHECK(with_record.kernel_rate == "tuning record");
+    CHECK(with_record.kernel_ns_per_node == doctest::Approx(1.28));
+    CHECK(plan_tuned_heat(solver, 10, given, fixed_profile()).planned.kernel_rate == "given");
     CHECK(recorded != unknown);
+    // Single steps named: the record's, timed as the depths were (as the joint choice charges them).
+    request.depth = given.depth = 1;
+    given.kernel_ns_per_node = 3.0;
+    CHECK(compute_ns(request) == compute_ns(given));
   });
 }
 

@@ -121,15 +121,17 @@ TEST_CASE("launches of T steps: a pass of s steps runs ceil(s/T) of them, a part
   const Problem four{{8}, 4, 4};
   CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 4 * 10 + 24 * 0.5));  // T = 1
   k.launch_depth = 3;
-  // 2 launches; 3 steps of 6 nodes at tau_a, then 1 step of 6 nodes at max(crossing, 1 x tau_a).
+  // 2 launches; 3 steps of 6 nodes at tau_a, then 1 step of 6 nodes at a crossing and one step on
+  // chip, tau_a - crossing / 3 (none here: a full launch is all crossing).
   CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 2 * 10 + 18 * 0.5 + 6 * 2.0));
   CHECK(predict(four, whole, k, Schedule::overlapped).total_ns == doctest::Approx(55));  // one task: one after another
   CHECK(predict(four, PyramidLayout{Decomposition::incore, 0, 0}, k, Schedule::serial).total_ns == doctest::Approx(16 + 41));
-  // Two passes of 2 steps: one partial launch each, at the crossing (2 steps x tau_a is less).
+  // Two passes of 2 steps: one partial launch each, at the crossing.
   CHECK(predict(four, PyramidLayout{Decomposition::strip, 2, 6}, k, Schedule::serial).total_ns ==
         doctest::Approx(2 * (14 + 10 + 6 * 2.0)));
-  k.crossing_ns = 0.25;  // below a step's tau_a: the partial launch costs its steps
-  CHECK(predict(four, whole, k, Schedule::serial).total_ns == doctest::Approx(14 + 2 * 10 + 24 * 0.5));
+  k.crossing_ns = 0.25;  // a full launch: 0.25 crossing, 3 x (0.5 - 0.25 / 3) on chip
+  CHECK(predict(four, whole, k, Schedule::serial).total_ns ==
+        doctest::Approx(14 + 2 * 10 + 18 * 0.5 + 6 * (0.25 + (0.5 - 0.25 / 3))));
   // T = 1 never pays a crossing: the predictions of single steps.
   k.launch_depth = 1;
   k.crossing_ns = 100;
@@ -146,7 +148,7 @@ TEST_CASE("launches of T steps: a pass of s steps runs ceil(s/T) of them, a part
     for (const TaskCounts& c : pass_counts(nine, strips, s)) {
       const double step_nodes = c.computed / static_cast<double>(s);
       want += c.sent + c.received + static_cast<double>((s + 2) / 3) * 10 + (c.computed - r * step_nodes) * 0.5 +
-              step_nodes * std::max(2.0, r * 0.5);
+              step_nodes * (2.0 + r * std::max(0.0, 0.5 - 2.0 / 3));
     }
   }
   CHECK(predict(nine, strips, k, Schedule::serial).total_ns == doctest::Approx(want));

@@ -37,6 +37,8 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
       {"nodes_per_s", run.ns_per_node > 0 ? 1e9 / run.ns_per_node : 0.0},
       {"ns_per_node", run.ns_per_node},
       {"predicted_ns_per_node", plan.prediction.ns_per_node}};
+  j["plan"]["kernel_ns_per_node"] = outcome.planned.kernel_ns_per_node;
+  j["plan"]["kernel_rate"] = outcome.planned.kernel_rate;
   if (outcome.depth_choice) j["depth_tuning"] = blocking_json(*outcome.depth_choice);
   if (!outcome.depth_plans.empty()) {
     j["depth_plans"] = nlohmann::json::array();

@@ -1,17 +1,19 @@
 #pragma once
-// What `ziggurat heat --json` and `ziggurat poisson --json` say of what a run did, and what
-// ziggurat.heat() and ziggurat.poisson() return as their reports: one builder for both.
+// What `ziggurat heat|poisson|solve --json` say of what a run did, and what ziggurat.heat(),
+// ziggurat.poisson() and ziggurat.solve() return as their reports: one builder for both.
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/automatic/poisson.hpp"
+#include "ziggurat/solver/krylov.hpp"
 
 namespace ziggurat::cli {
 
 /// plan (mode as asked, decomposition, height, task and buffer extents, tasks, passes, depth,
-/// group, schedule), budget_bytes, device_bytes, pinned_host_memory, profile (its origin),
+/// group, schedule, kernel_ns_per_node and kernel_rate: the kernels' time the model charged and
+/// where it came from), budget_bytes, device_bytes, pinned_host_memory, profile (its origin),
 /// time_s, predicted_s, nodes_per_s, ns_per_node, predicted_ns_per_node, and when the depth was
 /// tuned depth_tuning and depth_plans (each tuned depth's candidate, height and predicted_s).
 nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& outcome, const std::string& profile_origin);

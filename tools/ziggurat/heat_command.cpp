@@ -193,14 +193,15 @@ std::string depth_plan_text(const DepthPlan& plan) {
          " s)";
 }
 
-// The chosen launch depth's plan among the tuned depths', and the runner-up's.
+// The chosen launch depth's plan among the tuned depths' (one plan a depth), and the runner-up's.
 std::string depth_plans_text(const PlannedHeatRun& planned, const std::vector<DepthPlan>& plans) {
-  const std::string chosen = blocking_candidate_name(planned.depth, planned.group);
   const DepthPlan* runner_up = nullptr;
   std::string text;
   for (const DepthPlan& plan : plans) {
-    if (plan.candidate == chosen)
-      text = depth_plan_text(plan) + " predicted fastest of " + std::to_string(plans.size()) + " launch depths";
+    if (parse_blocking_candidate(plan.candidate).first == planned.depth)
+      text = depth_plan_text(plan) + (plans.size() == 1 ? ", the only tuned launch depth"
+                                                        : " predicted fastest of " + std::to_string(plans.size()) +
+                                                              " launch depths");
     else if (!runner_up || plan.predicted_s < runner_up->predicted_s) runner_up = &plan;
   }
   return runner_up ? text + "; runner-up " + depth_plan_text(*runner_up) : text;

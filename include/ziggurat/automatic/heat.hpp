@@ -18,7 +18,10 @@ namespace ziggurat {
 struct HeatOutcome {
   PlannedHeatRun planned;
   HeatRun run;
-  std::optional<BlockingChoice> depth_choice;  ///< how a requested depth of 0 was tuned
+  /// The tuning behind a requested depth of 0: every candidate's measured time. Its depth and
+  /// group are the fastest in core; the plan's (planned.depth, planned.group) are chosen with the
+  /// height and may differ.
+  std::optional<BlockingChoice> depth_choice;
   std::vector<DepthPlan> depth_plans;          ///< each tuned depth's plan, for a requested depth of 0
 };
 

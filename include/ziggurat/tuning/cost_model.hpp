@@ -7,8 +7,9 @@
 //
 // Time of one task: upload (latency + values x ns per value), its kernels, download. A pass of
 // s steps runs ceil(s/T) launches of T steps on chip (T = 1: single steps): the full launches cost
-// tau_a a computed node and step; a partial launch of r = s mod T steps still crosses device
-// memory once, so its r steps cost at least one crossing a node. The serial schedule adds the
+// tau_a a computed node and step, one crossing of device memory and T steps on chip; a partial
+// launch of r = s mod T steps still crosses device memory once, so a node's r steps cost the
+// crossing and r of the full launch's steps on chip. The serial schedule adds the
 // times up; the overlapped schedule runs uploads, kernels and downloads on separate engines with
 // two task slots (see predict()).
 

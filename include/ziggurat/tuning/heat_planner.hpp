@@ -46,11 +46,12 @@ struct HeatPlanRequest {
   /// The blocked kernels' work-group at that depth (zeros: the device's default; advance_heat()
   /// sets the tuned one with a depth of 0).
   BlockedGroup group;
-  /// The kernels' time a node and step at `depth`, in ns (plan_heat_depths() sets each tuned
-  /// depth's measured time; advance_heat(), for a named depth above 1, the device's tuning record's
-  /// time of that depth and group where it holds one); default: the profile's single-step rate. The model charges it for every step
-  /// of a full launch; a partial launch (a pass of s steps ends with s mod depth) costs at least
-  /// one crossing of device memory a node.
+  /// The kernels' time a node and step at `depth`, in ns; default: the profile's single-step
+  /// rate. plan_heat_depths() sets each tuned depth's measured time (a caller's is ignored there);
+  /// advance_heat(), for a named depth, the device's tuning record's time of that depth and group
+  /// where it holds one. The model charges it for every step of a full launch; a partial launch
+  /// (a pass of s steps ends with s mod depth) costs a crossing of device memory a node and its
+  /// steps on chip (tuning/cost_model.hpp).
   std::optional<double> kernel_ns_per_node;
 };
 
@@ -65,6 +66,10 @@ struct PlannedHeatRun {
   std::uint64_t budget_bytes = 0;  ///< the solver's buffers take at most this much device memory
   std::size_t depth = 1;           ///< steps a kernel launch (HeatPlan::depth)
   BlockedGroup group;              ///< the blocked kernels' work-group (HeatPlan::group)
+  double kernel_ns_per_node = 0;   ///< the kernels' time a node and step that the model charged
+  /// Where that time came from: "profile" (its single-step rate), "tuning record" (the depth's
+  /// measured time in its work-group) or "given" (HeatPlanRequest::kernel_ns_per_node).
+  std::string kernel_rate;
   HeatPlan plan() const { return {predicted.layout, schedule, depth, group}; }
 };
 

@@ -24,8 +24,8 @@ double crossing_ns(const DeviceProfile& profile, std::size_t value_bytes);
 /// The heat pyramid's constants for a grid of `dims` dimensions and `value_bytes`-byte values:
 /// pinned transfers (pageable ones when `pinned_host` is false), rect transfers for blocks, tau_a
 /// of the matching stencil kernel (or `tau_a_ns` when given), pipelined launch cost, the crossing
-/// of device memory, measured overlap; launch depth 1 (the planner sets its own). Throws UnsupportedFeature when tau_a_ns is not given and the profile has no rate for
-/// such a kernel.
+/// of device memory, measured overlap; launch depth 1 (the planner sets its own). Throws
+/// UnsupportedFeature when tau_a_ns is not given and the profile has no rate for such a kernel.
 DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, std::size_t value_bytes,
                                std::optional<double> tau_a_ns = std::nullopt, bool pinned_host = true);
 
