@@ -368,8 +368,8 @@ struct Progress {
   std::function<void(const SolveProgress&)> callback;
 
   std::vector<bool> replaced;      // the residual was replaced after the recurrence reached the tolerance
-  std::vector<double> halved;      // the recurrence residual when it last fell below half the one before
-  std::vector<std::size_t> halved_at;  // ... and its iteration (or the last replacement's)
+  std::vector<double> halved;      // the recurrence residual when it last fell below half this mark
+  std::vector<std::size_t> halved_at;  // ... and its iteration (or the last restart's or check's)
   std::vector<double> last_true;   // the true relative residual at the last check
 
   bool any_active() const { return std::find(active.begin(), active.end(), true) != active.end(); }
@@ -392,11 +392,9 @@ struct Progress {
         stop(j, SolveStatus::converged, "");
       } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
         stop(j, SolveStatus::stagnation, "");
-      } else {
-        if (reached[j]) {  // restarts from its true residual: the stall clock too
-          halved[j] = rel;
-          halved_at[j] = iteration;
-        }
+      } else {  // every active vector restarts from its true residual: its stall clock too
+        halved[j] = rel;
+        halved_at[j] = iteration;
         replaced[j] = replaced[j] || reached[j];
         last_true[j] = rel;
       }
@@ -404,16 +402,18 @@ struct Progress {
     return any;
   }
   // Whether a vector's recurrence residual, within 100 times the tolerance, has not halved for
-  // longer than it took to get there, or since its last replacement or check (at least 50
+  // longer than it took to get there, or since its last restart or check (at least 50
   // iterations): a recurrence stalled near the accuracy the precision attains, which would
   // otherwise run to the iteration limit. (Further off, a plateau is CG's own and passes.)
   bool stalled(std::size_t j) const {
-    return active[j] && halved[j] < 100 * tolerance && iteration - halved_at[j] > std::max<std::size_t>(50, halved_at[j]);
+    const std::size_t window = std::max<std::size_t>(50, halved_at[j]);
+    return active[j] && halved[j] < 100 * tolerance && iteration - halved_at[j] > window;
   }
   // Judges the `stalled` vectors by their true residuals (squared norms) and recurrence residuals
   // (squared): converged; to be replaced (returned as reached), where the true residual has
   // drifted above twice the recurrence's; else stagnated if no better than at its last check,
-  // or checked again a window later.
+  // or checked again a window later. (One sample a check decides; the checks are a whole window
+  // apart, in which the recurrence did not halve.)
   std::vector<bool> settle(const std::vector<double>& truth, const std::vector<double>& squared,
                            const std::vector<bool>& stalled) {
     std::vector<bool> drifted(k, false);
