@@ -43,6 +43,9 @@ def test_solutions_match_spsolve(context, method, preconditioner, ordering, bloc
     assert report["iterations"] > 0 and len(report["vectors"][0]["history"]) == report["iterations"] + 1
     assert report["block_size"] == block_size if block_size else 1 <= report["block_size"] <= 16
     assert x.dtype == np.float64
+    if preconditioner == "ilu0":  # the keys of `ziggurat solve --json`
+        assert report["lower_levels"] > 0 and report["upper_levels"] > 0 and report["sweep"]
+        assert report["times"]["solve_s"] > 0 and "deflation_s" in report["times"]
 
 
 def test_several_right_hand_sides_and_a_first_guess(context):

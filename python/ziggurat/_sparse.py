@@ -148,8 +148,9 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     --json`: device, method, preconditioner, ordering, block_size, converged, status, reason,
     iterations, relative_residual, vectors (one dict a right-hand side: status, reason,
     iterations, relative_residual, recurrence_residual, history), times (setup_s, ordering_s,
-    preconditioner_setup_s, factorization_s, products_s, preconditioner_s, vector_ops_s, solve_s,
-    device_timed), levels (ILU(0)'s lower and upper), colours, sweep, product_kernel.
+    preconditioner_setup_s, factorization_s, products_s, preconditioner_s, vector_ops_s,
+    deflation_s, solve_s, device_timed), lower_levels and upper_levels (ILU(0)'s), colours, sweep,
+    product_kernel.
     """
     max_iter = _checks.count(max_iter, "max_iter")
     arrays = _scipy_arrays(A)

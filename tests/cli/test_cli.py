@@ -814,6 +814,11 @@ class Solve(ScratchFolderTest):
                                  "--precond", "block-jacobi", "--exact", "random", "--vectors", 4, "--json")[0])
         self.assertTrue(summary["converged"], summary["reason"])
         self.assertEqual(summary["k"], 4)
+        self.assertEqual(len(summary["vectors"]), 4)  # each right-hand side's report, its history in --history
+        for vector in summary["vectors"]:
+            self.assertEqual(vector["status"], "converged")
+            self.assertLessEqual(vector["iterations"], summary["iterations"])
+            self.assertNotIn("history", vector)
 
     def test_convection_system_orderings_and_sweeps(self):
         """Both sweeps give the same solve; block colours sit between natural and red-black."""

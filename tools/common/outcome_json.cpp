@@ -72,4 +72,40 @@ nlohmann::json poisson_outcome_json(const std::string& mode, const PoissonOutcom
   return j;
 }
 
+nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histories) {
+  nlohmann::json vectors = nlohmann::json::array();
+  for (const sparse::VectorReport& v : report.vectors) {
+    nlohmann::json j = {{"status", sparse::to_string(v.status)},
+                        {"reason", v.reason},
+                        {"iterations", v.iterations},
+                        {"relative_residual", v.relative_residual},
+                        {"recurrence_residual", v.recurrence_residual}};
+    if (histories) j["history"] = v.history;
+    vectors.push_back(std::move(j));
+  }
+  const sparse::SolveTimes& t = report.times;
+  return {{"converged", report.converged},
+          {"status", sparse::to_string(report.status)},
+          {"reason", report.reason},
+          {"iterations", report.iterations},
+          {"relative_residual", report.relative_residual},
+          {"vectors", std::move(vectors)},
+          {"times",
+           {{"setup_s", t.setup},
+            {"ordering_s", t.ordering},
+            {"preconditioner_setup_s", t.preconditioner_setup},
+            {"factorization_s", t.factorization},
+            {"products_s", t.products},
+            {"preconditioner_s", t.preconditioner},
+            {"vector_ops_s", t.vector_ops},
+            {"deflation_s", t.deflation},
+            {"solve_s", t.solve},
+            {"device_timed", t.device_timed}}},
+          {"lower_levels", report.lower_levels},
+          {"upper_levels", report.upper_levels},
+          {"colours", report.colours},
+          {"sweep", report.sweep},
+          {"product_kernel", report.product_kernel}};
+}
+
 }  // namespace ziggurat::cli

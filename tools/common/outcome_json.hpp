@@ -25,4 +25,11 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
 nlohmann::json poisson_outcome_json(const std::string& mode, const PoissonOutcome& outcome,
                                     const std::vector<std::size_t>& extents, const std::string& profile_origin);
 
+/// converged, status, reason, iterations, relative_residual, vectors (each right-hand side's
+/// status, reason, iterations, relative_residual, recurrence_residual, and its history when
+/// `histories`), times (setup_s, ordering_s, preconditioner_setup_s, factorization_s, products_s,
+/// preconditioner_s, vector_ops_s, deflation_s, solve_s, device_timed), lower_levels,
+/// upper_levels, colours, sweep, product_kernel.
+nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histories);
+
 }  // namespace ziggurat::cli

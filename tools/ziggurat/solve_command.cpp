@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "generated_systems.hpp"
+#include "outcome_json.hpp"
 #include "plot.hpp"
 #include "program_main.hpp"
 #include "ziggurat/base/error.hpp"
@@ -132,13 +133,6 @@ void plot_history(const std::string& path, const sparse::SolveReport& report, co
   plot_lines(path, title, "iteration", "-log10 ||r|| / ||b||", series);
 }
 
-nlohmann::json times_json(const sparse::SolveTimes& t) {
-  return {{"setup_s", t.setup},           {"ordering_s", t.ordering},
-          {"preconditioner_setup_s", t.preconditioner_setup}, {"factorization_s", t.factorization}, {"products_s", t.products},
-          {"preconditioner_s", t.preconditioner}, {"vector_ops_s", t.vector_ops}, {"solve_s", t.solve},
-          {"device_timed", t.device_timed}};
-}
-
 template <class T>
 void run(const SolveOptions& o) {
   check_options(o);
@@ -193,18 +187,8 @@ void run(const SolveOptions& o) {
       {"method", o.method},
       {"preconditioner", o.precond},
       {"ordering", o.ordering},
-      {"converged", report.converged},
-      {"status", sparse::to_string(report.status)},
-      {"reason", report.reason},
-      {"iterations", report.iterations},
-      {"relative_residual", report.relative_residual},
-      {"lower_levels", report.lower_levels},
-      {"upper_levels", report.upper_levels},
-      {"colours", report.colours},
-      {"sweep", report.sweep},
-      {"product_kernel", report.product_kernel},
-      {"times", times_json(report.times)},
   };
+  summary.update(solve_report_json(report, false));  // the histories go to --history
   if (!exact.empty()) summary["error"] = error;
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
