@@ -56,17 +56,31 @@ struct Tiling {
   std::size_t rows = 1, group = 32, tiles_per_item = 1;
 };
 
+std::size_t round_up_even(std::size_t n) { return n + (n & 1); }
+
+// Work-items of ebe.cl's product_place: row groups and vector groups each rounded up to even.
+std::size_t product_lanes(std::size_t l, std::size_t rows, std::size_t quads) {
+  return round_up_even(l / rows) * round_up_even(quads);
+}
+
+// Work-items of ebe.cl's projection_place: each row of the upper triangle of tiles rounded up to even.
+std::size_t projection_lanes(std::size_t quads) {
+  std::size_t lanes = 0;
+  for (std::size_t a = 0; a < quads; ++a) lanes += round_up_even(quads - a);
+  return lanes;
+}
+
 // Warp-steps of multiply-adds per element for product tiles of `rows` rows: the product's warps
 // times their steps, plus the projection's. Each divisor of l up to 8 is tried and the cheapest
-// kept (the smaller group on a tie), so that warps are full whatever k is.
+// kept (the smaller group on a tie). A group holds at least k work-items (each stages one vector).
 Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
   constexpr std::size_t warp = 32;
-  const std::size_t quads = detail::ceil_div(k, 4), tiles = quads * (quads + 1) / 2;
+  const std::size_t quads = detail::ceil_div(k, 4), tiles = projection_lanes(quads);
   Tiling best;
   std::size_t best_cost = SIZE_MAX;
   for (std::size_t rows = 1; rows <= std::min<std::size_t>(l, 8); ++rows) {
     if (l % rows != 0) continue;
-    const std::size_t group = detail::round_up((l / rows) * quads, warp);
+    const std::size_t group = detail::round_up(std::max(product_lanes(l, rows, quads), k), warp);
     if (group > max_group) continue;
     const std::size_t passes = detail::ceil_div(tiles, group);
     std::size_t cost = (group / warp) * l * rows;  // product: 4 rows-wide steps per column

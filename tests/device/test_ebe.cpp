@@ -84,9 +84,10 @@ void check_operator(Context& context, const ElementSet<T>& set, std::size_t k, E
 
 template <class T>
 void check_operators(Context& context) {
-  // Each (l, k) is a program of its own: a few pairs cover odd sizes, pads and a brick with the
-  // paper's 27 vectors without a long cold build on CPU devices.
-  for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{1, 1}, {4, 3}, {24, 8}, {24, 27}}) {
+  // Each (l, k) is a program of its own: a few pairs cover odd sizes, pads, more vectors than the
+  // product tiles have work-items (2, 37) and a brick with the paper's 27 vectors without a long
+  // cold build on CPU devices.
+  for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{1, 1}, {4, 3}, {2, 37}, {24, 8}, {24, 27}}) {
     {
       for (const ElementStorage storage : {ElementStorage::full, ElementStorage::upper}) {
         CAPTURE(l);
