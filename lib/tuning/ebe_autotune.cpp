@@ -10,9 +10,12 @@ namespace ziggurat::fem {
 
 namespace {
 
-constexpr std::size_t kSampleElements = 65536;
+// Enough elements that each colour's launch fills a GPU, as on a large model: a brick mesh has 8
+// colours, and a sample of 65536 split into launches of 8192 elements, which left an H200 idle
+// enough that atomics won the sample while colouring was 2.7x faster on 602112 bricks.
+constexpr std::size_t kSampleElements = std::size_t{1} << 19;
 
-// The first elements of the set, enough to fill a GPU, with the same DOF count.
+// The first elements of the set, with the same DOF count.
 template <class T>
 ElementSet<T> sample(const ElementSet<T>& elements) {
   if (elements.count() <= kSampleElements) return elements;

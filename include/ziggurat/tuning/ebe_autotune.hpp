@@ -1,6 +1,6 @@
 #pragma once
 // Choosing how element-by-element products scatter (ops/ebe.hpp): colouring or atomic adds, timed
-// once per kind of problem and device on the elements themselves (a prefix of at most 65536 of
+// once per kind of problem and device on the elements themselves (a prefix of at most 2^19 of
 // them), and kept as a tuning record (tuning/profile_store.hpp) that later runs only read.
 
 #include <cstddef>
