@@ -23,6 +23,7 @@
 #define KP ((K + 3) / 4 * 4)  // row stride of X_i and Y_i in local memory: whole 4-value loads
 #define KQ (KP / 4)           // 4-vector columns of a tile
 #define PACKED (L * (L + 1) / 2)
+#define LS (L | 1)  // row stride of the unpacked matrix: odd, so its transposed stores spread over banks
 #define RG (L / TR)                 // row groups of the product tiles
 #define RG2 ((RG + 1) / 2 * 2)      // ... rounded up to even
 #define KQ2 ((KQ + 1) / 2 * 2)      // vector groups rounded up to even
@@ -63,10 +64,10 @@ inline void clear_vector_pads(__local REAL* Xs) {
 #endif
 }
 
-// Staging of element e: its matrix unpacked into Ls (L x L) and X_i into Xs (L x KP, zero at
-// constrained DOFs); `rc` maps a packed position to (row << 8) | column. Y = K X stages one value
-// at a time: few registers, which its scatter's latency needs more (batched staging made it 29 %
-// slower on an H200).
+// Staging of element e: its matrix unpacked into Ls (L x L, rows LS apart) and X_i into Xs
+// (L x KP, zero at constrained DOFs); `rc` maps a packed position to (row << 8) | column. Y = K X
+// stages one value at a time: few registers, which its scatter's latency needs more (batched
+// staging made it 29 % slower on an H200).
 inline void stage_element(const uint e, __global const REAL* restrict matrices, __global const int* restrict indices,
                           __global const ushort* restrict rc, __global const REAL* restrict x, __local REAL* Ls,
                           __local REAL* Xs) {
@@ -74,8 +75,8 @@ inline void stage_element(const uint e, __global const REAL* restrict matrices, 
   for (uint p = get_local_id(0); p < PACKED; p += WG) {
     const uint r = rc[p] >> 8, c = rc[p] & 0xff;
     const REAL v = m[p];
-    Ls[r * L + c] = v;
-    Ls[c * L + r] = v;
+    Ls[r * LS + c] = v;
+    Ls[c * LS + r] = v;
   }
   for (uint p = get_local_id(0); p < L * K; p += WG) {
     const uint c = p / K, j = p - c * K;
@@ -122,8 +123,8 @@ inline void stage_element_batched(const uint e, __global const REAL* restrict ma
   for (uint i = 0; i < NL; ++i) {
     if (t + i * WG < PACKED) {
       const uint r = rcv[i] >> 8, c = rcv[i] & 0xff;
-      Ls[r * L + c] = lv[i];
-      Ls[c * L + r] = lv[i];
+      Ls[r * LS + c] = lv[i];
+      Ls[c * LS + r] = lv[i];
     }
   }
 #pragma unroll
@@ -143,13 +144,13 @@ inline void product_tile(const uint r0, const uint j0, __local const REAL* Ls, _
 #if TR % 2 == 0
 #pragma unroll
     for (uint i = 0; i < TR; i += 2) {
-      const REAL2 lv = vload2(0, Ls + c * L + r0 + i);
+      const REAL2 lv = vload2(0, Ls + c * LS + r0 + i);
       acc[i] += lv.x * xv;
       acc[i + 1] += lv.y * xv;
     }
 #else
 #pragma unroll
-    for (uint i = 0; i < TR; ++i) acc[i] += Ls[c * L + r0 + i] * xv;
+    for (uint i = 0; i < TR; ++i) acc[i] += Ls[c * LS + r0 + i] * xv;
 #endif
   }
 }
@@ -184,7 +185,7 @@ inline void add_to(__global REAL* p, const REAL v) { *p += v; }
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void ebe_multiply(
     const uint first, const uint count, __global const REAL* restrict matrices, __global const int* restrict indices,
     __global const ushort* restrict rc, __global const REAL* restrict x, __global REAL* y) {
-  __local REAL Ls[L * L];
+  __local REAL Ls[L * LS];
   __local REAL Xs[L * KP];
   clear_vector_pads(Xs);
   const uint t = get_local_id(0);
@@ -218,7 +219,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void ebe_project(
     const uint first, const uint count, __global const REAL* restrict matrices, __global const int* restrict indices,
     __global const ushort* restrict rc, __global const REAL* restrict x, __global REAL* restrict partial,
     const uint first_chunk, const uint chunks) {
-  __local REAL Ls[L * L];
+  __local REAL Ls[L * LS];
   __local REAL Xs[L * KP];
   __local REAL Ys[L * KP];
   clear_vector_pads(Xs);

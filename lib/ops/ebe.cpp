@@ -98,10 +98,11 @@ Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
   return best;
 }
 
-// Local memory of the kernels: the unpacked matrix, X_i and Y_i (rows padded to 4 vectors).
+// Local memory of the kernels: the unpacked matrix (rows of odd length), X_i and Y_i (rows padded
+// to 4 vectors).
 template <class T>
 std::size_t local_bytes(std::size_t l, std::size_t k) {
-  return l * (l + 2 * detail::round_up(k, 4)) * sizeof(T);
+  return l * ((l | 1) + 2 * detail::round_up(k, 4)) * sizeof(T);
 }
 
 template <class T>
