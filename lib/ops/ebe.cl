@@ -15,18 +15,18 @@
 //   projection  the upper triangle of X_i^T Y_i in tiles of 4 x 4, one per work-item (TPT each
 //               when there are more tiles than work-items): per row r, two 4-value loads feed 16
 //               multiply-adds; each tile's sums stay in registers over the whole chunk.
-// Local memory returns one 32-bit word per work-item a cycle, twice that when neighbouring
+// NVIDIA's local memory returns one 32-bit word per work-item a cycle, twice that when neighbouring
 // work-items (t and t^1, or t and t^2) read the same address: the tiles are laid out so that most
-// loads are shared that way (product_place, projection_place). The projection's staging waits for
-// memory once an element (stage_element_batched).
+// loads are shared that way (product_place, projection_place; neutral elsewhere). The
+// projection's staging waits for memory once an element (stage_element_batched).
 
 #define KP ((K + 3) / 4 * 4)  // row stride of X_i and Y_i in local memory: whole 4-value loads
 #define KQ (KP / 4)           // 4-vector columns of a tile
 #define PACKED (L * (L + 1) / 2)
-#define LS (L | 1)  // row stride of the unpacked matrix: odd, so its transposed stores spread over banks
-#define RG (L / TR)                 // row groups of the product tiles
-#define RG2 ((RG + 1) / 2 * 2)      // ... rounded up to even
-#define KQ2 ((KQ + 1) / 2 * 2)      // vector groups rounded up to even
+#define LS (L | 1)              // row stride of the unpacked matrix: odd, spreading its transposed stores over banks
+#define RG (L / TR)             // row groups of the product tiles
+#define RG2 ((RG + 1) / 2 * 2)  // ... rounded up to even
+#define KQ2 ((KQ + 1) / 2 * 2)  // vector groups rounded up to even
 #define CONCAT_(a, b) a##b
 #define CONCAT(a, b) CONCAT_(a, b)
 #define REAL2 CONCAT(REAL, 2)
