@@ -56,17 +56,15 @@ struct Tiling {
   std::size_t rows = 1, group = 32, tiles_per_item = 1;
 };
 
-std::size_t round_up_even(std::size_t n) { return n + (n & 1); }
-
 // Work-items of ebe.cl's product_place: row groups and vector groups each rounded up to even.
 std::size_t product_lanes(std::size_t l, std::size_t rows, std::size_t quads) {
-  return round_up_even(l / rows) * round_up_even(quads);
+  return detail::round_up(l / rows, 2) * detail::round_up(quads, 2);
 }
 
 // Work-items of ebe.cl's projection_place: each row of the upper triangle of tiles rounded up to even.
 std::size_t projection_lanes(std::size_t quads) {
   std::size_t lanes = 0;
-  for (std::size_t a = 0; a < quads; ++a) lanes += round_up_even(quads - a);
+  for (std::size_t a = 0; a < quads; ++a) lanes += detail::round_up(quads - a, 2);
   return lanes;
 }
 
