@@ -45,6 +45,7 @@
 #include "ziggurat/ops/spmm.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
 #include "ziggurat/tuning/calibration.hpp"
+#include "ziggurat/tuning/ebe_autotune.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
@@ -240,16 +241,30 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   const double peak = measure_fma_peak<T>(context);
   const DeviceProfile profile = load_or_calibrate(context);
 
-  EbeOperator<T> resident(context, stiffness, k);
+  // The layout a user's tuned run takes (measured on a prefix of the model, or read from its record).
+  const EbeLayoutChoice layout = choose_ebe_layout(context, stiffness, k);
+  EbeOperator<T> resident(context, stiffness, k, {EbeScatter::colouring, 0, layout.layout});
   sparse::DeviceVectors<T> dx(context, stiffness.dofs, k), dy(context, stiffness.dofs, k);
   dx.upload(x);
   std::vector<double> reference;
   const double device_s = best_of(o.repeat, [&] { reference = resident.project(dx); });
   const double bytes = resident.project_bytes(), flops = resident.project_flops();
   const double roofline_s = std::max(bytes / copy, flops / peak);
+  // The layout automatic did not take, for comparison.
+  const EbeLayout other = layout.layout == EbeLayout::columns ? EbeLayout::tiles : EbeLayout::columns;
+  Route other_route{std::string("ziggurat EBE, resident, ") + to_string(other) + " layout", 0, 0, ""};
+  try {
+    EbeOperator<T> op(context, stiffness, k, {EbeScatter::colouring, 0, other});
+    std::vector<double> result;
+    other_route.seconds = best_of(o.repeat, [&] { result = op.project(dx); });
+    other_route.difference = relative_difference(result, reference);
+    other_route.note = "device " + number_text(op.last_timing().kernels * 1e3) + " ms in kernels";
+  } catch (const UnsupportedFeature& e) {
+    other_route.note = e.what();
+  }
 
   const std::size_t batch = std::max<std::size_t>(kEbeChunk, (std::size_t{256} << 20) / (300 * sizeof(T) + 96));
-  EbeOperator<T> streamed(context, stiffness, k, {EbeScatter::colouring, batch});
+  EbeOperator<T> streamed(context, stiffness, k, {EbeScatter::colouring, batch, layout.layout});
   std::vector<double> streamed_result;
   const double streamed_s = best_of(std::max<std::size_t>(1, o.repeat / 2), [&] { streamed_result = streamed.project(dx); });
   const double bus_s = bytes / profile.upload_pinned.bytes_per_s;
@@ -258,9 +273,10 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   const double cpu_s = best_of(std::max<std::size_t>(1, o.repeat / 2), [&] { cpu_result = project(stiffness, x, k); });
 
   std::vector<Route> routes;
-  routes.push_back({"ziggurat EBE, resident (" + std::to_string(resident.colours()) + " colours, chunks of " +
-                        std::to_string(kEbeChunk) + ")",
+  routes.push_back({std::string("ziggurat EBE, resident, ") + to_string(layout.layout) + " layout (measured faster; " +
+                        std::to_string(resident.colours()) + " colours, chunks of " + std::to_string(kEbeChunk) + ")",
                     device_s, 0, "device " + number_text(resident.last_timing().kernels * 1e3) + " ms in kernels"});
+  routes.push_back(other_route);
   routes.push_back({"ziggurat EBE, streamed in batches of " + std::to_string(batch) + " elements", streamed_s,
                     relative_difference(streamed_result, reference),
                     "bus limit " + number_text(bus_s * 1e3) + " ms (pinned upload " +
@@ -293,7 +309,8 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   out << "\n";
   report["projection"] = {{"dofs", stiffness.dofs}, {"elements", stiffness.count()}, {"k", k}, {"bytes", bytes},
                           {"flops", flops}, {"copy_bytes_per_s", copy}, {"fma_flops_per_s", peak},
-                          {"roofline_s", roofline_s}, {"routes", rows}};
+                          {"roofline_s", roofline_s}, {"layout", to_string(layout.layout)},
+                          {"layout_sample_seconds", layout.seconds}, {"routes", rows}};
 
   // Y = K X with each scatter.
   out << "## Y = K X, " << k << " vectors\n\n| scatter | time (ms) | launches |\n| --- | ---: | ---: |\n";

@@ -27,6 +27,14 @@ EbeScatter parse_ebe_scatter(std::string_view text) {
   throw InvalidArgument("unknown scatter '" + std::string(text) + "': expected colouring or atomics");
 }
 
+const char* to_string(EbeLayout layout) { return layout == EbeLayout::tiles ? "tiles" : "columns"; }
+
+EbeLayout parse_ebe_layout(std::string_view text) {
+  if (text == "tiles") return EbeLayout::tiles;
+  if (text == "columns") return EbeLayout::columns;
+  throw InvalidArgument("unknown layout '" + std::string(text) + "': expected tiles or columns");
+}
+
 namespace {
 
 constexpr std::size_t kMaxVectors = 64;
@@ -56,6 +64,8 @@ struct Tiling {
   std::size_t rows = 1, group = 32, tiles_per_item = 1;
 };
 
+constexpr std::size_t kWarp = 32;
+
 // Work-items of ebe.cl's product_place: row groups and vector groups each rounded up to even.
 std::size_t product_lanes(std::size_t l, std::size_t rows, std::size_t quads) {
   return detail::round_up(l / rows, 2) * detail::round_up(quads, 2);
@@ -72,18 +82,17 @@ std::size_t projection_lanes(std::size_t quads) {
 // times their steps, plus the projection's. Each divisor of l up to 8 is tried and the cheapest
 // kept (the smaller group on a tie). A group holds at least k work-items (each stages one vector).
 Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
-  constexpr std::size_t warp = 32;
   const std::size_t quads = detail::ceil_div(k, 4), tiles = projection_lanes(quads);
   Tiling best;
   std::size_t best_cost = SIZE_MAX;
   for (std::size_t rows = 1; rows <= std::min<std::size_t>(l, 8); ++rows) {
     if (l % rows != 0) continue;
-    const std::size_t group = detail::round_up(std::max(product_lanes(l, rows, quads), k), warp);
+    const std::size_t group = detail::round_up(std::max(product_lanes(l, rows, quads), k), kWarp);
     if (group > max_group) continue;
     const std::size_t passes = detail::ceil_div(tiles, group);
-    std::size_t cost = (group / warp) * l * rows;  // product: 4 rows-wide steps per column
+    std::size_t cost = (group / kWarp) * l * rows;  // product: 4 rows-wide steps per column
     for (std::size_t pass = 0; pass < passes; ++pass)
-      cost += detail::ceil_div(std::min(group, tiles - pass * group), warp) * l * 4;  // projection
+      cost += detail::ceil_div(std::min(group, tiles - pass * group), kWarp) * l * 4;  // projection
     if (cost < best_cost || (cost == best_cost && group < best.group)) {
       best_cost = cost;
       best = {rows, group, passes};
@@ -94,6 +103,17 @@ Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
                              " vectors need work-groups of more than " + std::to_string(max_group) +
                              " work-items: use fewer vectors at a time");
   return best;
+}
+
+// The column layout: a work-item per vector (k rounded up to whole warps), then the same
+// projection tiles. Throws where an element's values would not fit registers.
+Tiling column_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
+  const std::size_t group = detail::round_up(k, kWarp);
+  if (l > kEbeColumnDofs || group > max_group)
+    throw UnsupportedFeature("the column layout takes elements of at most " + std::to_string(kEbeColumnDofs) +
+                             " DOFs and work-groups of " + std::to_string(group) + " (these have " + std::to_string(l) +
+                             " DOFs; the device takes " + std::to_string(max_group) + "): use the tile layout");
+  return {0, group, detail::ceil_div(projection_lanes(detail::ceil_div(k, 4)), group)};
 }
 
 // Local memory of the kernels: the unpacked matrix (rows of odd length), X_i and Y_i (rows padded
@@ -243,7 +263,8 @@ struct EbeOperator<T>::Impl {
   std::shared_ptr<EbeElements<T>> el;
   Context context;
   std::size_t k;
-  Tiling tiling;
+  Tiling tiling, columns;  // columns: the projection's, in the column layout
+  EbeLayout layout;
   std::size_t reduce_group;
   cl::Kernel multiply_kernel, project_kernel, reduce_kernel;
   DeviceBuffer<T> partial, result;
@@ -255,7 +276,9 @@ struct EbeOperator<T>::Impl {
         context(el->context),
         k(k_),
         tiling(choose_tiling(el->l, k_, context.device().max_work_group_size)),
+        layout(el->options.projection),
         reduce_group(detail::power_of_two_at_most(std::min<std::size_t>(context.device().max_work_group_size, 256))) {
+    if (layout == EbeLayout::columns) columns = column_tiling(el->l, k, context.device().max_work_group_size);
     build_kernels();
     const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
     partial = DeviceBuffer<T>(context, chunks * k * (k + 1) / 2, "projection partial sums");
@@ -273,13 +296,32 @@ struct EbeOperator<T>::Impl {
         .define("CHUNK", kEbeChunk)
         .define("REDUCE_GROUP", reduce_group);
     if (el->options.scatter == EbeScatter::atomics) build.define("ATOMICS", 1);
+    if (layout == EbeLayout::columns)
+      build.define("COLUMNS", 1).define("CWG", columns.group).define("CTPT", columns.tiles_per_item);
     const cl::Program& program = context.program("ebe", build.str());
     multiply_kernel = context.kernel(program, "ebe_multiply");
-    project_kernel = context.kernel(program, "ebe_project");
+    project_kernel = context.kernel(program, project_name());
     reduce_kernel = context.kernel(program, "ebe_reduce");
     detail::require_work_group(context.device(), multiply_kernel, tiling.group, "ebe_multiply");
-    detail::require_work_group(context.device(), project_kernel, tiling.group, "ebe_project");
+    detail::require_work_group(context.device(), project_kernel, project_group(), project_name());
     detail::require_work_group(context.device(), reduce_kernel, reduce_group, "ebe_reduce");
+  }
+
+  const char* project_name() const { return layout == EbeLayout::columns ? "ebe_project_columns" : "ebe_project"; }
+  std::size_t project_group() const { return layout == EbeLayout::columns ? columns.group : tiling.group; }
+
+  // The projection's partial sums of elements [first, first + n) of `slot`, chunk sums from
+  // first / kEbeChunk on.
+  cl::Event project_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x,
+                          const std::vector<cl::Event>& wait) {
+    const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
+    if (layout == EbeLayout::columns)
+      detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->matrices[slot].get(),
+                       el->indices[slot].get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
+    else
+      detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->matrices[slot].get(),
+                       el->indices[slot].get(), el->rc.get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
+    return enqueue(project_kernel, detail::ceil_div(n, kEbeChunk), project_group(), wait, "running the projection");
   }
 
   cl::Event enqueue(cl::Kernel& kernel, std::size_t groups, std::size_t items, const std::vector<cl::Event>& wait,
@@ -415,11 +457,7 @@ std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
   const std::size_t chunks = detail::ceil_div(el.count, kEbeChunk);
   im.el->for_each_batch(
       [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
-        detail::set_args(im.project_kernel, "ebe_project", u32(0), u32(n), el.matrices[slot].get(),
-                         el.indices[slot].get(), el.rc.get(), x.buffer().get(), im.partial.get(),
-                         u32(first / kEbeChunk), u32(chunks));
-        return im.enqueue(im.project_kernel, detail::ceil_div(n, kEbeChunk), im.tiling.group, ready,
-                          "running ebe_project");
+        return im.project_range(slot, first, n, x.buffer().get(), ready);
       },
       im.upload_events);
   detail::set_args(im.reduce_kernel, "ebe_reduce", im.partial.get(), u32(chunks), im.result.get());

@@ -28,32 +28,47 @@ ElementSet<T> sample(const ElementSet<T>& elements) {
   return s;
 }
 
-bool names_known_scatters(const TuningRecord& record) {
-  try {
-    for (const auto& entry : record.seconds) parse_ebe_scatter(entry.first);
-    return !record.seconds.empty();
-  } catch (const InvalidArgument&) {
-    return false;
-  }
-}
+using Seconds = std::vector<std::pair<std::string, double>>;
 
-template <class T>
-std::vector<std::pair<std::string, double>> measure_scatters(const Context& context, const ElementSet<T>& elements,
-                                                             std::size_t k) {
+// Seconds per call of each candidate operation(op) that the device can run, fastest first: one
+// operator per options, on the sample, with X all ones.
+template <class T, class Operation>
+Seconds measure(const Context& context, const ElementSet<T>& elements, std::size_t k,
+                const std::vector<std::pair<std::string, EbeOptions>>& candidates, Operation operation) {
   const ElementSet<T> part = sample(elements);
   sparse::DeviceVectors<T> x(context, part.dofs, k), y(context, part.dofs, k);
   x.upload(std::vector<T>(part.dofs * k, T(1)));
-  std::vector<std::pair<std::string, double>> seconds;
-  for (const EbeScatter scatter : {EbeScatter::colouring, EbeScatter::atomics}) {
+  Seconds seconds;
+  for (const auto& [name, options] : candidates) {
     try {
-      EbeOperator<T> op(context, part, k, {scatter, 0});
-      const auto one = [&] { op.multiply(x, y); };
-      seconds.emplace_back(to_string(scatter), ziggurat::detail::seconds_per_call(context, 3, one));
+      EbeOperator<T> op(context, part, k, options);
+      const auto one = [&] { operation(op, x, y); };
+      seconds.emplace_back(name, ziggurat::detail::seconds_per_call(context, 3, one));
     } catch (const UnsupportedFeature&) {
-      // Atomics the device lacks are not a candidate.
+      // What the device (atomics) or the elements (columns) cannot run is not a candidate.
     }
   }
   std::sort(seconds.begin(), seconds.end(), [](const auto& p, const auto& q) { return p.second < q.second; });
+  return seconds;
+}
+
+// The record of `key` when it names only candidates `parse` accepts, else measure() recorded
+// (a record that cannot be written is measured again next time; the choice stands either way).
+template <class Parse, class Measure>
+Seconds recorded_or_measured(const Context& context, const std::string& key, Parse parse, Measure measure,
+                             bool& measured_now) {
+  if (auto record = load_tuning_record(context.device(), key); record && !record->seconds.empty()) {
+    try {
+      for (const auto& entry : record->seconds) parse(entry.first);
+      measured_now = false;
+      return std::move(record->seconds);
+    } catch (const InvalidArgument&) {
+      // A record of other candidates: measured again.
+    }
+  }
+  Seconds seconds = measure();
+  measured_now = true;
+  store_tuning_record(context.device(), {key, seconds});
   return seconds;
 }
 
@@ -69,15 +84,33 @@ template <class T>
 EbeScatterChoice choose_ebe_scatter(const Context& context, const ElementSet<T>& elements, std::size_t k) {
   EbeScatterChoice choice;
   choice.key = ebe_problem_key(elements, k);
-  if (auto record = load_tuning_record(context.device(), choice.key); record && names_known_scatters(*record)) {
-    choice.seconds = std::move(record->seconds);
-  } else {
-    choice.seconds = measure_scatters(context, elements, k);
-    choice.measured_now = true;
-    // A record that cannot be written is measured again next time; the choice stands either way.
-    store_tuning_record(context.device(), {choice.key, choice.seconds});
-  }
+  choice.seconds = recorded_or_measured(
+      context, choice.key, parse_ebe_scatter,
+      [&] {
+        return measure(context, elements, k,
+                       {{to_string(EbeScatter::colouring), {EbeScatter::colouring}},
+                        {to_string(EbeScatter::atomics), {EbeScatter::atomics}}},
+                       [](EbeOperator<T>& op, auto& x, auto& y) { op.multiply(x, y); });
+      },
+      choice.measured_now);
   choice.scatter = parse_ebe_scatter(choice.seconds.front().first);
+  return choice;
+}
+
+template <class T>
+EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k) {
+  EbeLayoutChoice choice;
+  choice.key = "ebe projection" + ebe_problem_key(elements, k).substr(3);
+  choice.seconds = recorded_or_measured(
+      context, choice.key, parse_ebe_layout,
+      [&] {
+        return measure(context, elements, k,
+                       {{to_string(EbeLayout::tiles), {EbeScatter::colouring, 0, EbeLayout::tiles}},
+                        {to_string(EbeLayout::columns), {EbeScatter::colouring, 0, EbeLayout::columns}}},
+                       [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); });
+      },
+      choice.measured_now);
+  choice.layout = parse_ebe_layout(choice.seconds.front().first);
   return choice;
 }
 
@@ -85,5 +118,7 @@ template std::string ebe_problem_key(const ElementSet<float>&, std::size_t);
 template std::string ebe_problem_key(const ElementSet<double>&, std::size_t);
 template EbeScatterChoice choose_ebe_scatter(const Context&, const ElementSet<float>&, std::size_t);
 template EbeScatterChoice choose_ebe_scatter(const Context&, const ElementSet<double>&, std::size_t);
+template EbeLayoutChoice choose_ebe_layout(const Context&, const ElementSet<float>&, std::size_t);
+template EbeLayoutChoice choose_ebe_layout(const Context&, const ElementSet<double>&, std::size_t);
 
 }  // namespace ziggurat::fem

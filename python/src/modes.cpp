@@ -71,7 +71,7 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
   {
     const py::gil_scoped_release release;
     const DeviceWork work;
-    options = cli::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter");
+    options = cli::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter / projection");
     // Always a hook, so that Ctrl-C stops the run after the iteration it interrupted.
     options.progress = [&a](const fem::SubspaceProgress& p) {
       report_progress(a.progress, [&](py::dict& d) {
@@ -98,16 +98,16 @@ void register_modes(py::module_& module) {
          const std::string& mesh, const std::string& material, bool lumped, std::size_t modes, std::size_t vectors,
          double tol, std::size_t max_iterations, double solve_tol, const std::string& cg_operator,
          const std::string& preconditioner, const std::string& ordering, const std::string& scatter,
-         std::size_t batch_elements, std::size_t block_size, bool deflation, py::object progress, py::object context) {
+         const std::string& projection, std::size_t batch_elements, std::size_t block_size, bool deflation, py::object progress, py::object context) {
         ModesArguments a{mesh, material, lumped, {}, std::move(progress), std::move(context)};
         a.settings = {modes,  vectors,       tol,      max_iterations, solve_tol,  cg_operator, preconditioner,
-                      ordering, scatter, batch_elements, block_size, deflation};
+                      ordering, scatter, projection, batch_elements, block_size, deflation};
         return dtype == "float32" ? find_modes<float>(elements, dofs, mass, a) : find_modes<double>(elements, dofs, mass, a);
       },
       py::arg("elements"), py::arg("dofs"), py::arg("mass"), py::arg("dtype"), py::arg("mesh"), py::arg("material"),
       py::arg("lumped"), py::arg("modes"), py::arg("vectors"), py::arg("tol"), py::arg("max_iterations"),
       py::arg("solve_tol"), py::arg("cg_operator"), py::arg("preconditioner"), py::arg("ordering"), py::arg("scatter"),
-      py::arg("batch_elements"), py::arg("block_size"), py::arg("deflation"), py::arg("progress"), py::arg("context"),
+      py::arg("projection"), py::arg("batch_elements"), py::arg("block_size"), py::arg("deflation"), py::arg("progress"), py::arg("context"),
       "Natural frequencies and modes: the checked arguments of ziggurat.modes().");
 }
 

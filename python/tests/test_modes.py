@@ -57,7 +57,18 @@ def test_a_generated_cantilever_gives_the_benchmark_frequency(context):
     # The convergence table of bench/results/2026-11-25-h100-ebe.md, 20x1x2 bricks: 25.9873 Hz.
     assert f[0] == pytest.approx(25.9873, rel=1e-5) and phi.shape == (report["dofs"], 3)
     assert [p["iteration"] for p in seen] == list(range(1, report["iterations"] + 1))
-    assert {"times_s", "cg_iterations", "scatter", "preconditioner"} <= report.keys()
+    assert {"times_s", "cg_iterations", "scatter", "preconditioner", "projection_layout"} <= report.keys()
+
+
+def test_both_projection_layouts_give_the_same_bits(context):
+    require_fp64(context)
+    runs = {layout: ziggurat.modes("cantilever:2x0.1x0.2:20,1,2", modes=3, scatter="colouring", projection=layout,
+                                   context=context)
+            for layout in ("tiles", "columns")}
+    assert [r[2]["projection_layout"] for r in runs.values()] == ["tiles", "columns"]
+    assert np.array_equal(runs["tiles"][0], runs["columns"][0])
+    with pytest.raises(ziggurat.InvalidArgument, match="projection"):
+        ziggurat.modes("cantilever:2x0.1x0.2:20,1,2", modes=3, projection="rows", context=context)
 
 
 def test_a_progress_callback_that_raises_stops_the_run(context):

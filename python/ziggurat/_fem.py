@@ -8,7 +8,7 @@ from ._arrays import real_dtype as _real_dtype
 
 def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=None, dofs=None, mass=None, modes=10,
           vectors=None, tol=None, max_iterations=100, solve_tol=None, cg_operator="assembled", preconditioner="auto",
-          ordering="colours", scatter="auto", batch_elements=None, block_size=3, deflation=True, dtype="float64",
+          ordering="colours", scatter="auto", projection="auto", batch_elements=None, block_size=3, deflation=True, dtype="float64",
           progress=None, context=None):
     """The lowest natural frequencies and mode shapes of K phi = lambda M phi by subspace iteration
     on the device, as `ziggurat modes` finds them; returns (frequencies, phi, report).
@@ -26,7 +26,8 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
         element); preconditioner: "auto" (ilu0 assembled, block-jacobi matrix-free), "ilu0",
         "block-jacobi", "jacobi" or "none"; ordering: ILU(0)'s ("natural", "levels", "colours",
         "block-colours"); scatter: "colouring", "atomics" or "auto" (the faster on the device,
-        measured once and recorded); batch_elements: stream the elements in batches of this many
+        measured once and recorded); projection: the layout of the projections' kernel, "tiles",
+        "columns" or "auto" (as scatter; both give the same bits); batch_elements: stream the elements in batches of this many
         (default resident); deflation: deflate CG by the Ritz vectors (float64).
     dtype: "float64" (default) or "float32".
     progress: called after each iteration with a dict (iteration, change, cg_iterations); an
@@ -48,7 +49,8 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
     dtype = _real_dtype(dtype, "dtype")
     if progress is not None and not callable(progress):
         raise _core.InvalidArgument("progress must be callable (it gets a dict after each iteration)")
-    names = {"cg_operator": cg_operator, "preconditioner": preconditioner, "ordering": ordering, "scatter": scatter}
+    names = {"cg_operator": cg_operator, "preconditioner": preconditioner, "ordering": ordering, "scatter": scatter,
+             "projection": projection}
     for name, value in names.items():
         if not isinstance(value, str):
             raise _core.InvalidArgument(f"{name} is a name (text), not {value!r}")
@@ -56,7 +58,7 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
                        bool(lumped), _checks.count(modes, "modes", 1), _checks.optional_count(vectors, "vectors") or 0,
                        _checks.tolerance(tol, "tol"), _checks.count(max_iterations, "max_iterations", 1),
                        _checks.tolerance(solve_tol, "solve_tol"), cg_operator, preconditioner, ordering, scatter,
-                       _checks.optional_count(batch_elements, "batch_elements") or 0,
+                       projection, _checks.optional_count(batch_elements, "batch_elements") or 0,
                        _checks.count(block_size, "block_size", 1), bool(deflation), progress, context)
 
 

@@ -929,6 +929,15 @@ class Modes(ScratchFolderTest):
         _, err = run("modes", "--mesh", self.MESH, "--cg-operator", "sparse", expect=1)
         self.assertIn("--cg-operator", err)
 
+    def test_both_projection_layouts_give_the_same_bits(self):
+        runs = {layout: self.modes("--mesh", self.MESH, "--modes", 4, "--scatter", "colouring", "--projection", layout)
+                for layout in ("tiles", "columns")}
+        for layout, summary in runs.items():
+            self.assertEqual(summary["projection_layout"], layout)
+        self.assertEqual(runs["tiles"]["eigenvalues"], runs["columns"]["eigenvalues"])
+        self.assertIn(self.modes("--mesh", self.MESH, "--modes", 4)["projection_layout"], ("tiles", "columns"))
+        self.check_error(["--mesh", self.MESH, "--projection", "rows"], "--projection")
+
     def test_lumped_mass_float_and_streamed_elements(self):
         import scipy.sparse
         import scipy.sparse.linalg

@@ -1,5 +1,6 @@
 // Element-by-element operators on every device against the host (matrix/elements.hpp): Y = K X and
-// X^T K X against the assembled CSR product, both scatters, resident and streamed (the same bits),
+// X^T K X against the assembled CSR product, both scatters, both projection layouts and resident
+// and streamed (the same bits),
 // operators sharing elements, CG matrix-free on the operator against CG on the assembled K, and the
 // subspace iteration against a dense generalised eigensolver.
 #include <doctest/doctest.h>
@@ -22,6 +23,7 @@
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/solver/krylov.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
+#include "ziggurat/tuning/ebe_autotune.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
@@ -245,6 +247,56 @@ TEST_CASE("CG asked for more than float attains stops as stagnated, long before 
   });
 }
 
+// In double only: float runs the column layout in the Oclgrind subset and the layout choice below.
+TEST_CASE("EBE: the tile and column layouts give the same bits") {
+  using T = double;
+  test::for_each_device(
+      [](Context& context) {
+        // 3 vectors on 4-DOF elements, more vectors than a warp (a two-warp column group, pads), and
+        // the paper's 27 vectors on bricks.
+        for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{4, 3}, {2, 37}, {24, 27}}) {
+          CAPTURE(l);
+          CAPTURE(k);
+          const ElementSet<T> set = random_elements<T>(300, l, ElementStorage::upper, l * 7 + k);
+          const std::vector<T> x = random_vectors<T>(set.dofs, k, 5);
+          EbeOperator<T> tiles(context, set, k, {EbeScatter::colouring, 0, EbeLayout::tiles});
+          EbeOperator<T> columns(context, set, k, {EbeScatter::colouring, 0, EbeLayout::columns});
+          CHECK(columns.options().projection == EbeLayout::columns);
+          const std::vector<double> p = device_project(context, columns, x);
+          check_close<T>(p, assembled_projection(set, x, k), 10 * tolerance<T>());
+          CHECK(device_project(context, tiles, x) == p);
+          EbeOperator<T> streamed(context, set, k, {EbeScatter::colouring, 64, EbeLayout::columns});
+          CHECK(device_project(context, streamed, x) == p);
+        }
+        const ElementSet<T> large = random_elements<T>(10, kEbeColumnDofs + 1, ElementStorage::upper, 4);
+        CHECK_THROWS_WITH_AS(EbeOperator<T>(context, large, 27, {EbeScatter::colouring, 0, EbeLayout::columns}),
+                             doctest::Contains("at most 32 DOFs"), UnsupportedFeature);
+      },
+      test::needs_for<double>());
+}
+
+TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept as a record, then read") {
+  test::for_each_device([](Context& context) {
+    test::TempDir dir;
+    test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+    const ElementSet<float> bricks = random_elements<float>(200, 24, ElementStorage::upper, 8);
+    const EbeLayoutChoice first = choose_ebe_layout(context, bricks, 27);
+    CHECK(first.measured_now);
+    CHECK(first.key == "ebe projection f32 l24 k27");
+    REQUIRE(first.seconds.size() == 2);  // both layouts take 24-DOF elements
+    CHECK(first.seconds[0].second <= first.seconds[1].second);
+    CHECK(first.seconds.front().first == to_string(first.layout));
+    const EbeLayoutChoice again = choose_ebe_layout(context, bricks, 27);
+    CHECK_FALSE(again.measured_now);
+    CHECK(again.layout == first.layout);
+    // Elements too large for the column layout leave tiles the only candidate.
+    const ElementSet<float> large = random_elements<float>(40, kEbeColumnDofs + 1, ElementStorage::upper, 9);
+    const EbeLayoutChoice tiles = choose_ebe_layout(context, large, 3);
+    REQUIRE(tiles.seconds.size() == 1);
+    CHECK(tiles.layout == EbeLayout::tiles);
+  });
+}
+
 TEST_CASE("EBE refuses bad vectors and options") {
   test::for_each_device([](Context& context) {
     const ElementSet<float> set = random_elements<float>(20, 4, ElementStorage::upper, 1);
@@ -255,6 +307,9 @@ TEST_CASE("EBE refuses bad vectors and options") {
     CHECK_THROWS_WITH_AS(op.multiply(wrong, y), doctest::Contains("the operator takes"), InvalidArgument);
     CHECK_THROWS_AS(op.multiply(y, y), InvalidArgument);
     CHECK_THROWS_AS(parse_ebe_scatter("both"), InvalidArgument);
+    CHECK(parse_ebe_layout("columns") == EbeLayout::columns);
+    CHECK(std::string(to_string(parse_ebe_layout("tiles"))) == "tiles");
+    CHECK_THROWS_WITH_AS(parse_ebe_layout("rows"), doctest::Contains("expected tiles or columns"), InvalidArgument);
   });
 }
 
@@ -389,6 +444,8 @@ TEST_CASE_TEMPLATE("EBE products, projections and block products on a small mesh
         }
         EbeOperator<T> resident(context, model.stiffness, k), streamed(context, model.stiffness, k, {EbeScatter::colouring, 32});
         CHECK(device_project(context, streamed, x) == device_project(context, resident, x));
+        EbeOperator<T> columns(context, model.stiffness, k, {EbeScatter::colouring, 0, EbeLayout::columns});
+        CHECK(device_project(context, columns, x) == device_project(context, resident, x));
         sparse::BlockProducts<T> products(context, model.stiffness.dofs, k, 3);
         sparse::DeviceVectors<T> a(context, model.stiffness.dofs, k), b(context, model.stiffness.dofs, 3);
         a.upload(x);

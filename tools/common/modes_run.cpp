@@ -73,12 +73,15 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
                                                                 : sparse::PreconditionerKind::block_jacobi;
     s.ordering = sparse::parse_ordering(settings.ordering);
     if (settings.scatter != "auto") s.ebe.scatter = parse_ebe_scatter(settings.scatter);
+    if (settings.projection != "auto") s.ebe.projection = parse_ebe_layout(settings.projection);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(std::string(e.what()) + " (" + names + ")");
   }
-  // auto: the scatter that measured faster for this kind of problem on this device.
+  // auto: the scatter and the layout that measured faster for this kind of problem on this device.
   if (settings.scatter == "auto")
     s.ebe.scatter = choose_ebe_scatter(context, stiffness, iteration_vectors(s, stiffness.dofs)).scatter;
+  if (settings.projection == "auto")
+    s.ebe.projection = choose_ebe_layout(context, stiffness, iteration_vectors(s, stiffness.dofs)).layout;
   s.ebe.batch_elements = settings.batch_elements;
   return s;
 }
@@ -98,6 +101,7 @@ nlohmann::json modes_summary(const Context& context, const ModesSettings& o, con
           {"modes", o.modes},
           {"vectors", r.vectors},
           {"scatter", to_string(options.ebe.scatter)},
+          {"projection_layout", to_string(options.ebe.projection)},
           {"cg_operator", to_string(options.cg_operator)},
           {"preconditioner", sparse::to_string(options.preconditioner)},
           {"deflation", o.deflation && std::is_same_v<T, double>},

@@ -26,6 +26,7 @@ struct ModesSettings {
   std::string preconditioner = "auto";  ///< auto: ilu0 on the assembled K, block-jacobi matrix-free
   std::string ordering = "colours";
   std::string scatter = "auto";  ///< auto: the faster on this device, measured once and recorded
+  std::string projection = "auto";  ///< the projection's layout; auto as scatter
   std::size_t batch_elements = 0;
   std::size_t block_size = 3;
   bool deflation = true;
@@ -50,9 +51,9 @@ ModesModel<T> cantilever_model(const std::string& mesh, const std::string& mater
 template <class T>
 ModesModel<T> element_model(fem::ElementSet<T> stiffness, std::optional<fem::ElementSet<T>> mass, std::string description);
 
-/// The subspace iteration's options: `settings` parsed, the preconditioner and scatter chosen where
-/// they are auto. A bad name is InvalidArgument ending with `names`, the caller's names of the
-/// four text settings (the CLI's options, the Python keywords).
+/// The subspace iteration's options: `settings` parsed, the preconditioner, scatter and projection
+/// layout chosen where they are auto. A bad name is InvalidArgument ending with `names`, the
+/// caller's names of the five text settings (the CLI's options, the Python keywords).
 template <class T>
 fem::SubspaceOptions subspace_options(const Context& context, const ModesSettings& settings,
                                       const fem::ElementSet<T>& stiffness, const char* names);

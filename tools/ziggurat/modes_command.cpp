@@ -150,7 +150,7 @@ void print_text(const Context& context, const ModesOptions& o, const ModesModel<
             << "model       " << model.description << "\n"
             << "size        " << model.k().dofs << " DOFs, " << model.k().count() << " elements of "
             << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
-            << to_string(options.ebe.scatter) << "\n"
+            << to_string(options.ebe.scatter) << ", projected in " << to_string(options.ebe.projection) << "\n"
             << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
             << sparse::to_string(options.preconditioner) << "\n"
             << "iteration   " << o.settings.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
@@ -186,7 +186,7 @@ void run(const ModesOptions& o) {
   const ModesModel<T> model = load_model<T>(o);
   if (!o.save_model.empty()) save_model(o.save_model, *model.generated);
   SubspaceOptions options =
-      subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter");
+      subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter / --projection");
   if (progress) options.progress = show_progress;
   const SubspaceResult<T> result = subspace_iteration(context, model.k(), model.m(), options);
   if (progress) std::cerr << "\n";
@@ -248,6 +248,9 @@ void add_modes_command(CLI::App& app) {
       ->check(CLI::Range(1, 16));
   command->add_option("--scatter", options->settings.scatter, "How element products add into M X: colouring, atomics, or "
                                                      "auto (the faster on this device, measured once and recorded)")
+      ->capture_default_str();
+  command->add_option("--projection", options->settings.projection, "The projection's work layout: tiles, columns, "
+                                                           "or auto (the faster on this device, measured once and recorded)")
       ->capture_default_str();
   command->add_option("--batch-elements", options->settings.batch_elements, "Stream the elements through the device in "
                                                                    "batches of this many (default: resident)");

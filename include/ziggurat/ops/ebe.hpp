@@ -5,12 +5,18 @@
 //
 // The elements go to the device in colour order (colour_elements(): the elements of one colour share
 // no DOF), as packed upper triangles. A work-group takes a chunk of kEbeChunk consecutive elements,
-// one work-item per vector (lib/ops/ebe.cl says why); a launch takes many chunks, so launches are
-// few, and the last group of a launch takes what is left.
+// one element at a time (lib/ops/ebe.cl says how); a launch takes many chunks, so launches are few,
+// and the last group of a launch takes what is left.
 //   resident  every element stays in device memory (uploaded once, by the constructor);
 //   streamed  elements go up in batches through two pinned staging buffers: the host copies batch
 //             b + 1 into one while batch b uploads and runs from the other (the paper's
 //             asynchronous scheme), for element sets larger than device memory.
+// The projection runs in one of two work layouts (lib/ops/ebe.cl), which give the same bits: tiles
+// (the product in register tiles of rows x 4 vectors; any element) or columns (a work-item per
+// vector holding its values in registers, the element matrix read by every work-item at once;
+// elements of at most kEbeColumnDofs DOFs). Which is faster depends on the device: columns ran
+// 1.31x faster on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
+// (tuning/ebe_autotune.hpp) measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
 // varies from run to run). The projection is the same in both: each work-group sums its chunk in
@@ -33,10 +39,21 @@ const char* to_string(EbeScatter scatter);
 /// "colouring" or "atomics"; InvalidArgument otherwise.
 EbeScatter parse_ebe_scatter(std::string_view text);
 
+enum class EbeLayout { tiles, columns };
+const char* to_string(EbeLayout layout);
+/// "tiles" or "columns"; InvalidArgument otherwise.
+EbeLayout parse_ebe_layout(std::string_view text);
+
+/// The most DOFs an element may have for the column layout.
+inline constexpr std::size_t kEbeColumnDofs = 32;
+
 struct EbeOptions {
   EbeScatter scatter = EbeScatter::colouring;
   /// 0: resident. Otherwise streamed in batches of this many elements (rounded up to whole chunks).
   std::size_t batch_elements = 0;
+  /// The projection's work layout; columns with elements of more than kEbeColumnDofs DOFs throw
+  /// UnsupportedFeature.
+  EbeLayout projection = EbeLayout::tiles;
 };
 
 /// Elements per work-group chunk: the unit of the fixed-order projection (batches are whole chunks).

@@ -1,7 +1,8 @@
 #pragma once
-// Choosing how element-by-element products scatter (ops/ebe.hpp): colouring or atomic adds, timed
-// once per kind of problem and device on the elements themselves (a prefix of at most 2^19 of
-// them), and kept as a tuning record (tuning/profile_store.hpp) that later runs only read.
+// Choosing how element-by-element products run (ops/ebe.hpp): the scatter of Y = K X (colouring or
+// atomic adds) and the projection's layout (tiles or columns), each timed once per kind of problem
+// and device on the elements themselves (a prefix of at most 2^19 of them), and kept as a tuning
+// record (tuning/profile_store.hpp) that later runs only read.
 
 #include <cstddef>
 #include <string>
@@ -29,5 +30,17 @@ std::string ebe_problem_key(const ElementSet<T>& elements, std::size_t k);
 /// can run them), from the record of this kind of problem or measured now and recorded.
 template <class T>
 EbeScatterChoice choose_ebe_scatter(const Context& context, const ElementSet<T>& elements, std::size_t k);
+
+struct EbeLayoutChoice {
+  EbeLayout layout = EbeLayout::tiles;
+  std::string key;            ///< "ebe projection f64 l24 k27"
+  bool measured_now = false;  ///< false when read from the record
+  std::vector<std::pair<std::string, double>> seconds;  ///< per layout, fastest first
+};
+
+/// The faster projection layout for k vectors on this device (columns only for elements it takes),
+/// from the record of this kind of problem or measured now and recorded.
+template <class T>
+EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k);
 
 }  // namespace ziggurat::fem
