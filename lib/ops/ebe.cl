@@ -22,7 +22,7 @@
 // whose every load all work-items share (a broadcast, served once for the whole warp); the matrix
 // is staged packed (l(l+1)/2 values, not l^2), and only X_i and Y_i go through local memory, to the
 // same projection tiles. Where both layouts issue the same multiply-adds (27 vectors of 24-DOF
-// bricks) it ran 1.31x faster on an H200 (and 2.5x slower on PoCL: choose_ebe_layout() measures).
+// bricks) it ran 1.30x faster on an H200 (and 2.5x slower on PoCL: choose_ebe_layout() measures).
 // Both give the same bits: each sum runs over the same terms in the same order.
 // NVIDIA's local memory returns one 32-bit word per work-item a cycle, twice that when neighbouring
 // work-items (t and t^1, or t and t^2) read the same address: the tiles are laid out so that most

@@ -15,7 +15,7 @@
 // (the product in register tiles of rows x 4 vectors; any element) or columns (a work-item per
 // vector holding its values in registers, the element matrix read by every work-item at once;
 // elements of at most kEbeColumnDofs DOFs). Which is faster depends on the device: columns ran
-// 1.31x faster on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
+// 1.30x faster on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
 // (tuning/ebe_autotune.hpp) measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
