@@ -39,15 +39,18 @@ Seconds measure(const Context& context, const ElementSet<T>& elements, std::size
   sparse::DeviceVectors<T> x(context, part.dofs, k), y(context, part.dofs, k);
   x.upload(std::vector<T>(part.dofs * k, T(1)));
   Seconds seconds;
+  std::string refused;
   for (const auto& [name, options] : candidates) {
     try {
       EbeOperator<T> op(context, part, k, options);
       const auto one = [&] { operation(op, x, y); };
       seconds.emplace_back(name, ziggurat::detail::seconds_per_call(context, 3, one));
-    } catch (const UnsupportedFeature&) {
+    } catch (const UnsupportedFeature& e) {
       // What the device (atomics) or the elements (columns) cannot run is not a candidate.
+      refused = e.what();
     }
   }
+  if (seconds.empty()) throw UnsupportedFeature(refused);
   std::sort(seconds.begin(), seconds.end(), [](const auto& p, const auto& q) { return p.second < q.second; });
   return seconds;
 }
@@ -72,12 +75,18 @@ Seconds recorded_or_measured(const Context& context, const std::string& key, Par
   return seconds;
 }
 
+// "f64 l24 k27": precision, element size and vectors.
+template <class T>
+std::string problem_kind(const ElementSet<T>& elements, std::size_t k) {
+  return std::string(sizeof(T) == 4 ? "f32" : "f64") + " l" + std::to_string(elements.element_size) + " k" +
+         std::to_string(k);
+}
+
 }  // namespace
 
 template <class T>
 std::string ebe_problem_key(const ElementSet<T>& elements, std::size_t k) {
-  return "ebe " + std::string(sizeof(T) == 4 ? "f32" : "f64") + " l" + std::to_string(elements.element_size) + " k" +
-         std::to_string(k);
+  return "ebe " + problem_kind(elements, k);
 }
 
 template <class T>
@@ -100,7 +109,7 @@ EbeScatterChoice choose_ebe_scatter(const Context& context, const ElementSet<T>&
 template <class T>
 EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k) {
   EbeLayoutChoice choice;
-  choice.key = "ebe projection" + ebe_problem_key(elements, k).substr(3);
+  choice.key = "ebe projection " + problem_kind(elements, k);
   choice.seconds = recorded_or_measured(
       context, choice.key, parse_ebe_layout,
       [&] {
