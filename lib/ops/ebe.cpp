@@ -59,9 +59,10 @@ bool has_extension(const DeviceInfo& device, const char* name) {
 }
 
 // How the kernels split an element's work (ebe.cl): product tiles of `rows` x 4 vectors, projection
-// tiles of 4 x 4, `group` work-items (whole warps of 32), `tiles_per_item` projection tiles each.
+// tiles of 4 x 4, `group` work-items (whole warps of 32), `tiles_per_item` projection tiles each;
+// `steps`: the projection's warp-steps of 4 multiply-adds an element.
 struct Tiling {
-  std::size_t rows = 1, group = 32, tiles_per_item = 1;
+  std::size_t rows = 1, group = 32, tiles_per_item = 1, steps = 0;
 };
 
 constexpr std::size_t kWarp = 32;
@@ -78,43 +79,62 @@ std::size_t projection_lanes(std::size_t quads) {
   return lanes;
 }
 
+// Warp-steps of the projection's 4 x 4 tiles an element, with work-groups of `group`.
+std::size_t projection_tile_steps(std::size_t l, std::size_t quads, std::size_t group) {
+  const std::size_t tiles = projection_lanes(quads);
+  std::size_t steps = 0;
+  for (std::size_t pass = 0; pass * group < tiles; ++pass)
+    steps += detail::ceil_div(std::min(group, tiles - pass * group), kWarp) * l * 4;
+  return steps;
+}
+
 // Warp-steps of multiply-adds per element for product tiles of `rows` rows: the product's warps
 // times their steps, plus the projection's. Each divisor of l up to 8 is tried and the cheapest
 // kept (the smaller group on a tie). A group holds at least k work-items (each stages one vector).
 Tiling choose_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
-  const std::size_t quads = detail::ceil_div(k, 4), tiles = projection_lanes(quads);
+  const std::size_t quads = detail::ceil_div(k, 4);
   Tiling best;
-  std::size_t best_cost = SIZE_MAX;
+  best.steps = SIZE_MAX;
   for (std::size_t rows = 1; rows <= std::min<std::size_t>(l, 8); ++rows) {
     if (l % rows != 0) continue;
     const std::size_t group = detail::round_up(std::max(product_lanes(l, rows, quads), k), kWarp);
     if (group > max_group) continue;
-    const std::size_t passes = detail::ceil_div(tiles, group);
-    std::size_t cost = (group / kWarp) * l * rows;  // product: 4 rows-wide steps per column
-    for (std::size_t pass = 0; pass < passes; ++pass)
-      cost += detail::ceil_div(std::min(group, tiles - pass * group), kWarp) * l * 4;  // projection
-    if (cost < best_cost || (cost == best_cost && group < best.group)) {
-      best_cost = cost;
-      best = {rows, group, passes};
-    }
+    // the product: `rows` steps of 4 vectors per column of L_i
+    const std::size_t steps = (group / kWarp) * l * rows + projection_tile_steps(l, quads, group);
+    if (steps < best.steps || (steps == best.steps && group < best.group))
+      best = {rows, group, detail::ceil_div(projection_lanes(quads), group), steps};
   }
-  if (best_cost == SIZE_MAX)
+  if (best.steps == SIZE_MAX)
     throw UnsupportedFeature("element-by-element kernels for " + std::to_string(l) + " DOFs and " + std::to_string(k) +
                              " vectors need work-groups of more than " + std::to_string(max_group) +
                              " work-items: use fewer vectors at a time");
   return best;
 }
 
-// The column layout: a work-item per vector (k rounded up to whole warps), then the same
-// projection tiles. Throws where an element's values would not fit registers.
+// The column layout: a work-item per vector (k rounded up to whole warps), l^2 multiply-adds each
+// for the product, then the same projection tiles. Throws where an element's values would not fit
+// registers.
 Tiling column_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
-  const std::size_t group = detail::round_up(k, kWarp);
+  const std::size_t group = detail::round_up(k, kWarp), quads = detail::ceil_div(k, 4);
   if (l > kEbeColumnDofs || group > max_group)
     throw UnsupportedFeature("the column layout takes elements of at most " + std::to_string(kEbeColumnDofs) +
                              " DOFs and work-groups of " + std::to_string(group) + " (these have " + std::to_string(l) +
                              " DOFs; the device takes " + std::to_string(max_group) + "): use the tile layout");
-  return {0, group, detail::ceil_div(projection_lanes(detail::ceil_div(k, 4)), group)};
+  return {0, group, detail::ceil_div(projection_lanes(quads), group),
+          (group / kWarp) * detail::ceil_div(l * l, 4) + projection_tile_steps(l, quads, group)};
 }
+
+}  // namespace
+
+std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group) {
+  try {
+    return (layout == EbeLayout::tiles ? choose_tiling(l, k, max_group) : column_tiling(l, k, max_group)).steps;
+  } catch (const UnsupportedFeature&) {
+    return SIZE_MAX;
+  }
+}
+
+namespace {
 
 // Local memory of the kernels: the unpacked matrix (rows of odd length), X_i and Y_i (rows padded
 // to 4 vectors).

@@ -113,10 +113,14 @@ EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& e
   choice.seconds = recorded_or_measured(
       context, choice.key, parse_ebe_layout,
       [&] {
-        return measure(context, elements, k,
-                       {{to_string(EbeLayout::tiles), {EbeScatter::colouring, 0, EbeLayout::tiles}},
-                        {to_string(EbeLayout::columns), {EbeScatter::colouring, 0, EbeLayout::columns}}},
-                       [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); });
+        // Columns are a candidate where they issue no more multiply-adds than tiles (then their
+        // lighter staging may win); elsewhere tiles, without compiling or timing columns.
+        std::vector<std::pair<std::string, EbeOptions>> candidates{
+            {to_string(EbeLayout::tiles), {EbeScatter::colouring, 0, EbeLayout::tiles}}};
+        const std::size_t l = elements.element_size, group = context.device().max_work_group_size;
+        if (ebe_projection_steps(EbeLayout::columns, l, k, group) <= ebe_projection_steps(EbeLayout::tiles, l, k, group))
+          candidates.push_back({to_string(EbeLayout::columns), {EbeScatter::colouring, 0, EbeLayout::columns}});
+        return measure(context, elements, k, candidates, [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); });
       },
       choice.measured_now);
   choice.layout = parse_ebe_layout(choice.seconds.front().first);

@@ -279,21 +279,31 @@ TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept
   test::for_each_device([](Context& context) {
     test::TempDir dir;
     test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
-    const ElementSet<float> bricks = random_elements<float>(200, 24, ElementStorage::upper, 8);
+    // 6-DOF elements with 27 vectors: columns issue fewer multiply-adds (33 warp-steps, tiles 36).
+    const ElementSet<float> bricks = random_elements<float>(200, 6, ElementStorage::upper, 8);
+    const std::size_t group = context.device().max_work_group_size;
+    CHECK(ebe_projection_steps(EbeLayout::columns, 6, 27, group) == 33);
+    CHECK(ebe_projection_steps(EbeLayout::tiles, 6, 27, group) == 36);
     const EbeLayoutChoice first = choose_ebe_layout(context, bricks, 27);
     CHECK(first.measured_now);
-    CHECK(first.key == "ebe projection f32 l24 k27");
-    REQUIRE(first.seconds.size() == 2);  // both layouts take 24-DOF elements
+    CHECK(first.key == "ebe projection f32 l6 k27");
+    REQUIRE(first.seconds.size() == 2);
     CHECK(first.seconds[0].second <= first.seconds[1].second);
     CHECK(first.seconds.front().first == to_string(first.layout));
     const EbeLayoutChoice again = choose_ebe_layout(context, bricks, 27);
     CHECK_FALSE(again.measured_now);
     CHECK(again.layout == first.layout);
-    // Elements too large for the column layout leave tiles the only candidate.
-    const ElementSet<float> large = random_elements<float>(40, kEbeColumnDofs + 1, ElementStorage::upper, 9);
-    const EbeLayoutChoice tiles = choose_ebe_layout(context, large, 3);
-    REQUIRE(tiles.seconds.size() == 1);
-    CHECK(tiles.layout == EbeLayout::tiles);
+    // Where columns issue more (3 vectors) or cannot run (elements too large), tiles alone.
+    CHECK(ebe_projection_steps(EbeLayout::columns, 24, 3, group) > ebe_projection_steps(EbeLayout::tiles, 24, 3, group));
+    CHECK(ebe_projection_steps(EbeLayout::columns, kEbeColumnDofs + 1, 27, group) == SIZE_MAX);
+    CHECK(ebe_projection_steps(EbeLayout::tiles, 24, 27, group) == 240);
+    CHECK(ebe_projection_steps(EbeLayout::columns, 24, 27, group) == 240);
+    for (const std::size_t l : {std::size_t{6}, kEbeColumnDofs + 1}) {
+      const ElementSet<float> set = random_elements<float>(40, l, ElementStorage::upper, 9);
+      const EbeLayoutChoice tiles = choose_ebe_layout(context, set, l == 6 ? 3 : 27);
+      REQUIRE(tiles.seconds.size() == 1);
+      CHECK(tiles.layout == EbeLayout::tiles);
+    }
   });
 }
 

@@ -47,6 +47,11 @@ EbeLayout parse_ebe_layout(std::string_view text);
 /// The most DOFs an element may have for the column layout.
 inline constexpr std::size_t kEbeColumnDofs = 32;
 
+/// Warp-steps of multiply-adds (4 a work-item, counted per warp of 32) that the projection of one
+/// element of l DOFs with k vectors issues in `layout` with work-groups of at most max_group, or
+/// SIZE_MAX where the layout cannot run it. At 27 vectors of 24-DOF bricks both issue 240.
+std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group);
+
 struct EbeOptions {
   EbeScatter scatter = EbeScatter::colouring;
   /// 0: resident. Otherwise streamed in batches of this many elements (rounded up to whole chunks).

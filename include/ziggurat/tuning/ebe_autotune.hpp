@@ -38,8 +38,10 @@ struct EbeLayoutChoice {
   std::vector<std::pair<std::string, double>> seconds;  ///< per layout, fastest first
 };
 
-/// The faster projection layout for k vectors on this device (columns only for elements it takes),
-/// from the record of this kind of problem or measured now and recorded.
+/// The faster projection layout for k vectors on this device, from the record of this kind of
+/// problem or measured now and recorded. Columns are timed only where they issue no more
+/// multiply-adds than tiles (ebe_projection_steps(): at 27, 28, 32 or 64 vectors of 24-DOF
+/// bricks); elsewhere the choice is tiles, with tiles' time alone in `seconds`.
 template <class T>
 EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k);
 
