@@ -247,14 +247,15 @@ TEST_CASE("CG asked for more than float attains stops as stagnated, long before 
   });
 }
 
-// In double only: float runs the column layout in the Oclgrind subset and the layout choice below.
+// In double only: float runs the column layout in the layout choice below.
 TEST_CASE("EBE: the tile and column layouts give the same bits") {
   using T = double;
   test::for_each_device(
       [](Context& context) {
         // 3 vectors on 4-DOF elements, more vectors than a warp (a two-warp column group, pads), and
-        // the paper's 27 vectors on bricks.
-        for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{4, 3}, {2, 37}, {24, 27}}) {
+        // the paper's 27 vectors (on 6-DOF elements: a short build on CPU devices; the Oclgrind
+        // subset below and the CLI's modes test run 24-DOF bricks).
+        for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{4, 3}, {2, 37}, {6, 27}}) {
           CAPTURE(l);
           CAPTURE(k);
           const ElementSet<T> set = random_elements<T>(300, l, ElementStorage::upper, l * 7 + k);
@@ -454,8 +455,10 @@ TEST_CASE_TEMPLATE("EBE products, projections and block products on a small mesh
         }
         EbeOperator<T> resident(context, model.stiffness, k), streamed(context, model.stiffness, k, {EbeScatter::colouring, 32});
         CHECK(device_project(context, streamed, x) == device_project(context, resident, x));
-        EbeOperator<T> columns(context, model.stiffness, k, {EbeScatter::colouring, 0, EbeLayout::columns});
-        CHECK(device_project(context, columns, x) == device_project(context, resident, x));
+        if constexpr (std::is_same_v<T, double>) {  // the column layout once: Oclgrind is slow on its product
+          EbeOperator<T> columns(context, model.stiffness, k, {EbeScatter::colouring, 0, EbeLayout::columns});
+          CHECK(device_project(context, columns, x) == device_project(context, resident, x));
+        }
         sparse::BlockProducts<T> products(context, model.stiffness.dofs, k, 3);
         sparse::DeviceVectors<T> a(context, model.stiffness.dofs, k), b(context, model.stiffness.dofs, 3);
         a.upload(x);
