@@ -124,18 +124,6 @@ Tiling column_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
           (group / kWarp) * detail::ceil_div(l * l, 4) + projection_tile_steps(l, quads, group)};
 }
 
-}  // namespace
-
-std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group) {
-  try {
-    return (layout == EbeLayout::tiles ? choose_tiling(l, k, max_group) : column_tiling(l, k, max_group)).steps;
-  } catch (const UnsupportedFeature&) {
-    return SIZE_MAX;
-  }
-}
-
-namespace {
-
 // Local memory of the kernels: the unpacked matrix (rows of odd length), X_i and Y_i (rows padded
 // to 4 vectors).
 template <class T>
@@ -163,6 +151,14 @@ void check_operator(const Context& context, const ElementSet<T>& elements, std::
 }
 
 }  // namespace
+
+std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group) {
+  try {
+    return (layout == EbeLayout::tiles ? choose_tiling(l, k, max_group) : column_tiling(l, k, max_group)).steps;
+  } catch (const UnsupportedFeature&) {
+    return SIZE_MAX;
+  }
+}
 
 template <class T>
 std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements) {

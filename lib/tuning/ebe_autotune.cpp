@@ -1,6 +1,7 @@
 #include "ziggurat/tuning/ebe_autotune.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "tuning/timing.hpp"
 #include "ziggurat/base/error.hpp"
@@ -15,10 +16,9 @@ namespace {
 // enough that atomics won the sample while colouring was 2.7x faster on 602112 bricks.
 constexpr std::size_t kSampleElements = std::size_t{1} << 19;
 
-// The first elements of the set, with the same DOF count.
+// The first kSampleElements elements of a larger set, with the same DOF count.
 template <class T>
-ElementSet<T> sample(const ElementSet<T>& elements) {
-  if (elements.count() <= kSampleElements) return elements;
+ElementSet<T> prefix(const ElementSet<T>& elements) {
   ElementSet<T> s;
   s.dofs = elements.dofs;
   s.element_size = elements.element_size;
@@ -35,7 +35,10 @@ using Seconds = std::vector<std::pair<std::string, double>>;
 template <class T, class Operation>
 Seconds measure(const Context& context, const ElementSet<T>& elements, std::size_t k,
                 const std::vector<std::pair<std::string, EbeOptions>>& candidates, Operation operation) {
-  const ElementSet<T> part = sample(elements);
+  // The set itself when it is no larger than the sample: no copy of it.
+  std::optional<ElementSet<T>> owned;
+  if (elements.count() > kSampleElements) owned = prefix(elements);
+  const ElementSet<T>& part = owned ? *owned : elements;
   sparse::DeviceVectors<T> x(context, part.dofs, k), y(context, part.dofs, k);
   x.upload(std::vector<T>(part.dofs * k, T(1)));
   Seconds seconds;
