@@ -21,6 +21,14 @@ constexpr std::size_t power_of_two_at_most(std::size_t limit) {
   return p;
 }
 
+/// The widest OpenCL vector (a power of two, at most `most`, itself a power of two) whose width
+/// divides n: the pieces that kernels read rows of n interleaved values in.
+constexpr std::size_t widest_vector_dividing(std::size_t n, std::size_t most = 16) {
+  std::size_t width = most;
+  while (n % width != 0) width /= 2;
+  return width;
+}
+
 /// The smallest power of two >= n.
 constexpr std::size_t power_of_two_at_least(std::size_t n) {
   std::size_t p = 1;

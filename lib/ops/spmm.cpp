@@ -1,6 +1,7 @@
 #include "ziggurat/ops/spmm.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <limits>
 
 #include "base/integer_math.hpp"
@@ -122,9 +123,7 @@ namespace {
 // The widest OpenCL vector (1, 2, 4, 8 or 16 values) that divides k and the vectors of every
 // launch, so that multirow's vector loads stay aligned.
 std::size_t widest_vector(std::size_t k, std::size_t per_launch) {
-  std::size_t width = 16;
-  while (k % width != 0 || per_launch % width != 0) width /= 2;
-  return width;
+  return ziggurat::detail::widest_vector_dividing(std::gcd(k, per_launch));
 }
 
 // One launch of a block CSR kernel: KC vectors.

@@ -8,9 +8,16 @@
 // tree, and `finish` adds the groups' partial sums in group order. A reducing kernel writes set s
 // of its dot products (K values) to partial[(s * GROUPS + g) * K + j].
 //
-// Build options: -DREAL (the prologue), -DK, -DGROUP (a power of two), -DGROUPS.
+// Build options: -DREAL and -DVW (the prologue: VW is the widest of 8, 4, 2, 1 dividing K), -DK,
+// -DGROUP (a power of two), -DGROUPS.
+//
+// The reductions give each work-item whole rows, and a row's K values are contiguous: they are read
+// and written VW at a time (vloadVW), so that each access of a warp moves whole rows instead of
+// one value out of every K (4x fewer memory transactions at K = 12). Each vector's sum still runs
+// over the rows in the same order.
 
 #define COEF(slot, j) coef[(slot) * K + (j)]
+#define NV (K / VW)  // VW-wide pieces of a row (REALV, LOADV, STOREV: the prologue)
 
 // The column of element e (no remainder operator: see spmm.cl's bsr_multirow).
 inline uint column_of(size_t e) { return (uint)(e - (e / K) * K); }
@@ -28,11 +35,13 @@ void group_sum(__local REAL* scratch, __global REAL* out) {
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// Stores the K sums of acc of this group as set `set` of the partial sums.
-void store_partials(const REAL* acc, __local REAL* scratch, __global REAL* partial, uint set) {
+// Stores the K sums of acc (NV pieces of VW) of this group as set `set` of the partial sums.
+void store_partials(const REALV* acc, __local REAL* scratch, __global REAL* partial, uint set) {
   const uint t = (uint)get_local_id(0), g = (uint)get_group_id(0);
+  REAL sums[K];
+  for (uint i = 0; i < NV; ++i) STOREV(acc[i], i, sums);
   for (uint j = 0; j < K; ++j) {
-    scratch[t] = acc[j];
+    scratch[t] = sums[j];
     group_sum(scratch, partial + ((size_t)set * GROUPS + g) * K + j);
   }
 }
@@ -88,6 +97,20 @@ __kernel void bicg_direction(const ulong n, __global const REAL* restrict coef, 
   p[e] = r[e] + COEF(s_beta, j) * (p[e] - COEF(s_omega, j) * v[e]);
 }
 
+// Block row i (`width` values) of y is block row perm[i] of x: a renumbering of the rows.
+__kernel void gather_blocks(const ulong width, __global const uint* restrict perm, __global const REAL* restrict x,
+                            const ulong x_offset, __global REAL* restrict y, const ulong y_offset) {
+  const size_t c = get_global_id(0), i = get_global_id(1);
+  y[y_offset + i * width + c] = x[x_offset + (size_t)perm[i] * width + c];
+}
+
+// Block row perm[i] of y is block row i of x: the renumbering undone.
+__kernel void scatter_blocks(const ulong width, __global const uint* restrict perm, __global const REAL* restrict x,
+                             const ulong x_offset, __global REAL* restrict y, const ulong y_offset) {
+  const size_t c = get_global_id(0), i = get_global_id(1);
+  y[y_offset + (size_t)perm[i] * width + c] = x[x_offset + i * width + c];
+}
+
 // ---- reductions ----
 
 // Set s (the second NDRange dimension) of the dot products x_s . y, x_s = x + x_offset + s * stride.
@@ -98,10 +121,10 @@ void dot_partials(const ulong rows, __global const REAL* x, const ulong x_offset
   const uint s = (uint)get_global_id(1);
   x += x_offset + s * stride;
   y += y_offset;
-  REAL acc[K];
-  for (uint j = 0; j < K; ++j) acc[j] = 0;
+  REALV acc[NV];
+  for (uint i = 0; i < NV; ++i) acc[i] = 0;
   FOR_MY_ROWS(r) {
-    for (uint j = 0; j < K; ++j) acc[j] += x[r * K + j] * y[r * K + j];
+    for (uint i = 0; i < NV; ++i) acc[i] += LOADV(r * NV + i, x) * LOADV(r * NV + i, y);
   }
   store_partials(acc, scratch, partial, s);
 }
@@ -111,12 +134,13 @@ __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
 void dot_pair_partials(const ulong rows, __global const REAL* a, __global const REAL* b, __global const REAL* c,
                        __global const REAL* d, __global REAL* partial) {
   __local REAL scratch[GROUP];
-  REAL ab[K], cd[K];
-  for (uint j = 0; j < K; ++j) ab[j] = cd[j] = 0;
+  REALV ab[NV], cd[NV];
+  for (uint i = 0; i < NV; ++i) ab[i] = cd[i] = 0;
   FOR_MY_ROWS(r) {
-    for (uint j = 0; j < K; ++j) {
-      ab[j] += a[r * K + j] * b[r * K + j];
-      cd[j] += c[r * K + j] * d[r * K + j];
+    for (uint i = 0; i < NV; ++i) {
+      const size_t v = r * NV + i;
+      ab[i] += LOADV(v, a) * LOADV(v, b);
+      cd[i] += LOADV(v, c) * LOADV(v, d);
     }
   }
   store_partials(ab, scratch, partial, 0);
@@ -142,16 +166,16 @@ void cg_update(const ulong rows, __global const REAL* restrict coef, const uint 
                __global const REAL* restrict p, __global REAL* restrict r, __global const REAL* restrict q,
                __global REAL* partial) {
   __local REAL scratch[GROUP];
-  REAL rr[K];
-  for (uint j = 0; j < K; ++j) rr[j] = 0;
+  REALV rr[NV];
+  for (uint i = 0; i < NV; ++i) rr[i] = 0;
   FOR_MY_ROWS(row) {
-    for (uint j = 0; j < K; ++j) {
-      const size_t e = row * K + j;
-      const REAL alpha = COEF(s_alpha, j);
-      x[e] = alpha * p[e] + x[e];
-      const REAL re = -alpha * q[e] + r[e];
-      r[e] = re;
-      rr[j] += re * re;
+    for (uint i = 0; i < NV; ++i) {
+      const size_t v = row * NV + i;
+      const REALV alpha = LOADV(s_alpha * NV + i, coef);
+      STOREV(alpha * LOADV(v, p) + LOADV(v, x), v, x);
+      const REALV re = -alpha * LOADV(v, q) + LOADV(v, r);
+      STOREV(re, v, r);
+      rr[i] += re * re;
     }
   }
   store_partials(rr, scratch, partial, 0);
@@ -163,14 +187,14 @@ void bicg_half(const ulong rows, __global const REAL* restrict coef, const uint 
                __global const REAL* restrict r, __global const REAL* restrict v, __global REAL* restrict s,
                __global REAL* partial) {
   __local REAL scratch[GROUP];
-  REAL ss[K];
-  for (uint j = 0; j < K; ++j) ss[j] = 0;
+  REALV ss[NV];
+  for (uint i = 0; i < NV; ++i) ss[i] = 0;
   FOR_MY_ROWS(row) {
-    for (uint j = 0; j < K; ++j) {
-      const size_t e = row * K + j;
-      const REAL se = -COEF(s_alpha, j) * v[e] + r[e];
-      s[e] = se;
-      ss[j] += se * se;
+    for (uint i = 0; i < NV; ++i) {
+      const size_t e = row * NV + i;
+      const REALV se = -LOADV(s_alpha * NV + i, coef) * LOADV(e, v) + LOADV(e, r);
+      STOREV(se, e, s);
+      ss[i] += se * se;
     }
   }
   store_partials(ss, scratch, partial, 0);
@@ -184,17 +208,17 @@ void bicg_update(const ulong rows, __global const REAL* restrict coef, const uin
                  __global const REAL* restrict s, __global const REAL* restrict t, __global REAL* restrict r,
                  __global const REAL* restrict r0, __global REAL* partial) {
   __local REAL scratch[GROUP];
-  REAL rr[K], r0r[K];
-  for (uint j = 0; j < K; ++j) rr[j] = r0r[j] = 0;
+  REALV rr[NV], r0r[NV];
+  for (uint i = 0; i < NV; ++i) rr[i] = r0r[i] = 0;
   FOR_MY_ROWS(row) {
-    for (uint j = 0; j < K; ++j) {
-      const size_t e = row * K + j;
-      const REAL alpha = COEF(s_alpha, j), omega = COEF(s_omega, j);
-      x[e] = omega * shat[e] + (alpha * phat[e] + x[e]);
-      const REAL re = -omega * t[e] + s[e];
-      r[e] = re;
-      rr[j] += re * re;
-      r0r[j] += r0[e] * re;
+    for (uint i = 0; i < NV; ++i) {
+      const size_t e = row * NV + i;
+      const REALV alpha = LOADV(s_alpha * NV + i, coef), omega = LOADV(s_omega * NV + i, coef);
+      STOREV(omega * LOADV(e, shat) + (alpha * LOADV(e, phat) + LOADV(e, x)), e, x);
+      const REALV re = -omega * LOADV(e, t) + LOADV(e, s);
+      STOREV(re, e, r);
+      rr[i] += re * re;
+      r0r[i] += LOADV(e, r0) * re;
     }
   }
   store_partials(rr, scratch, partial, 0);

@@ -53,7 +53,7 @@ VectorOps<T>::VectorOps(const Context& context, std::size_t rows, std::size_t k,
   next_coefficient_ = 0;
 
   BuildOptions options;
-  options.real_type<T>().define("K", k_).define("GROUP", group_).define("GROUPS", groups_);
+  options.real_type<T>().define("K", k_).define("GROUP", group_).define("GROUPS", groups_).define("VW", ziggurat::detail::widest_vector_dividing(k_, 8));
   const cl::Program& program = context.program("vector_ops", options.str());
   const auto make = [&](const char* name) { return context.kernel(program, name); };
   axpby_ = make("axpby");
@@ -67,6 +67,8 @@ VectorOps<T>::VectorOps(const Context& context, std::size_t rows, std::size_t k,
   cg_ = make("cg_update");
   half_ = make("bicg_half");
   update_ = make("bicg_update");
+  gather_ = make("gather_blocks");
+  scatter_ = make("scatter_blocks");
   for (cl::Kernel* kernel : {&dot_, &pair_, &cg_, &half_, &update_}) {
     ziggurat::detail::require_work_group(context.device(), *kernel, group_, "a reduction of the vector operations");
   }
@@ -152,6 +154,33 @@ Span VectorOps<T>::copy(const VectorRef& x, const VectorRef& y) {
   check(context_.compute_queue().enqueueCopyBuffer(x.buffer, y.buffer, x.offset * sizeof(T), y.offset * sizeof(T),
                                                    rows_ * k_ * sizeof(T), nullptr, &span.last),
         "clEnqueueCopyBuffer", "copying a vector");
+  span.first = span.last;
+  return span;
+}
+
+template <class T>
+Span VectorOps<T>::gather_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x,
+                                 const VectorRef& y) {
+  return blocks(gather_, "gather_blocks", old_of_new, width, x, y);
+}
+
+template <class T>
+Span VectorOps<T>::scatter_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x,
+                                  const VectorRef& y) {
+  return blocks(scatter_, "scatter_blocks", old_of_new, width, x, y);
+}
+
+// One work-item per value: (value of the block, block).
+template <class T>
+Span VectorOps<T>::blocks(cl::Kernel& kernel, const char* name, const DeviceBuffer<Index>& old_of_new,
+                          std::size_t width, const VectorRef& x, const VectorRef& y) {
+  if (width == 0 || old_of_new.size() == 0) throw InvalidArgument(std::string(name) + " needs blocks of at least one value");
+  if (x.buffer() == y.buffer()) throw InvalidArgument(std::string(name) + " needs distinct x and y");
+  set_args(kernel, name, cl_ulong(width), old_of_new.get(), x.buffer, cl_ulong(x.offset), y.buffer, cl_ulong(y.offset));
+  Span span;
+  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(width, old_of_new.size()),
+                                                      cl::NullRange, nullptr, &span.last),
+        "clEnqueueNDRangeKernel", "renumbering vectors");
   span.first = span.last;
   return span;
 }

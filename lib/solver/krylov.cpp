@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 
+#include "base/integer_math.hpp"
 #include "base/parallel.hpp"
 #include "ops/stream.hpp"
 #include "ziggurat/base/error.hpp"
@@ -102,15 +103,31 @@ void check_options(const SolverOptions& o, std::size_t k) {
   }
 }
 
+// ||column j|| of `values` (rows x width, interleaved) for every j, after checking that every value
+// is finite (InvalidArgument naming the first that is not). In parallel over fixed blocks of rows,
+// whose sums are added in block order: the same bits on any number of cores.
 template <class T>
-void check_finite(const std::vector<T>& values, const char* what, std::size_t width) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      throw InvalidArgument(std::string(what) + " holds " + (std::isnan(values[i]) ? "NaN" : "an infinity") +
-                            " at row " + std::to_string(i / width) + (width > 1 ? ", vector " + std::to_string(i % width) : "") +
-                            ": a solve needs finite input");
+std::vector<double> checked_column_norms(const std::vector<T>& values, const char* what, std::size_t width) {
+  constexpr std::size_t kRowsPerBlock = 16384;
+  const std::size_t rows = values.size() / width, blocks = ziggurat::detail::ceil_div(rows, kRowsPerBlock);
+  std::vector<double> sums(blocks * width, 0.0);
+  ziggurat::detail::parallel_for(blocks, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t block = first; block < last; ++block) {
+      double* sum = sums.data() + block * width;
+      for (std::size_t i = block * kRowsPerBlock * width; i < std::min(rows, (block + 1) * kRowsPerBlock) * width; ++i) {
+        if (!std::isfinite(values[i]))
+          throw InvalidArgument(std::string(what) + " holds " + (std::isnan(values[i]) ? "NaN" : "an infinity") +
+                                " at row " + std::to_string(i / width) +
+                                (width > 1 ? ", vector " + std::to_string(i % width) : "") + ": a solve needs finite input");
+        sum[i % width] += double(values[i]) * double(values[i]);
+      }
     }
-  }
+  });
+  std::vector<double> norms(width, 0.0);
+  for (std::size_t block = 0; block < blocks; ++block)
+    for (std::size_t j = 0; j < width; ++j) norms[j] += sums[block * width + j];
+  for (double& norm : norms) norm = std::sqrt(norm);
+  return norms;
 }
 
 template <class T>
@@ -159,13 +176,6 @@ std::vector<T> inverse_diagonal(const Bsr<T>& a, const IluPattern<T>& pattern) {
   return d;
 }
 
-template <class T>
-std::vector<T> padded_copy(const std::vector<T>& values, std::size_t padded_values) {
-  std::vector<T> out(padded_values, T(0));
-  std::copy(values.begin(), values.end(), out.begin());
-  return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -180,6 +190,7 @@ struct KrylovSolver<T>::Impl {
   SolverOptions options;
   std::size_t k, rows, b, padded;
   Permutation permutation;
+  DeviceBuffer<Index> renumbering;  // permutation.old_of_new, unless the ordering is natural
   SolveReport setup_report;
   DeviceBsr<T> matrix;  // A; matrix-free: the matrix the preconditioner is built from
   std::shared_ptr<LinearOperator<T>> external;  // matrix-free: A's products
@@ -223,10 +234,20 @@ struct KrylovSolver<T>::Impl {
         t(input_vectors(c, matrix, k_)),
         shat(input_vectors(c, matrix, k_)),
         r0(input_vectors(c, matrix, k_)) {
-    if (!external) multiplier.emplace(c, matrix, k_, options.product_kernel.value_or(BsrKernel{}));
+    if (!external) multiplier.emplace(c, matrix, k_, product_kernel());
     setup_preconditioner(ordered);
     if (options.method == KrylovMethod::gmres) basis = DeviceBuffer<T>(c, padded * (options.restart + 1), "GMRES basis");
     setup_report.product_kernel = external ? "matrix-free" : multiplier->kernel().name();
+  }
+
+  // The given kernel, else the chooser's for this precision, else the rule's.
+  BsrKernel product_kernel() const {
+    if (options.product_kernel) return *options.product_kernel;
+    const auto& choose = [this]() -> const auto& {
+      if constexpr (std::is_same_v<T, float>) return options.choose_product_kernel.f32;
+      else return options.choose_product_kernel.f64;
+    }();
+    return choose ? choose(matrix, k) : BsrKernel{};
   }
 
   void setup_preconditioner(const Bsr<T>& ordered) {
@@ -311,25 +332,29 @@ struct KrylovSolver<T>::Impl {
     return read(kE, 1);
   }
 
-  // rows x k values in the device's order: `values` itself for the natural ordering (no copy),
-  // else renumbered into `storage`. A padded last block row stays last, so the padding (zero on
-  // the device) is what the renumbered vector ends with, and is left out.
-  const std::vector<T>& device_order(const std::vector<T>& values, std::vector<T>& storage) const {
-    if (permutation.identity()) return values;
-    storage = rows == padded ? permute_rows(values, permutation, b, k)
-                             : permute_rows(padded_copy(values, padded * k), permutation, b, k);
-    storage.resize(rows * k);
-    return storage;
+  // `values` (rows x `width`, the caller's order) into `out` (padded rows) in the device's order:
+  // renumbered on the device, through `scratch`. The padding rows of both stay zero.
+  // Returns the renumbering's span (none for the natural ordering).
+  Span to_device(const std::vector<T>& values, std::size_t width, const DeviceBuffer<T>& scratch,
+                 const DeviceBuffer<T>& out) {
+    ::ziggurat::detail::write_buffer(context.compute_queue(), (permutation.identity() ? out : scratch).get(), values.data(),
+                                     values.size() * sizeof(T));
+    return permutation.identity() ? Span{} : ops.gather_blocks(renumbering, b * width, scratch, out);
   }
 
-  // x (rows x k) back in the caller's order.
-  std::vector<T> solution() const {
-    if (permutation.identity()) return x.download();
-    std::vector<T> values(padded * k);
-    copy_to_host(context.compute_queue(), x.buffer(), values.data());
-    std::vector<T> out = unpermute_rows(values, permutation, b, k);
+  // x (rows x k) into `out` in the caller's order, renumbered on the device (through s).
+  void solution(std::vector<T>& out) {
     out.resize(rows * k);
-    return out;
+    if (!permutation.identity()) vec(ops.scatter_blocks(renumbering, b * k, x, s));
+    ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? x : s).buffer().get(), out.data(),
+                                    out.size() * sizeof(T));
+  }
+
+  // The ordering's old_of_new on the device, for to_device and solution.
+  void place_renumbering() {
+    if (permutation.identity()) return;
+    renumbering = DeviceBuffer<Index>(context, permutation.old_of_new.size(), "the ordering's renumbering");
+    copy_to_device(context.compute_queue(), permutation.old_of_new.data(), renumbering);
   }
 
   // ---- deflation ----
@@ -754,38 +779,36 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
     throw InvalidArgument("the initial guess holds " + std::to_string(x_io.size()) + " values; it needs " +
                           std::to_string(rows * k) + " (or none, for zeros)");
   }
-  check_finite(b_in, "the right-hand side", k);
-  check_finite(x_io, "the initial guess", k);
+  const std::vector<double> bnorm = checked_column_norms(b_in, "the right-hand side", k);
+  checked_column_norms(x_io, "the initial guess", k);
   Progress st;
   st.k = k;
   st.max_iterations = options.max_iterations;
   st.tolerance = options.tolerance;
   st.callback = options.progress;
-  st.bnorm.assign(k, 0);
+  st.bnorm = bnorm;
   st.active.assign(k, true);
   st.vectors.assign(k, VectorReport{});
   st.replaced.assign(k, false);
   st.halved.assign(k, std::numeric_limits<double>::infinity());
   st.halved_at.assign(k, 0);
   st.last_true.assign(k, std::numeric_limits<double>::infinity());
-  for (std::size_t i = 0; i < b_in.size(); ++i) st.bnorm[i % k] += double(b_in[i]) * double(b_in[i]);
-  std::vector<T> x_start = x_io;  // empty: zeros, filled on the device
+  std::vector<T> kept(k, T(1));  // 0 for the vectors whose b is 0: their x is 0 exactly
   for (std::size_t j = 0; j < k; ++j) {
-    st.bnorm[j] = std::sqrt(st.bnorm[j]);
     if (st.bnorm[j] > 0) continue;
-    for (std::size_t i = 0; i < rows && !x_start.empty(); ++i) x_start[i * k + j] = 0;  // b = 0: x = 0 exactly
+    kept[j] = 0;
     st.bnorm[j] = 1;
     st.stop(j, SolveStatus::converged, "b = 0, so x = 0");
   }
   times = setup_times;
   times.device_timed = context.device().profiling;
-  std::vector<T> storage;
-  rhs.upload(device_order(b_in, storage));
-  if (x_start.empty()) {
+  vec(to_device(b_in, k, s.buffer(), rhs.buffer()));
+  if (x_io.empty()) {
     check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
           "zeroing the initial guess");
   } else {
-    x.upload(device_order(x_start, storage));
+    vec(to_device(x_io, k, s.buffer(), x.buffer()));
+    if (std::find(kept.begin(), kept.end(), T(0)) != kept.end()) vec(ops.scale(kept, x, x));
   }
   switch (options.method) {
     case KrylovMethod::cg: cg(st); break;
@@ -813,7 +836,7 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   report.converged = report.status == SolveStatus::converged;
   if (report.converged && k > 1) report.reason = "all " + std::to_string(k) + " vectors converged";
   report.vectors = std::move(st.vectors);
-  x_io = solution();
+  solution(x_io);
   times.solve = seconds_since(start);
   report.times = times;
   return report;
@@ -830,21 +853,19 @@ void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::ve
   if (w.size() != rows * m || aw.size() != rows * m)
     throw InvalidArgument("deflation needs W and A W of " + std::to_string(rows) + " x " + std::to_string(m) +
                           " values, not " + std::to_string(w.size()) + " and " + std::to_string(aw.size()));
-  check_finite(w, "the deflation vectors W", m);
-  check_finite(aw, "the deflation vectors A W", m);
-  // The device's order: the vectors renumbered like the matrix, the padding rows zero.
-  const auto place = [&](const std::vector<T>& values, DeviceBuffer<T>& buffer, const char* what) {
-    std::vector<T> storage;
-    const std::vector<T>& ordered =
-        permutation.identity()
-            ? values
-            : (storage = permute_rows(rows == padded ? values : padded_copy(values, padded * m), permutation, b, m));
+  checked_column_norms(w, "the deflation vectors W", m);
+  checked_column_norms(aw, "the deflation vectors A W", m);
+  // The device's order: the vectors renumbered like the matrix (through deflation_scaled, written
+  // last), the padding rows zero.
+  const auto zeros = [&](DeviceBuffer<T>& buffer, const char* what) {
     if (buffer.size() != padded * m) buffer = DeviceBuffer<T>(context, padded * m, what);
     ::ziggurat::detail::enqueue_fill<T>(context, context.compute_queue(), buffer.get(), buffer.size(), T(0));
-    ::ziggurat::detail::write_buffer(context.compute_queue(), buffer.get(), ordered.data(), std::min(ordered.size(), rows * m) * sizeof(T));
   };
-  place(w, deflation_w, "deflation vectors W");
-  place(aw, deflation_aw, "deflation vectors A W");
+  zeros(deflation_scaled, "deflation W E^-1");
+  zeros(deflation_w, "deflation vectors W");
+  zeros(deflation_aw, "deflation vectors A W");
+  add(to_device(w, m, deflation_scaled, deflation_w), times.deflation);
+  add(to_device(aw, m, deflation_scaled, deflation_aw), times.deflation);
   if (!deflation_products || deflation_products->m() != m) {
     deflation_g = DeviceBuffer<T>(context, m * k, "deflation scratch");
     deflation_products = std::make_unique<BlockProducts<T>>(context, padded, m, k);
@@ -866,7 +887,6 @@ void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::ve
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < m; ++j) values[i * m + j] = T(inverse(i, j));
   ::ziggurat::detail::write_buffer(context.compute_queue(), e.get(), values.data(), m * m * sizeof(T));
-  if (deflation_scaled.size() != padded * m) deflation_scaled = DeviceBuffer<T>(context, padded * m, "deflation W E^-1");
   square.combine(deflation_w.get(), e.get(), T(1), T(0), deflation_scaled.get());
   check(context.compute_queue().finish(), "clFinish", "setting up deflation");
   deflation = m;
@@ -900,6 +920,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   const double ordering = seconds_since(start);
   impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a);
   impl_->permutation = std::move(permutation);
+  impl_->place_renumbering();
   if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {
     impl_->setup_report.colours = colours;
   }

@@ -89,6 +89,7 @@ sparse::SolverOptions solver_options(const SubspaceOptions& options) {
   s.ordering = options.preconditioner == sparse::PreconditionerKind::ilu0 ? options.ordering : sparse::Ordering::natural;
   s.tolerance = options.solve_tolerance > 0 ? options.solve_tolerance : (std::is_same_v<T, double> ? 1e-10 : 1e-5);
   s.max_iterations = options.max_solve_iterations;
+  s.choose_product_kernel = options.product_kernel;
   return s;
 }
 
@@ -126,7 +127,10 @@ class ChunkedSolve {
   /// the device parts of the solves are added to `times`.
   std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure, SubspaceTimes& times) {
     const std::size_t n = r.size() / q_;
-    std::vector<T> b(n * width_), x(n * width_);
+    std::vector<T>& b = b_;
+    std::vector<T>& x = x_;
+    b.resize(n * width_);  // kept from solve to solve: hundreds of MB, whose first touch is slow
+    x.resize(n * width_);
     std::size_t most = 0;
     for (std::size_t c = 0; c < chunks_; ++c) {
       const std::size_t j0 = c * width_, w = std::min(width_, q_ - j0);
@@ -138,6 +142,7 @@ class ChunkedSolve {
       times.solve_vector_ops += report.times.vector_ops;
       times.solve_deflation += report.times.deflation;
       most = std::max(most, report.iterations);
+      product_kernel_ = report.product_kernel;
       if (!report.converged && failure.empty()) failure = report.reason;
       detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i)
@@ -146,6 +151,9 @@ class ChunkedSolve {
     }
     return most;
   }
+
+  /// CG's product kernel ("matrix-free" on the element operator); empty before the first solve.
+  const std::string& product_kernel() const { return product_kernel_; }
 
  private:
   void pack(const std::vector<T>& all, std::vector<T>& chunk, std::size_t j0, std::size_t w, std::size_t n) const {
@@ -159,6 +167,8 @@ class ChunkedSolve {
 
   std::size_t q_, chunks_, width_;
   sparse::KrylovSolver<T> solver_;
+  std::string product_kernel_;
+  std::vector<T> b_, x_;  // a chunk of R and of Y
 };
 
 struct SmallProblem {
@@ -219,25 +229,29 @@ class SubspaceRun {
     double smallest_change = HUGE_VAL;
     std::size_t since_smallest = 0;
     std::vector<double> previous;
-    std::vector<T> r_host, y_host(n_ * q_, T(0));
+    // Host copies of R, Y, X and K X, allocated once: each is dofs x q (524 MB at the paper's size),
+    // and allocating them every iteration cost more than moving them.
+    std::vector<T> r_host(n_ * q_), y_host(n_ * q_, T(0)), x_host(n_ * q_), kx_host(n_ * q_);
     for (std::size_t it = 1; it <= options_.max_iterations; ++it) {
       auto t = Clock::now();
       m_op_.multiply(x_, r_);
-      r_host = r_.download();
+      r_.download(r_host.data(), r_host.size());
       result_.times.mass += seconds_since(t);
 
       t = Clock::now();
       if (!previous.empty()) {  // X holds Ritz vectors: K-orthogonal, M-orthonormal
-        const std::vector<T> x = x_.download();
-        warm_start(x, y_host, previous);
+        x_.download(x_host.data(), x_host.size());
+        warm_start(x_host, y_host, previous);
         if (options_.deflation && std::is_same_v<T, double>) {
           k_op_.multiply(x_, y_);
-          solve_.deflate(x, y_.download());
+          y_.download(kx_host.data(), kx_host.size());
+          solve_.deflate(x_host, kx_host);
         }
       }
       std::string failure;
       const std::size_t cg = solve_.solve(r_host, y_host, failure, result_.times);
       result_.solve_iterations += cg;
+      result_.product_kernel = solve_.product_kernel();
       if (!failure.empty()) result_.solve_report = failure;
       result_.times.solve += seconds_since(t);
 

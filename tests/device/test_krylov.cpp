@@ -123,7 +123,7 @@ std::size_t reference_bicgstab_iterations(const Bsr<T>& a, const std::vector<T>&
 TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused steps as their parts", T, float, double) {
   test::for_each_device(
       [](Context& context) {
-        for (std::size_t k : {1, 3}) {
+        for (std::size_t k : {1, 3, 8, 12}) {  // rows read 1, 1, 8 and 4 values at a time
           const std::size_t n = 10007;
           VectorOps<T> fused(context, n, k, true), plain(context, n, k, false);
           const std::vector<T> a = random_vectors<T>(n, k, 1), b = random_vectors<T>(n, k, 2);
@@ -168,6 +168,18 @@ TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused step
             REQUIRE(std::abs(double(xs[1][i]) - x_ref) <= 4 * std::numeric_limits<T>::epsilon());
           }
           for (std::size_t j = 0; j < k; ++j) CHECK(rr[0][j] == doctest::Approx(rr[1][j]).epsilon(1e-4));
+          // Renumbering blocks of 1 row (n = 10007 is prime) and back, against the host's.
+          std::vector<Index> order(n);
+          for (std::size_t i = 0; i < n; ++i) order[i] = Index((i * 7919) % n);
+          DeviceBuffer<Index> perm(context, n);
+          copy_to_device(context.compute_queue(), order.data(), perm);
+          fused.gather_blocks(perm, k, da, dx);
+          fused.scatter_blocks(perm, k, dx, dr);
+          std::vector<T> gathered(n * k), back(n * k);
+          copy_to_host(context.compute_queue(), dx, gathered.data());
+          copy_to_host(context.compute_queue(), dr, back.data());
+          CHECK(gathered == permute_rows(a, Permutation{order}, 1, k));
+          CHECK(back == a);
         }
       },
       test::needs_for<T>());

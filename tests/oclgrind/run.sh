@@ -83,12 +83,13 @@ data="$(dirname "$0")/../data/matrices"
 check "$cli" spmm --matrix "$data/can___24.mtx" --block 2 --kernel group --vectors 3 --repeat 1
 check "$cli" spmm --matrix "$data/west0067.mtx" --format csr --kernel multirow --lanes 2 --repeat 1
 check "$cli" spmm --matrix "$data/bcsstk01.mtx" --format dia --precision f64 --repeat 1
-# The Krylov solvers: vector operations, ILU(0) factorised level by level with level-scheduled
-# solves, block Jacobi, Jacobi; every method. Without the uninitialised-value check here too:
+# The Krylov solvers: vector operations (4 vectors: their rows read 4 values at a time), ILU(0)
+# factorised level by level with level-scheduled solves, the colour ordering's renumbering on the
+# device, block Jacobi, Jacobi; every method. Without the uninitialised-value check here too:
 # Oclgrind 21.10 marks the bytes of a host write at a non-zero offset as still uninitialised (a
 # 20-line program with one clEnqueueWriteBuffer at offset 8 shows it), and the solvers write their
 # coefficients into slots of a ring buffer.
-check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --quiet
+check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --quiet
 check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --tol 1e-5 --quiet
 check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --precond block-jacobi --vectors 2 --quiet
 check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --precond jacobi --method cg --unfused --max-iter 400 --quiet

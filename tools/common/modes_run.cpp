@@ -4,6 +4,7 @@
 
 #include "format.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/tuning/bsr_autotune.hpp"
 #include "ziggurat/tuning/ebe_autotune.hpp"
 
 namespace ziggurat::cli {
@@ -83,6 +84,13 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
   if (settings.projection == "auto")
     s.ebe.projection = choose_ebe_layout(context, stiffness, iteration_vectors(s, stiffness.dofs)).layout;
   s.ebe.batch_elements = settings.batch_elements;
+  // The assembled K's products: the kernel that measured fastest for this kind of matrix.
+  s.product_kernel.f32 = [context](const sparse::DeviceBsr<float>& a, std::size_t k) {
+    return sparse::choose_bsr_kernel(context, a, k).kernel;
+  };
+  s.product_kernel.f64 = [context](const sparse::DeviceBsr<double>& a, std::size_t k) {
+    return sparse::choose_bsr_kernel(context, a, k).kernel;
+  };
   return s;
 }
 
@@ -104,6 +112,7 @@ nlohmann::json modes_summary(const Context& context, const ModesSettings& o, con
           {"projection_layout", to_string(options.ebe.projection)},
           {"cg_operator", to_string(options.cg_operator)},
           {"preconditioner", sparse::to_string(options.preconditioner)},
+          {"product_kernel", r.product_kernel},
           {"deflation", o.deflation && std::is_same_v<T, double>},
           {"ordering", options.preconditioner == sparse::PreconditionerKind::ilu0 ? o.ordering : "natural"},
           {"converged", r.converged},

@@ -152,7 +152,7 @@ void print_text(const Context& context, const ModesOptions& o, const ModesModel<
             << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
             << to_string(options.ebe.scatter) << ", projected in " << to_string(options.ebe.projection) << "\n"
             << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
-            << sparse::to_string(options.preconditioner) << "\n"
+            << sparse::to_string(options.preconditioner) << ", products by " << r.product_kernel << "\n"
             << "iteration   " << o.settings.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
             << r.iterations << " iterations, " << r.solve_iterations << " CG iterations)\n"
             << "time        " << number_text(t.total) << " s: setup " << number_text(t.setup) << ", M X "

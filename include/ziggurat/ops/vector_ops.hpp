@@ -60,6 +60,11 @@ class VectorOps {
   Span copy(const VectorRef& x, const VectorRef& y);
   /// y = d .* x with one value of d per row (the same for every vector).
   Span multiply_rows(const DeviceBuffer<T>& d, const VectorRef& x, const VectorRef& y);
+  /// Renumbering, over old_of_new.size() blocks of `width` consecutive values (a block row of b
+  /// rows of k interleaved vectors: width = b k): block i of y = block old_of_new[i] of x (gather),
+  /// or block old_of_new[i] of y = block i of x (scatter). x and y distinct.
+  Span gather_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
+  Span scatter_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
   /// results[slot] = x . y.
   Span dot(const VectorRef& x, const VectorRef& y, std::size_t slot);
   /// results[slot] = a . b, results[slot + 1] = c . d, in one pass.
@@ -92,6 +97,8 @@ class VectorOps {
  private:
   cl_uint put(const Coefficients<T>& values, cl::Event* event);
   Span elementwise(cl::Kernel& kernel, cl::Event* write_event);
+  Span blocks(cl::Kernel& kernel, const char* name, const DeviceBuffer<Index>& old_of_new, std::size_t width,
+              const VectorRef& x, const VectorRef& y);
   Span reduce(cl::Kernel& kernel, std::size_t sets, std::size_t slot, const cl::Event& first_write);
   void check_slot(std::size_t slot, std::size_t count) const;
 
@@ -102,7 +109,8 @@ class VectorOps {
   std::vector<T> staged_;  // the coefficient ring on the host, alive until the writes complete
   std::size_t next_coefficient_ = 0, coefficient_slots_;
   DeviceBuffer<T> coefficients_, partial_, results_;
-  cl::Kernel axpby_, scale_, multiply_rows_, combine_, direction_, dot_, pair_, finish_, cg_, half_, update_;
+  cl::Kernel axpby_, scale_, multiply_rows_, combine_, direction_, dot_, pair_, finish_, cg_, half_, update_, gather_,
+      scatter_;
 };
 
 }  // namespace ziggurat::sparse

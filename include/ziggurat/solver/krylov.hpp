@@ -57,6 +57,14 @@ struct SolveProgress {
   double relative_residual = 0;  ///< the recurrence's, the largest over the vectors not yet converged
 };
 
+/// Picks the product's kernel for the matrix as the solver placed it on the device (renumbered for
+/// the ordering) and k vectors: e.g. tuning's choose_bsr_kernel (tuning/bsr_autotune.hpp), which
+/// the solver layer does not call itself. An empty member leaves that precision to the rule.
+struct ProductKernelChooser {
+  std::function<BsrKernel(const DeviceBsr<float>&, std::size_t k)> f32;
+  std::function<BsrKernel(const DeviceBsr<double>&, std::size_t k)> f64;
+};
+
 struct SolverOptions {
   KrylovMethod method = KrylovMethod::bicgstab;
   PreconditionerKind preconditioner = PreconditionerKind::ilu0;
@@ -68,7 +76,8 @@ struct SolverOptions {
   std::size_t max_iterations = 1000;      ///< CG/BiCGStab iterations, GMRES inner iterations
   double shift = 0;                       ///< ILU(0)/block Jacobi diagonal shift (ilu_factors.hpp)
   bool fuse = true;                       ///< fused vector operations (ops/vector_ops.hpp)
-  std::optional<BsrKernel> product_kernel;  ///< the product's kernel; default by the rule
+  std::optional<BsrKernel> product_kernel;  ///< the product's kernel; default: chosen, else by the rule
+  ProductKernelChooser choose_product_kernel;  ///< where product_kernel is empty
   std::function<void(const SolveProgress&)> progress;  ///< called after each iteration
 };
 

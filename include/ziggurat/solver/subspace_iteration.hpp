@@ -68,6 +68,8 @@ struct SubspaceOptions {
   /// runs without it.
   bool deflation = true;
   EbeOptions ebe;                    ///< how the projections and M X run
+  /// Chooses the assembled K's product kernel (SolverOptions::choose_product_kernel); empty: the rule.
+  sparse::ProductKernelChooser product_kernel;
   std::function<void(const SubspaceProgress&)> progress;
 };
 
@@ -97,6 +99,7 @@ struct SubspaceResult {
   std::vector<T> modes;               ///< dofs x p interleaved, M-orthonormal
   std::size_t solve_iterations = 0;   ///< CG iterations over the whole run (the most over chunks, summed)
   std::string solve_report;           ///< the last CG report's reason when a solve did not converge
+  std::string product_kernel;         ///< CG's product kernel, e.g. "multirow/2/v4" ("matrix-free": EBE)
   SubspaceTimes times;
 };
 
