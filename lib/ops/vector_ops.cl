@@ -113,18 +113,20 @@ __kernel void scatter_blocks(const ulong width, __global const uint* restrict pe
 
 // ---- reductions ----
 
-// Set s (the second NDRange dimension) of the dot products x_s . y, x_s = x + x_offset + s * stride.
+// Set s (the second NDRange dimension) of the dot products x_s . y, x_s = x + x_offset + s * stride
+// (offsets and stride in whole rows: multiples of K, so of VW).
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
 void dot_partials(const ulong rows, __global const REAL* x, const ulong x_offset, const ulong stride,
                   __global const REAL* y, const ulong y_offset, __global REAL* partial) {
   __local REAL scratch[GROUP];
   const uint s = (uint)get_global_id(1);
-  x += x_offset + s * stride;
-  y += y_offset;
+  // The offsets (whole rows) go into the load indices, not the pointers: with the pointers moved,
+  // NVIDIA's compiler no longer knew them aligned, and the product of two vectors ran at half speed.
+  const size_t xo = (x_offset + s * stride) / VW, yo = y_offset / VW;
   REALV acc[NV];
   for (uint i = 0; i < NV; ++i) acc[i] = 0;
   FOR_MY_ROWS(r) {
-    for (uint i = 0; i < NV; ++i) acc[i] += LOADV(r * NV + i, x) * LOADV(r * NV + i, y);
+    for (uint i = 0; i < NV; ++i) acc[i] += LOADV(xo + r * NV + i, x) * LOADV(yo + r * NV + i, y);
   }
   store_partials(acc, scratch, partial, s);
 }

@@ -74,6 +74,15 @@ VectorOps<T>::VectorOps(const Context& context, std::size_t rows, std::size_t k,
   }
 }
 
+// dot_partials reads rows VW values at a time from its offsets: they must start rows.
+template <class T>
+void VectorOps<T>::check_whole_rows(std::initializer_list<std::size_t> offsets, const char* what) const {
+  for (std::size_t offset : offsets)
+    if (offset % k_ != 0)
+      throw InvalidArgument(std::string(what) + " takes offsets and strides of whole rows (multiples of k = " +
+                            std::to_string(k_) + "), not " + std::to_string(offset));
+}
+
 template <class T>
 void VectorOps<T>::check_slot(std::size_t slot, std::size_t count) const {
   if (slot + count > slots_) {
@@ -195,6 +204,7 @@ Span VectorOps<T>::multiply_rows(const DeviceBuffer<T>& d, const VectorRef& x, c
 template <class T>
 Span VectorOps<T>::dot(const VectorRef& x, const VectorRef& y, std::size_t slot) {
   check_slot(slot, 1);
+  check_whole_rows({x.offset, y.offset}, "dot");
   set_args(dot_, "dot_partials", cl_ulong(rows_), x.buffer, cl_ulong(x.offset), cl_ulong(0), y.buffer,
            cl_ulong(y.offset), partial_.get());
   return reduce(dot_, 1, slot, cl::Event());
@@ -222,6 +232,7 @@ Span VectorOps<T>::multi_dot(const DeviceBuffer<T>& basis, std::size_t stride, s
   if (count == 0 || count > max_sets_) {
     throw InvalidArgument("multi_dot takes 1 to " + std::to_string(max_sets_) + " vectors, not " + std::to_string(count));
   }
+  check_whole_rows({stride, w.offset}, "multi_dot");
   set_args(dot_, "dot_partials", cl_ulong(rows_), basis.get(), cl_ulong(0), cl_ulong(stride), w.buffer,
            cl_ulong(w.offset), partial_.get());
   return reduce(dot_, count, slot, cl::Event());

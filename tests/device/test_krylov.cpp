@@ -135,6 +135,7 @@ TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused step
           fused.dot(da, db, 1);
           const std::vector<double> again = fused.read(1, 1);
           CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)) == 0);  // same bits
+          if (k > 1) CHECK_THROWS_AS(fused.dot(VectorRef(da, 1), db, 0), InvalidArgument);  // not a whole row
           for (std::size_t j = 0; j < k; ++j) {
             double exact = 0, size = 0;
             for (std::size_t i = 0; i < n; ++i) {

@@ -12,6 +12,7 @@
 // With fuse = false every fused step runs as the elementwise kernels and dot products it
 // replaces (the same results up to rounding), so that both can be measured.
 #include <cstddef>
+#include <initializer_list>
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
@@ -65,11 +66,12 @@ class VectorOps {
   /// or block old_of_new[i] of y = block i of x (scatter). x and y distinct.
   Span gather_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
   Span scatter_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
-  /// results[slot] = x . y.
+  /// results[slot] = x . y (offsets in whole rows: multiples of k; InvalidArgument otherwise).
   Span dot(const VectorRef& x, const VectorRef& y, std::size_t slot);
   /// results[slot] = a . b, results[slot + 1] = c . d, in one pass.
   Span dot_pair(const VectorRef& a, const VectorRef& b, const VectorRef& c, const VectorRef& d, std::size_t slot);
-  /// results[slot + s] = V_s . w for s < count, V_s = basis + s * stride elements (count <= max_sets).
+  /// results[slot + s] = V_s . w for s < count, V_s = basis + s * stride elements (count <= max_sets;
+  /// stride and w's offset in whole rows).
   Span multi_dot(const DeviceBuffer<T>& basis, std::size_t stride, std::size_t count, const VectorRef& w,
                  std::size_t slot);
   /// w += sign * sum_s results[slot + s] V_s over s < count (the coefficients stay on the device).
@@ -101,6 +103,7 @@ class VectorOps {
               const VectorRef& x, const VectorRef& y);
   Span reduce(cl::Kernel& kernel, std::size_t sets, std::size_t slot, const cl::Event& first_write);
   void check_slot(std::size_t slot, std::size_t count) const;
+  void check_whole_rows(std::initializer_list<std::size_t> offsets, const char* what) const;
 
   Context context_;
   std::size_t rows_, k_;
