@@ -1,8 +1,8 @@
 #include "ziggurat/ops/spmm.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <limits>
+#include <numeric>
 
 #include "base/integer_math.hpp"
 #include "base/kernel_launch.hpp"

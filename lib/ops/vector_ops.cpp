@@ -53,7 +53,8 @@ VectorOps<T>::VectorOps(const Context& context, std::size_t rows, std::size_t k,
   next_coefficient_ = 0;
 
   BuildOptions options;
-  options.real_type<T>().define("K", k_).define("GROUP", group_).define("GROUPS", groups_).define("VW", ziggurat::detail::widest_vector_dividing(k_, 8));
+  options.real_type<T>().define("K", k_).define("GROUP", group_).define("GROUPS", groups_);
+  options.define("VW", ziggurat::detail::widest_vector_dividing(k_, 8));  // rows read VW values at a time
   const cl::Program& program = context.program("vector_ops", options.str());
   const auto make = [&](const char* name) { return context.kernel(program, name); };
   axpby_ = make("axpby");

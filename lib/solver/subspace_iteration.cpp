@@ -127,16 +127,14 @@ class ChunkedSolve {
   /// the device parts of the solves are added to `times`.
   std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure, SubspaceTimes& times) {
     const std::size_t n = r.size() / q_;
-    std::vector<T>& b = b_;
-    std::vector<T>& x = x_;
-    b.resize(n * width_);  // kept from solve to solve: hundreds of MB, whose first touch is slow
-    x.resize(n * width_);
+    b_.resize(n * width_);  // kept from solve to solve: hundreds of MB, whose first touch is slow
+    x_.resize(n * width_);
     std::size_t most = 0;
     for (std::size_t c = 0; c < chunks_; ++c) {
       const std::size_t j0 = c * width_, w = std::min(width_, q_ - j0);
-      pack(r, b, j0, w, n);
-      pack(y, x, j0, w, n);
-      const sparse::SolveReport report = solver_.solve(b, x);
+      pack(r, b_, j0, w, n);
+      pack(y, x_, j0, w, n);
+      const sparse::SolveReport report = solver_.solve(b_, x_);
       times.solve_products += report.times.products;
       times.solve_preconditioner += report.times.preconditioner;
       times.solve_vector_ops += report.times.vector_ops;
@@ -146,7 +144,7 @@ class ChunkedSolve {
       if (!report.converged && failure.empty()) failure = report.reason;
       detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i)
-          std::copy_n(x.begin() + i * width_, w, y.begin() + i * q_ + j0);
+          std::copy_n(x_.begin() + i * width_, w, y.begin() + i * q_ + j0);
       });
     }
     return most;
