@@ -8,6 +8,7 @@
 
 #include "module.hpp"
 #include "outcome_json.hpp"
+#include "product_kernel.hpp"
 #include "sparse_arrays.hpp"
 #include "ziggurat/solver/krylov.hpp"
 
@@ -16,7 +17,7 @@ namespace ziggurat::python {
 namespace {
 
 struct SolveArguments {
-  std::string method, preconditioner, ordering, sweep;
+  std::string method, preconditioner, ordering, sweep, kernel;
   double tol = 0;
   std::size_t max_iter = 0, restart = 0, aggregate = 0;
   double shift = 0;
@@ -82,8 +83,9 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
     }
     x.assign(x0.data(), x0.data() + x0.size());
   }
-  const sparse::SolverOptions options = solver_options(a);
   const Context context = context_of(a.context);
+  sparse::SolverOptions options = solver_options(a);
+  cli::set_product_kernel(options, context, a.kernel);
   sparse::SolveReport result;
   {
     const py::gil_scoped_release release;
@@ -100,15 +102,16 @@ void define_solve(py::module_& module) {
   module.def(
       "solve",
       [](const py::tuple& arrays, const py::array_t<T>& b, const py::object& x0, std::string method,
-         std::string preconditioner, std::string ordering, std::string sweep, double tol, std::size_t max_iter,
-         std::size_t restart, std::size_t aggregate, double shift, std::optional<std::size_t> block_size,
-         py::object progress, py::object context) {
+         std::string preconditioner, std::string ordering, std::string sweep, std::string kernel, double tol,
+         std::size_t max_iter, std::size_t restart, std::size_t aggregate, double shift,
+         std::optional<std::size_t> block_size, py::object progress, py::object context) {
         return solve<T>(arrays, b, x0,
-                        {std::move(method), std::move(preconditioner), std::move(ordering), std::move(sweep), tol, max_iter,
-                         restart, aggregate, shift, block_size, std::move(progress), std::move(context)});
+                        {std::move(method), std::move(preconditioner), std::move(ordering), std::move(sweep),
+                         std::move(kernel), tol, max_iter, restart, aggregate, shift, block_size, std::move(progress),
+                         std::move(context)});
       },
       py::arg("arrays"), py::arg("b").noconvert(), py::arg("x0"), py::arg("method"), py::arg("preconditioner"),
-      py::arg("ordering"), py::arg("sweep"), py::arg("tol"), py::arg("max_iter"), py::arg("restart"),
+      py::arg("ordering"), py::arg("sweep"), py::arg("kernel"), py::arg("tol"), py::arg("max_iter"), py::arg("restart"),
       py::arg("aggregate"), py::arg("shift"), py::arg("block_size"), py::arg("progress"), py::arg("context"));
 }
 

@@ -103,6 +103,18 @@ def test_ctrl_c_while_the_device_works_stops_the_solve_early(context):
 LONG = 2000  # iterations of the solve Ctrl-C interrupts
 
 
+def test_the_product_kernel_is_measured_or_named(context):
+    a = laplacian(6, np.float32)
+    b = np.ones(a.shape[0], np.float32)
+    x, report = ziggurat.solve(a, b, kernel="multirow/2", tol=1e-5, context=context)
+    assert report["product_kernel"] == "multirow/2" and report["converged"]
+    x_auto, report = ziggurat.solve(a, b, tol=1e-5, context=context)
+    assert report["converged"] and report["product_kernel"]
+    np.testing.assert_allclose(x_auto, x, rtol=1e-3)
+    with pytest.raises(ziggurat.InvalidArgument, match="rule"):
+        ziggurat.solve(a, b, kernel="fast", context=context)
+
+
 def test_errors(context):
     with pytest.raises(ziggurat.InvalidArgument, match="square"):
         ziggurat.solve(sp.random(5, 4, 0.5, format="csr", dtype=np.float32), np.ones(5, np.float32), context=context)

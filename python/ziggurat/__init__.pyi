@@ -184,6 +184,7 @@ def solve(
     max_iter: int = 1000,
     ordering: Literal["natural", "levels", "colours", "block-colours"] = "natural",
     sweep: Literal["levels", "sync-free", "auto"] = "auto",
+    kernel: str = "auto",
     restart: int = 30,
     aggregate: int = 8,
     shift: float = 0.0,

@@ -129,8 +129,8 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
 
 
 def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="natural",
-          sweep="auto", restart=30, aggregate=8, shift=0.0, block_size=None, x0=None, dtype=None, progress=None,
-          context=None):
+          sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, block_size=None, x0=None, dtype=None,
+          progress=None, context=None):
     """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
 
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
@@ -138,7 +138,9 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
     "none", "jacobi", "block-jacobi" or "ilu0" (ordering "natural", "levels", "colours" or
     "block-colours" with `aggregate` rows an aggregate; sweep "levels", "sync-free" or "auto";
-    shift adds shift * max_j |a_rj| to each diagonal before factorising). tol: on the true relative
+    shift adds shift * max_j |a_rj| to each diagonal before factorising). kernel: the products' block
+    CSR kernel, "auto" (the fastest for this kind of matrix on this device, measured once and
+    recorded), "rule" (nothing measured) or a name as spmm reports it ("multirow/2/v4"). tol: on the true relative
     residual ||b - A x|| / ||b||. x0: the first guess (default zeros). dtype: float32 or float64
     (default that of A and b together). progress(iteration, relative_residual): called after
     each iteration; an exception it raises stops the solve.
@@ -155,5 +157,5 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     max_iter = _checks.count(max_iter, "max_iter")
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
-    return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, tol, max_iter,
-                       restart, aggregate, shift, block_size, progress, context)
+    return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, kernel, tol,
+                       max_iter, restart, aggregate, shift, block_size, progress, context)

@@ -820,6 +820,25 @@ class Solve(ScratchFolderTest):
             self.assertLessEqual(vector["iterations"], summary["iterations"])
             self.assertNotIn("history", vector)
 
+    def test_product_kernel_measured_by_default_the_rule_or_named(self):
+        """auto times the kernels once and keeps the record; rule and a name measure nothing."""
+        env = {"ZIGGURAT_CACHE_DIR": self.path("c")}
+        args = ("solve", "--generate", "6x5x4", "--block", 3, "--symmetric", "--method", "cg", "--vectors", 4,
+                "--exact", "random", "--json")
+        first = json.loads(run(*args, env=env)[0])
+        self.assertTrue(first["converged"], first["reason"])
+        self.assertTrue(os.listdir(os.path.join(self.path("c"), "tuning")))  # the record of this kind of matrix
+        again = json.loads(run(*args, env=env)[0])
+        self.assertEqual(again["product_kernel"], first["product_kernel"])
+        named = json.loads(run(*args, "--kernel", "multirow/2", env={"ZIGGURAT_CACHE_DIR": self.path("d")})[0])
+        self.assertEqual(named["product_kernel"], "multirow/2")
+        self.assertTrue(named["converged"], named["reason"])
+        run(*args, "--kernel", "rule", env={"ZIGGURAT_CACHE_DIR": self.path("e")})
+        self.assertFalse(os.path.exists(os.path.join(self.path("d"), "tuning")) or
+                         os.path.exists(os.path.join(self.path("e"), "tuning")))
+        _, err = run(*args, "--kernel", "fast", expect=1)
+        self.assertIn("auto", err)
+
     def test_convection_system_orderings_and_sweeps(self):
         """Both sweeps give the same solve; block colours sit between natural and red-black."""
         iterations = {}

@@ -85,14 +85,15 @@ check "$cli" spmm --matrix "$data/west0067.mtx" --format csr --kernel multirow -
 check "$cli" spmm --matrix "$data/bcsstk01.mtx" --format dia --precision f64 --repeat 1
 # The Krylov solvers: vector operations (4 vectors: their rows read 4 values at a time), ILU(0)
 # factorised level by level with level-scheduled solves, the colour ordering's renumbering on the
-# device, block Jacobi, Jacobi; every method. Without the uninitialised-value check here too:
+# device, block Jacobi, Jacobi; every method; the rule's product kernel (the automatic choice
+# would time every variant). Without the uninitialised-value check here too:
 # Oclgrind 21.10 marks the bytes of a host write at a non-zero offset as still uninitialised (a
 # 20-line program with one clEnqueueWriteBuffer at offset 8 shows it), and the solvers write their
 # coefficients into slots of a ring buffer.
-check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --quiet
-check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --tol 1e-5 --quiet
-check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --precond block-jacobi --vectors 2 --quiet
-check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --precond jacobi --method cg --unfused --max-iter 400 --quiet
+check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --kernel rule --quiet
+check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --tol 1e-5 --kernel rule --quiet
+check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --precond block-jacobi --vectors 2 --kernel rule --quiet
+check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --precond jacobi --method cg --unfused --max-iter 400 --kernel rule --quiet
 # The eigen-solver: element-by-element products and projections, CG on the assembled stiffness with
 # ILU(0) in colour order (level-scheduled sweeps), deflated by the Ritz vectors (block products);
 # built without optimisation, as the EBE tests above.
@@ -106,5 +107,5 @@ check "$cli" wave --dims 3 --size 7x6x8 --steps 4 --absorbing 1 --source-kind fo
 # published row as a race, so they run with the API checks only (their bits equal the
 # level-scheduled sweeps', which the device tests check on every device).
 checks=(--check-api)
-check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep sync-free --quiet
+check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep sync-free --kernel rule --quiet
 echo "Oclgrind: $runs runs, no problems reported"

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "format.hpp"
+#include "product_kernel.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/tuning/bsr_autotune.hpp"
 #include "ziggurat/tuning/ebe_autotune.hpp"
 
 namespace ziggurat::cli {
@@ -85,12 +85,7 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
     s.ebe.projection = choose_ebe_layout(context, stiffness, iteration_vectors(s, stiffness.dofs)).layout;
   s.ebe.batch_elements = settings.batch_elements;
   // The assembled K's products: the kernel that measured fastest for this kind of matrix.
-  s.product_kernel.f32 = [context](const sparse::DeviceBsr<float>& a, std::size_t k) {
-    return sparse::choose_bsr_kernel(context, a, k).kernel;
-  };
-  s.product_kernel.f64 = [context](const sparse::DeviceBsr<double>& a, std::size_t k) {
-    return sparse::choose_bsr_kernel(context, a, k).kernel;
-  };
+  s.product_kernel = measured_product_kernel(context);
   return s;
 }
 

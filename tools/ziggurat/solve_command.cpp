@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "product_kernel.hpp"
 #include "generated_systems.hpp"
 #include "outcome_json.hpp"
 #include "plot.hpp"
@@ -30,6 +31,7 @@ namespace {
 struct SolveOptions {
   std::string matrix, generate, system = "dominant", rhs = "ones", exact, out, history, plot;
   std::string method = "bicgstab", precond = "ilu0", ordering = "natural", sweep = "auto", block = "auto", precision = "f64";
+  std::string kernel = "auto";
   std::size_t restart = 30, max_iter = 1000, vectors = 1, aggregate = sparse::kDefaultAggregate;
   double tol = 1e-8, shift = 0;
   bool symmetric = false, unfused = false, json = false, quiet = false;
@@ -154,6 +156,7 @@ void run(const SolveOptions& o) {
   options.max_iterations = o.max_iter;
   options.shift = o.shift;
   options.fuse = !o.unfused;
+  set_product_kernel(options, context, o.kernel);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
   auto last = std::chrono::steady_clock::now();
   if (progress) {
@@ -251,6 +254,10 @@ void add_solve_command(CLI::App& app) {
                                                  "above 16 levels)")
       ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
+  command->add_option("--kernel", options->kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "
+                      "matrix on this device, measured once and recorded), rule (multirow by the rule, nothing measured), "
+                      "or a kernel as `ziggurat spmm` names it (row, group, multirow/4, multirow/1/v8)")
+      ->capture_default_str();
   command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / Jacobi: a_rr += shift * max_j |a_rj|")
       ->capture_default_str();
   command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
