@@ -36,8 +36,6 @@
 #define RG (L / TR)             // row groups of the product tiles
 #define RG2 ((RG + 1) / 2 * 2)  // ... rounded up to even
 #define KQ2 ((KQ + 1) / 2 * 2)  // vector groups rounded up to even
-#define CONCAT_(a, b) a##b
-#define CONCAT(a, b) CONCAT_(a, b)
 #define REAL2 CONCAT(REAL, 2)
 #define REAL4 CONCAT(REAL, 4)
 

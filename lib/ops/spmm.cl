@@ -52,20 +52,13 @@ __kernel void bsr_row(__global const uint* restrict row_ptr, __global const uint
 #if defined(B) && defined(LANES)
 // Strategy "multirow" (P14): GROUP / (ITEMS * LANES) block rows per work-group. Each work-item
 // owns line i of its block row and VW consecutive vectors (VW = 1, or an OpenCL vector width:
-// then X and Y move as REALn loads and stores); LANES work-items share such an output and take
-// every LANES-th block of the row, their partial sums meeting in local memory. Consecutive
-// work-items take consecutive vectors, so reads of X and writes of Y are contiguous, and the
-// work-items of one line read the same values of A.
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
-#if VW == 1
-typedef REAL real_v;
-#else
-typedef CAT(REAL, VW) real_v;
-#endif
+// then X and Y move as REALV loads and stores, the prologue's); LANES work-items share such an
+// output and take every LANES-th block of the row, their partial sums meeting in local memory.
+// Consecutive work-items take consecutive vectors, so reads of X and writes of Y are contiguous,
+// and the work-items of one line read the same values of A.
 #define ITEMS (B * (KC / VW))  // the work-items of one lane of a block row
 // VW vectors from jv * VW on, of row r: aligned, since K, j0 and the group are multiples of VW.
-#define XV(r, jv) (*(__global const real_v*)(x + (size_t)(r) * K + j0 + (jv) * VW))
+#define XV(r, jv) (*(__global const REALV*)(x + (size_t)(r) * K + j0 + (jv) * VW))
 
 __kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
 void bsr_multirow(__global const uint* restrict row_ptr, __global const uint* restrict col,
@@ -80,7 +73,7 @@ void bsr_multirow(__global const uint* restrict row_ptr, __global const uint* re
   const uint lane = in_row / ITEMS, output = in_row - lane * ITEMS;
   const uint i = output / (KC / VW), jv = output - i * (KC / VW);
   const bool active = t < GROUP / per_row * per_row && br < block_rows;
-  real_v acc = 0;
+  REALV acc = 0;
   if (active) {
     const uint end = row_ptr[br + 1];
     for (uint p = row_ptr[br] + lane; p < end; p += LANES) {
@@ -89,7 +82,7 @@ void bsr_multirow(__global const uint* restrict row_ptr, __global const uint* re
 #if B % 4 == 0
       // A line is 4-aligned here (blocks hold B * B values), so it loads four at a time.
       for (uint c = 0; c < B; c += 4) {
-        const CAT(REAL, 4) a = *(__global const CAT(REAL, 4)*)(line + c);
+        const CONCAT(REAL, 4) a = *(__global const CONCAT(REAL, 4)*)(line + c);
         acc += a.s0 * XV(first + c, jv);
         acc += a.s1 * XV(first + c + 1, jv);
         acc += a.s2 * XV(first + c + 2, jv);
@@ -101,14 +94,14 @@ void bsr_multirow(__global const uint* restrict row_ptr, __global const uint* re
     }
   }
 #if LANES > 1
-  __local real_v partial[GROUP];
+  __local REALV partial[GROUP];
   partial[t] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
   if (active && lane == 0) {
     for (uint l = 1; l < LANES; ++l) acc += partial[t + l * ITEMS];
   }
 #endif
-  if (active && lane == 0) *(__global real_v*)(y + ((size_t)br * B + i) * K + j0 + jv * VW) = acc;
+  if (active && lane == 0) *(__global REALV*)(y + ((size_t)br * B + i) * K + j0 + jv * VW) = acc;
 }
 #endif
 
