@@ -97,18 +97,45 @@ __kernel void bicg_direction(const ulong n, __global const REAL* restrict coef, 
   p[e] = r[e] + COEF(s_beta, j) * (p[e] - COEF(s_omega, j) * v[e]);
 }
 
-// Block row i (`width` values) of y is block row perm[i] of x: a renumbering of the rows.
-__kernel void gather_blocks(const ulong width, __global const uint* restrict perm, __global const REAL* restrict x,
-                            const ulong x_offset, __global REAL* restrict y, const ulong y_offset) {
-  const size_t c = get_global_id(0), i = get_global_id(1);
-  y[y_offset + i * width + c] = x[x_offset + (size_t)perm[i] * width + c];
+// Value e of a renumbering's n = rows x width values (a 1-D range, as the elementwise kernels
+// take): its row *i and column *c, and row i's row in the caller's order, which lies in block
+// i / b of the device's order, block perm[i / b] of the caller's. (Remainders written as
+// differences: the remainder LLVM derives from a quotient carries a `freeze`, which Oclgrind's
+// uninitialised-value check cannot run.)
+inline size_t renumbered(const size_t e, const ulong width, const ulong b, __global const uint* restrict perm,
+                         size_t* i, size_t* c) {
+  *i = e / width;
+  *c = e - *i * width;
+  const size_t block = *i / b;
+  return (size_t)perm[block] * b + (*i - block * b);
 }
 
-// Block row perm[i] of y is block row i of x: the renumbering undone.
-__kernel void scatter_blocks(const ulong width, __global const uint* restrict perm, __global const REAL* restrict x,
-                             const ulong x_offset, __global REAL* restrict y, const ulong y_offset) {
-  const size_t c = get_global_id(0), i = get_global_id(1);
-  y[y_offset + (size_t)perm[i] * width + c] = x[x_offset + i * width + c];
+// Renumbering by blocks of b rows, with a window of columns: row i of y (y_width values) takes
+// the caller's row of x (above), columns first .. first + count of its x_width; the columns past
+// count, and the rows past `rows` (a partial last block's padding), are zero. n: y's values.
+__kernel void gather_columns(const ulong n, const ulong rows, const ulong b, __global const uint* restrict perm,
+                             __global const REAL* restrict x, const ulong x_offset, const ulong x_width,
+                             const ulong first, const ulong count, __global REAL* restrict y, const ulong y_offset,
+                             const ulong y_width) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  size_t i, c;
+  const size_t from = renumbered(e, y_width, b, perm, &i, &c);
+  y[y_offset + e] = c < count && from < rows ? x[x_offset + from * x_width + first + c] : 0;
+}
+
+// The renumbering undone: the caller's row of y (above), columns first .. first + count of its
+// y_width, takes the first count values of row i of x (x_width values); y's other columns, and its
+// rows past `rows`, are left as they are. n: the values taken, (rows of x) x count.
+__kernel void scatter_columns(const ulong n, const ulong rows, const ulong b, __global const uint* restrict perm,
+                              __global const REAL* restrict x, const ulong x_offset, const ulong x_width,
+                              const ulong count, __global REAL* restrict y, const ulong y_offset,
+                              const ulong y_width, const ulong first) {
+  const size_t e = get_global_id(0);
+  if (e >= n) return;
+  size_t i, c;
+  const size_t to = renumbered(e, count, b, perm, &i, &c);
+  if (to < rows) y[y_offset + to * y_width + first + c] = x[x_offset + i * x_width + c];
 }
 
 // ---- reductions ----

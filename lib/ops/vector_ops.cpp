@@ -1,6 +1,7 @@
 #include "ziggurat/ops/vector_ops.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "base/integer_math.hpp"
 #include "base/kernel_launch.hpp"
@@ -68,8 +69,8 @@ VectorOps<T>::VectorOps(const Context& context, std::size_t rows, std::size_t k,
   cg_ = make("cg_update");
   half_ = make("bicg_half");
   update_ = make("bicg_update");
-  gather_ = make("gather_blocks");
-  scatter_ = make("scatter_blocks");
+  gather_ = make("gather_columns");
+  scatter_ = make("scatter_columns");
   for (cl::Kernel* kernel : {&dot_, &pair_, &cg_, &half_, &update_}) {
     ziggurat::detail::require_work_group(context.device(), *kernel, group_, "a reduction of the vector operations");
   }
@@ -169,27 +170,62 @@ Span VectorOps<T>::copy(const VectorRef& x, const VectorRef& y) {
 }
 
 template <class T>
-Span VectorOps<T>::gather_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x,
-                                 const VectorRef& y) {
-  return blocks(gather_, "gather_blocks", old_of_new, width, x, y);
+Span VectorOps<T>::gather_columns(const RowRenumbering& order, const VectorRef& x, ColumnWindow from,
+                                  const VectorRef& y, std::size_t y_width) {
+  check_renumbering(order, x, y, from, y_width, "gather_columns");
+  const std::size_t n = order.old_of_new.size() * order.block_size * y_width;  // every row of y, padding too
+  require_values(x, x.offset + order.rows * from.width, "gather_columns' x");
+  require_values(y, y.offset + n, "gather_columns' y");
+  set_args(gather_, "gather_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
+           order.old_of_new.get(), x.buffer, cl_ulong(x.offset), cl_ulong(from.width), cl_ulong(from.first),
+           cl_ulong(from.count), y.buffer, cl_ulong(y.offset), cl_ulong(y_width));
+  return renumber(gather_, n);
 }
 
 template <class T>
-Span VectorOps<T>::scatter_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x,
-                                  const VectorRef& y) {
-  return blocks(scatter_, "scatter_blocks", old_of_new, width, x, y);
+Span VectorOps<T>::scatter_columns(const RowRenumbering& order, const VectorRef& x, std::size_t x_width,
+                                   const VectorRef& y, ColumnWindow to) {
+  check_renumbering(order, x, y, to, x_width, "scatter_columns");
+  const std::size_t padded_rows = order.old_of_new.size() * order.block_size;
+  require_values(x, x.offset + padded_rows * x_width, "scatter_columns' x");
+  require_values(y, y.offset + order.rows * to.width, "scatter_columns' y");
+  const std::size_t n = padded_rows * to.count;
+  set_args(scatter_, "scatter_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
+           order.old_of_new.get(), x.buffer, cl_ulong(x.offset), cl_ulong(x_width), cl_ulong(to.count), y.buffer,
+           cl_ulong(y.offset), cl_ulong(to.width), cl_ulong(to.first));
+  return renumber(scatter_, n);
 }
 
-// One work-item per value: (value of the block, block).
+// The window lies inside its vectors' rows and fits the other side's `other_width` values a row.
 template <class T>
-Span VectorOps<T>::blocks(cl::Kernel& kernel, const char* name, const DeviceBuffer<Index>& old_of_new,
-                          std::size_t width, const VectorRef& x, const VectorRef& y) {
-  if (width == 0 || old_of_new.size() == 0) throw InvalidArgument(std::string(name) + " needs blocks of at least one value");
-  if (x.buffer() == y.buffer()) throw InvalidArgument(std::string(name) + " needs distinct x and y");
-  set_args(kernel, name, cl_ulong(width), old_of_new.get(), x.buffer, cl_ulong(x.offset), y.buffer, cl_ulong(y.offset));
+void VectorOps<T>::check_renumbering(const RowRenumbering& order, const VectorRef& x, const VectorRef& y,
+                                     ColumnWindow window, std::size_t other_width, const char* what) const {
+  const std::string name(what);
+  if (order.block_size == 0 || order.old_of_new.size() == 0) throw InvalidArgument(name + " needs at least one block of rows");
+  if (order.rows > order.old_of_new.size() * order.block_size)
+    throw InvalidArgument(name + ": " + std::to_string(order.rows) + " rows do not fit " +
+                          std::to_string(order.old_of_new.size()) + " blocks of " + std::to_string(order.block_size));
+  if (window.count == 0 || window.first + window.count > window.width || window.count > other_width)
+    throw InvalidArgument(name + ": columns " + std::to_string(window.first) + " to " +
+                          std::to_string(window.first + window.count) + " of rows of " + std::to_string(window.width) +
+                          " values, into rows of " + std::to_string(other_width) + ": the window must be non-empty and fit both");
+  if (x.buffer() == y.buffer()) throw InvalidArgument(name + " needs distinct x and y");
+}
+
+template <class T>
+void VectorOps<T>::require_values(const VectorRef& v, std::size_t values, const char* what) const {
+  const std::size_t bytes = v.buffer.getInfo<CL_MEM_SIZE>();
+  if (bytes < values * sizeof(T))
+    throw InvalidArgument(std::string(what) + " holds " + std::to_string(bytes / sizeof(T)) + " values; it needs " +
+                          std::to_string(values));
+}
+
+// One work-item per value, in groups of 256 as the elementwise operations.
+template <class T>
+Span VectorOps<T>::renumber(cl::Kernel& kernel, std::size_t n) {
   Span span;
-  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(width, old_of_new.size()),
-                                                      cl::NullRange, nullptr, &span.last),
+  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(n, 256), cl::NullRange, nullptr,
+                                                      &span.last),
         "clEnqueueNDRangeKernel", "renumbering vectors");
   span.first = span.last;
   return span;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <sstream>
 
 #include <Eigen/Dense>
@@ -190,7 +191,7 @@ struct KrylovSolver<T>::Impl {
   SolverOptions options;
   std::size_t k, rows, b, padded;
   Permutation permutation;
-  DeviceBuffer<Index> renumbering;  // permutation.old_of_new, unless the ordering is natural
+  DeviceBuffer<Index> renumbering;  // permutation.old_of_new (the identity for the natural ordering)
   SolveReport setup_report;
   DeviceBsr<T> matrix;  // A; matrix-free: the matrix the preconditioner is built from
   std::shared_ptr<LinearOperator<T>> external;  // matrix-free: A's products
@@ -332,33 +333,44 @@ struct KrylovSolver<T>::Impl {
     return read(kE, 1);
   }
 
+  // The rows' renumbering between the caller's order and the device's.
+  RowRenumbering order() const { return {renumbering, b, rows}; }
+
   // `values` (rows x `width`, the caller's order) into `out` (padded rows) in the device's order:
-  // renumbered on the device, through `scratch`. The padding rows of both stay zero.
+  // renumbered on the device, through `scratch`. The padding rows of `out` stay zero.
   // Returns the renumbering's span (none for the natural ordering).
   Span to_device(const std::vector<T>& values, std::size_t width, const DeviceBuffer<T>& scratch,
                  const DeviceBuffer<T>& out) {
     ::ziggurat::detail::write_buffer(context.compute_queue(), (permutation.identity() ? out : scratch).get(), values.data(),
                                      values.size() * sizeof(T));
-    return permutation.identity() ? Span{} : ops.gather_blocks(renumbering, b * width, scratch, out);
+    return permutation.identity() ? Span{} : ops.gather_columns(order(), scratch, {width, 0, width}, out, width);
   }
 
   // x (rows x k) into `out` in the caller's order, renumbered on the device (through s).
   void solution(std::vector<T>& out) {
     out.resize(rows * k);
-    if (!permutation.identity()) vec(ops.scatter_blocks(renumbering, b * k, x, s));
+    if (!permutation.identity()) vec(ops.scatter_columns(order(), x, k, s, {k, 0, k}));
     ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? x : s).buffer().get(), out.data(),
                                     out.size() * sizeof(T));
   }
 
-  // The ordering's old_of_new on the device, for to_device and solution.
+  // The ordering's old_of_new on the device, for the renumberings (device-vector solves renumber
+  // through it even for the natural ordering: their gathers also cut out the columns solved).
   void place_renumbering() {
-    if (permutation.identity()) return;
-    renumbering = DeviceBuffer<Index>(context, permutation.old_of_new.size(), "the ordering's renumbering");
-    copy_to_device(context.compute_queue(), permutation.old_of_new.data(), renumbering);
+    std::vector<Index> old_of_new = permutation.old_of_new;
+    if (permutation.identity()) {
+      old_of_new.resize(padded / b);
+      std::iota(old_of_new.begin(), old_of_new.end(), Index(0));
+    }
+    renumbering = DeviceBuffer<Index>(context, old_of_new.size(), "the ordering's renumbering");
+    copy_to_device(context.compute_queue(), old_of_new.data(), renumbering);
   }
 
   // ---- deflation ----
   void set_deflation(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m);
+  void set_deflation(const DeviceVectors<T>& w, const DeviceVectors<T>& aw);
+  void begin_deflation(std::size_t m);
+  void finish_deflation(std::size_t m);
   // z -= W (W^T A W)^-1 (A W)^T z: z made A-orthogonal to W.
   void deflate_direction(DeviceVectors<T>& z) {
     if (deflation == 0) return;
@@ -377,6 +389,9 @@ struct KrylovSolver<T>::Impl {
   }
 
   SolveReport solve(const std::vector<T>& b_in, std::vector<T>& x_io);
+  SolveReport solve(const DeviceVectors<T>& b_in, DeviceVectors<T>& x_io, std::size_t first, std::size_t count);
+  std::vector<double> device_norms(std::size_t first);
+  SolveReport iterate(std::vector<double> bnorm);
   void cg(struct Progress& state);
   void bicgstab(struct Progress& state);
   void gmres(struct Progress& state);
@@ -779,14 +794,77 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
     throw InvalidArgument("the initial guess holds " + std::to_string(x_io.size()) + " values; it needs " +
                           std::to_string(rows * k) + " (or none, for zeros)");
   }
-  const std::vector<double> bnorm = checked_column_norms(b_in, "the right-hand side", k);
+  std::vector<double> bnorm = checked_column_norms(b_in, "the right-hand side", k);
   checked_column_norms(x_io, "the initial guess", k);
+  times = setup_times;
+  times.device_timed = context.device().profiling;
+  vec(to_device(b_in, k, s.buffer(), rhs.buffer()));
+  if (x_io.empty()) {
+    check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
+          "zeroing the initial guess");
+  } else {
+    vec(to_device(x_io, k, s.buffer(), x.buffer()));
+  }
+  SolveReport report = iterate(std::move(bnorm));
+  solution(x_io);
+  times.solve = seconds_since(start);
+  report.times = times;
+  return report;
+}
+
+template <class T>
+SolveReport KrylovSolver<T>::Impl::solve(const DeviceVectors<T>& b_in, DeviceVectors<T>& x_io, std::size_t first,
+                                         std::size_t count) {
+  const auto start = Clock::now();
+  if (b_in.rows() != rows || x_io.rows() != rows)
+    throw InvalidArgument("the right-hand side and the initial guess have " + std::to_string(b_in.rows()) + " and " +
+                          std::to_string(x_io.rows()) + " rows; the matrix has " + std::to_string(rows));
+  if (count == 0 || count > k || first + count > b_in.k() || first + count > x_io.k())
+    throw InvalidArgument("columns " + std::to_string(first) + " to " + std::to_string(first + count) + " of " +
+                          std::to_string(b_in.k()) + " and " + std::to_string(x_io.k()) +
+                          " vectors: a solve takes 1 to " + std::to_string(k) + " columns that both hold");
+  times = setup_times;
+  times.device_timed = context.device().profiling;
+  vec(ops.gather_columns(order(), b_in, {b_in.k(), first, count}, rhs, k));
+  vec(ops.gather_columns(order(), x_io, {x_io.k(), first, count}, x, k));
+  SolveReport report = iterate(device_norms(first));
+  vec(ops.scatter_columns(order(), x, k, x_io, {x_io.k(), first, count}));
+  check(context.compute_queue().finish(), "clFinish", "writing the solution back");
+  resolve();
+  times.solve = seconds_since(start);
+  report.times = times;
+  return report;
+}
+
+// ||b|| per vector from the vectors on the device, which must be finite, as must x's (their
+// squares overflowing counts as not finite: the solve could not form them either).
+template <class T>
+std::vector<double> KrylovSolver<T>::Impl::device_norms(std::size_t first) {
+  vec(ops.dot_pair(rhs, rhs, x, x, kA));
+  const std::vector<double> squares = read(kA, 2);
+  std::vector<double> bnorm(k);
+  for (std::size_t j = 0; j < k; ++j) {
+    for (const auto& [square, what] : {std::pair{squares[j], "right-hand side"}, {squares[k + j], "initial guess"}}) {
+      if (!std::isfinite(square))
+        throw InvalidArgument(std::string("the ") + what + "'s vector " + std::to_string(first + j) +
+                              " has no finite norm: it holds NaN or an infinity, or values whose squares exceed " +
+                              (std::is_same_v<T, float> ? "float" : "double") + "; a solve needs finite input");
+    }
+    bnorm[j] = std::sqrt(squares[j]);
+  }
+  return bnorm;
+}
+
+// The solve proper, from rhs and x on the device and ||b|| per vector: x is left in the device's
+// order.
+template <class T>
+SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
   Progress st;
   st.k = k;
   st.max_iterations = options.max_iterations;
   st.tolerance = options.tolerance;
   st.callback = options.progress;
-  st.bnorm = bnorm;
+  st.bnorm = std::move(bnorm);
   st.active.assign(k, true);
   st.vectors.assign(k, VectorReport{});
   st.replaced.assign(k, false);
@@ -800,16 +878,7 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
     st.bnorm[j] = 1;
     st.stop(j, SolveStatus::converged, "b = 0, so x = 0");
   }
-  times = setup_times;
-  times.device_timed = context.device().profiling;
-  vec(to_device(b_in, k, s.buffer(), rhs.buffer()));
-  if (x_io.empty()) {
-    check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
-          "zeroing the initial guess");
-  } else {
-    vec(to_device(x_io, k, s.buffer(), x.buffer()));
-    if (std::find(kept.begin(), kept.end(), T(0)) != kept.end()) vec(ops.scale(kept, x, x));
-  }
+  if (std::find(kept.begin(), kept.end(), T(0)) != kept.end()) vec(ops.scale(kept, x, x));
   switch (options.method) {
     case KrylovMethod::cg: cg(st); break;
     case KrylovMethod::bicgstab: bicgstab(st); break;
@@ -836,9 +905,6 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   report.converged = report.status == SolveStatus::converged;
   if (report.converged && k > 1) report.reason = "all " + std::to_string(k) + " vectors converged";
   report.vectors = std::move(st.vectors);
-  solution(x_io);
-  times.solve = seconds_since(start);
-  report.times = times;
   return report;
 }
 
@@ -848,15 +914,35 @@ void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::ve
     deflation = 0;
     return;
   }
-  if (options.method != KrylovMethod::cg) throw InvalidArgument("deflation is for cg, not " + std::string(to_string(options.method)));
-  if (m > rows) throw InvalidArgument("deflation by " + std::to_string(m) + " vectors of " + std::to_string(rows) + " rows");
   if (w.size() != rows * m || aw.size() != rows * m)
     throw InvalidArgument("deflation needs W and A W of " + std::to_string(rows) + " x " + std::to_string(m) +
                           " values, not " + std::to_string(w.size()) + " and " + std::to_string(aw.size()));
   checked_column_norms(w, "the deflation vectors W", m);
   checked_column_norms(aw, "the deflation vectors A W", m);
-  // The device's order: the vectors renumbered like the matrix (through deflation_scaled, written
-  // last), the padding rows zero.
+  begin_deflation(m);
+  add(to_device(w, m, deflation_scaled, deflation_w), times.deflation);
+  add(to_device(aw, m, deflation_scaled, deflation_aw), times.deflation);
+  finish_deflation(m);
+}
+
+template <class T>
+void KrylovSolver<T>::Impl::set_deflation(const DeviceVectors<T>& w, const DeviceVectors<T>& aw) {
+  const std::size_t m = w.k();
+  if (w.rows() != rows || aw.rows() != rows || aw.k() != m)
+    throw InvalidArgument("deflation needs W and A W of " + std::to_string(rows) + " x " + std::to_string(m) +
+                          " values, not " + std::to_string(w.rows()) + " x " + std::to_string(w.k()) + " and " +
+                          std::to_string(aw.rows()) + " x " + std::to_string(aw.k()));
+  begin_deflation(m);
+  add(ops.gather_columns(order(), w, {m, 0, m}, deflation_w, m), times.deflation);
+  add(ops.gather_columns(order(), aw, {m, 0, m}, deflation_aw, m), times.deflation);
+  finish_deflation(m);
+}
+
+// The checks, and W, A W and W E^-1 zeroed (padded x m): the vectors go in in the device's order.
+template <class T>
+void KrylovSolver<T>::Impl::begin_deflation(std::size_t m) {
+  if (options.method != KrylovMethod::cg) throw InvalidArgument("deflation is for cg, not " + std::string(to_string(options.method)));
+  if (m > rows) throw InvalidArgument("deflation by " + std::to_string(m) + " vectors of " + std::to_string(rows) + " rows");
   const auto zeros = [&](DeviceBuffer<T>& buffer, const char* what) {
     if (buffer.size() != padded * m) buffer = DeviceBuffer<T>(context, padded * m, what);
     ::ziggurat::detail::enqueue_fill<T>(context, context.compute_queue(), buffer.get(), buffer.size(), T(0));
@@ -864,18 +950,23 @@ void KrylovSolver<T>::Impl::set_deflation(const std::vector<T>& w, const std::ve
   zeros(deflation_scaled, "deflation W E^-1");
   zeros(deflation_w, "deflation vectors W");
   zeros(deflation_aw, "deflation vectors A W");
-  add(to_device(w, m, deflation_scaled, deflation_w), times.deflation);
-  add(to_device(aw, m, deflation_scaled, deflation_aw), times.deflation);
+}
+
+// E = W^T A W on the device, inverted on the host in double; then W E^-1 on the device. A
+// non-finite E means W or A W held NaN or an infinity (the device-vector form checks nothing else).
+template <class T>
+void KrylovSolver<T>::Impl::finish_deflation(std::size_t m) {
   if (!deflation_products || deflation_products->m() != m) {
     deflation_g = DeviceBuffer<T>(context, m * k, "deflation scratch");
     deflation_products = std::make_unique<BlockProducts<T>>(context, padded, m, k);
   }
-  // E = W^T A W on the device, inverted on the host in double; then W E^-1 on the device.
   BlockProducts<T> square(context, padded, m, m);
   DeviceBuffer<T> e(context, m * m, "deflation W^T A W");
   square.gram(deflation_w.get(), deflation_aw.get(), e.get());
   std::vector<T> values(m * m);
   ::ziggurat::detail::read_buffer(context.compute_queue(), e.get(), values.data(), values.size() * sizeof(T));
+  if (!std::all_of(values.begin(), values.end(), [](T v) { return std::isfinite(v); }))
+    throw InvalidArgument("deflation: W^T A W is not finite: W or A W holds NaN or an infinity");
   Eigen::MatrixXd matrix(m, m);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < m; ++j) matrix(i, j) = 0.5 * (double(values[i * m + j]) + double(values[j * m + i]));
@@ -944,6 +1035,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
                           " rows but the operator " + std::to_string(a->size()) + ": both must be the same n");
   const std::size_t k = a->vectors();
   impl_ = std::make_unique<Impl>(context, diagonal_blocks, k, std::move(options), diagonal_blocks, std::move(a));
+  impl_->place_renumbering();
   impl_->setup_times.setup = seconds_since(start);
 }
 
@@ -960,8 +1052,19 @@ SolveReport KrylovSolver<T>::solve(const std::vector<T>& b, std::vector<T>& x) {
 }
 
 template <class T>
+SolveReport KrylovSolver<T>::solve(const DeviceVectors<T>& b, DeviceVectors<T>& x, std::size_t first,
+                                   std::size_t count) {
+  return impl_->solve(b, x, first, count);
+}
+
+template <class T>
 void KrylovSolver<T>::deflate(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m) {
   impl_->set_deflation(w, aw, m);
+}
+
+template <class T>
+void KrylovSolver<T>::deflate(const DeviceVectors<T>& w, const DeviceVectors<T>& aw) {
+  impl_->set_deflation(w, aw);
 }
 
 template <class T>

@@ -9,7 +9,6 @@
 #include <random>
 
 #include "base/integer_math.hpp"
-#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/ops/block_products.hpp"
@@ -107,8 +106,8 @@ sparse::KrylovSolver<T> stiffness_solver(const Context& context, const ElementSe
                                  assemble_block_diagonal(stiffness, options.block_size), solver_options<T>(options));
 }
 
-// The K Y = R solves, q vectors in chunks of at most 16 (the last one padded with zero vectors,
-// which converge at once).
+// The K Y = R solves on the device, q vectors in chunks of at most 16 (the last one padded with
+// zero vectors, which converge at once).
 template <class T>
 class ChunkedSolve {
  public:
@@ -120,21 +119,15 @@ class ChunkedSolve {
         solver_(stiffness_solver(context, stiffness, k_op, width_, options)) {}
 
   /// Deflates the solves that follow by the q vectors X, given K X (KrylovSolver::deflate).
-  void deflate(const std::vector<T>& x, const std::vector<T>& kx) { solver_.deflate(x, kx, q_); }
+  void deflate(const DeviceVectors<T>& x, const DeviceVectors<T>& kx) { solver_.deflate(x, kx); }
 
   /// Solves for every vector of r (dofs x q), starting from y, which receives the solution.
   /// Returns the most CG iterations of a chunk; `failure` gets the reason of a chunk that failed;
   /// the device parts of the solves are added to `times`.
-  std::size_t solve(const std::vector<T>& r, std::vector<T>& y, std::string& failure, SubspaceTimes& times) {
-    const std::size_t n = r.size() / q_;
-    b_.resize(n * width_);  // kept from solve to solve: hundreds of MB, whose first touch is slow
-    x_.resize(n * width_);
+  std::size_t solve(const DeviceVectors<T>& r, DeviceVectors<T>& y, std::string& failure, SubspaceTimes& times) {
     std::size_t most = 0;
-    for (std::size_t c = 0; c < chunks_; ++c) {
-      const std::size_t j0 = c * width_, w = std::min(width_, q_ - j0);
-      pack(r, b_, j0, w, n);
-      pack(y, x_, j0, w, n);
-      const sparse::SolveReport report = solver_.solve(b_, x_);
+    for (std::size_t j0 = 0; j0 < q_; j0 += width_) {
+      const sparse::SolveReport report = solver_.solve(r, y, j0, std::min(width_, q_ - j0));
       times.solve_products += report.times.products;
       times.solve_preconditioner += report.times.preconditioner;
       times.solve_vector_ops += report.times.vector_ops;
@@ -142,10 +135,6 @@ class ChunkedSolve {
       most = std::max(most, report.iterations);
       product_kernel_ = report.product_kernel;
       if (!report.converged && failure.empty()) failure = report.reason;
-      detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i)
-          std::copy_n(x_.begin() + i * width_, w, y.begin() + i * q_ + j0);
-      });
     }
     return most;
   }
@@ -154,19 +143,9 @@ class ChunkedSolve {
   const std::string& product_kernel() const { return product_kernel_; }
 
  private:
-  void pack(const std::vector<T>& all, std::vector<T>& chunk, std::size_t j0, std::size_t w, std::size_t n) const {
-    detail::parallel_for(n, 4096, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        std::copy_n(all.begin() + i * q_ + j0, w, chunk.begin() + i * width_);
-        std::fill(chunk.begin() + i * width_ + w, chunk.begin() + (i + 1) * width_, T(0));
-      }
-    });
-  }
-
   std::size_t q_, chunks_, width_;
   sparse::KrylovSolver<T> solver_;
   std::string product_kernel_;
-  std::vector<T> b_, x_;  // a chunk of R and of Y
 };
 
 struct SmallProblem {
@@ -215,8 +194,8 @@ class SubspaceRun {
         x_(context, n_, q_),
         y_(context, n_, q_),
         r_(context, n_, q_),
-        q_matrix_(context, q_ * q_, "Ritz vectors"),
-        update_(context, n_, q_, q_),
+        q_matrix_(context, q_ * q_, "the q x q factor of X = Y Q"),
+        q_products_(context, n_, q_, q_),
         solve_(context, stiffness, k_op_, q_, options) {
     x_.upload(starting_vectors(diagonal(stiffness), diagonal(mass), q_));
     result_.vectors = q_;
@@ -227,34 +206,27 @@ class SubspaceRun {
     double smallest_change = HUGE_VAL;
     std::size_t since_smallest = 0;
     std::vector<double> previous;
-    // Host copies of R, Y, X and K X, allocated once: each is dofs x q (524 MB at the paper's size),
-    // and allocating them every iteration cost more than moving them.
-    std::vector<T> r_host(n_ * q_), y_host(n_ * q_, T(0)), x_host(n_ * q_), kx_host(n_ * q_);
     for (std::size_t it = 1; it <= options_.max_iterations; ++it) {
       auto t = Clock::now();
       m_op_.multiply(x_, r_);
-      r_.download(r_host.data(), r_host.size());
       result_.times.mass += seconds_since(t);
 
       t = Clock::now();
       if (!previous.empty()) {  // X holds Ritz vectors: K-orthogonal, M-orthonormal
-        x_.download(x_host.data(), x_host.size());
-        warm_start(x_host, y_host, previous);
         if (options_.deflation && std::is_same_v<T, double>) {
           k_op_.multiply(x_, y_);
-          y_.download(kx_host.data(), kx_host.size());
-          solve_.deflate(x_host, kx_host);
+          solve_.deflate(x_, y_);
         }
+        warm_start(previous);
       }
       std::string failure;
-      const std::size_t cg = solve_.solve(r_host, y_host, failure, result_.times);
+      const std::size_t cg = solve_.solve(r_, y_, failure, result_.times);
       result_.solve_iterations += cg;
       result_.product_kernel = solve_.product_kernel();
       if (!failure.empty()) result_.solve_report = failure;
       result_.times.solve += seconds_since(t);
 
       t = Clock::now();
-      y_.upload(y_host);
       const std::vector<double> kp = k_op_.project(y_), mp = m_op_.project(y_);
       result_.times.projection += seconds_since(t);
 
@@ -264,7 +236,7 @@ class SubspaceRun {
       result_.times.small += seconds_since(t);
 
       t = Clock::now();
-      update(small.vectors);
+      multiply(x_, y_, small.vectors, "the update X = Y Q");
       result_.times.update += seconds_since(t);
 
       result_.iterations = it;
@@ -308,11 +280,10 @@ class SubspaceRun {
 
   // Y starts from X diag(lambda)^-1 once Ritz values are known (K Y = M X with X near eigenvectors;
   // the Galerkin solution in the span of X, as X^T K X = diag(lambda) and X^T M X = I).
-  void warm_start(const std::vector<T>& x, std::vector<T>& y, const std::vector<double>& lambda) {
-    detail::parallel_for(n_, 4096, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i)
-        for (std::size_t j = 0; j < q_; ++j) y[i * q_ + j] = T(double(x[i * q_ + j]) / lambda[j]);
-    });
+  void warm_start(const std::vector<double>& lambda) {
+    std::vector<double> inverse(q_ * q_, 0.0);
+    for (std::size_t j = 0; j < q_; ++j) inverse[j * q_ + j] = 1 / lambda[j];
+    multiply(y_, x_, inverse, "the start Y = X diag(lambda)^-1");
   }
 
   void check_singular(const std::vector<double>& lambda) const {
@@ -324,12 +295,12 @@ class SubspaceRun {
                             "constrained DOFs with negative indices)");
   }
 
-  // X = Y Q on the device.
-  void update(const std::vector<double>& q_vectors) {
-    std::vector<T> q_values(q_vectors.begin(), q_vectors.end());
+  // to = from Q on the device, Q q x q (row-major).
+  void multiply(DeviceVectors<T>& to, const DeviceVectors<T>& from, const std::vector<double>& q, const char* what) {
+    std::vector<T> q_values(q.begin(), q.end());
     detail::write_buffer(context_.compute_queue(), q_matrix_.get(), q_values.data(), q_values.size() * sizeof(T));
-    update_.combine(y_.buffer().get(), q_matrix_.get(), T(1), T(0), x_.buffer().get());
-    check(context_.compute_queue().finish(), "clFinish", "the update X = Y Q");
+    q_products_.combine(from.buffer().get(), q_matrix_.get(), T(1), T(0), to.buffer().get());
+    check(context_.compute_queue().finish(), "clFinish", what);
   }
 
   double record(const std::vector<double>& lambda, const std::vector<double>& previous) {
@@ -374,8 +345,8 @@ class SubspaceRun {
   std::size_t n_, q_, p_;
   EbeOperator<T> k_op_, m_op_;
   DeviceVectors<T> x_, y_, r_;
-  DeviceBuffer<T> q_matrix_;
-  sparse::BlockProducts<T> update_;
+  DeviceBuffer<T> q_matrix_;  // Q of X = Y Q, or diag(lambda)^-1
+  sparse::BlockProducts<T> q_products_;  // n x q times q x q
   ChunkedSolve<T> solve_;
   SubspaceResult<T> result_;
 };

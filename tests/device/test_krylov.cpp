@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "../support/devices.hpp"
@@ -174,14 +175,61 @@ TEST_CASE_TEMPLATE("vector operations: dot products in a fixed order, fused step
           for (std::size_t i = 0; i < n; ++i) order[i] = Index((i * 7919) % n);
           DeviceBuffer<Index> perm(context, n);
           copy_to_device(context.compute_queue(), order.data(), perm);
-          fused.gather_blocks(perm, k, da, dx);
-          fused.scatter_blocks(perm, k, dx, dr);
+          const RowRenumbering rows{perm, 1, n};
+          fused.gather_columns(rows, da, {k, 0, k}, dx, k);
+          fused.scatter_columns(rows, dx, k, dr, {k, 0, k});
           std::vector<T> gathered(n * k), back(n * k);
           copy_to_host(context.compute_queue(), dx, gathered.data());
           copy_to_host(context.compute_queue(), dr, back.data());
           CHECK(gathered == permute_rows(a, Permutation{order}, 1, k));
           CHECK(back == a);
         }
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("vector operations: renumbering cuts out a window of columns, in blocks with padding", T, float,
+                   double) {
+  test::for_each_device(
+      [](Context& context) {
+        // 10 rows of 5 columns in blocks of 3 (the fourth block holds one row and two of padding);
+        // columns 1 and 2 go to rows of 3 values, whose third column is zero.
+        const std::size_t rows = 10, b = 3, blocks = 4, width = 5, first = 1, count = 2, narrow = 3;
+        const std::vector<Index> order = {2, 0, 3, 1};
+        VectorOps<T> ops(context, blocks * b, narrow);
+        DeviceBuffer<Index> perm(context, blocks);
+        copy_to_device(context.compute_queue(), order.data(), perm);
+        const std::vector<T> wide = random_vectors<T>(rows, width, 5);
+        DeviceBuffer<T> d_wide(context, rows * width), d_narrow(context, blocks * b * narrow, "narrow"),
+            d_back(context, rows * width);
+        copy_to_device(context.compute_queue(), wide.data(), d_wide);
+        std::vector<T> narrow_values(blocks * b * narrow, T(7));
+        copy_to_device(context.compute_queue(), narrow_values.data(), d_narrow);  // overwritten, padding too
+        const RowRenumbering renumbering{perm, b, rows};
+        ops.gather_columns(renumbering, d_wide, {width, first, count}, d_narrow, narrow);
+        copy_to_host(context.compute_queue(), d_narrow, narrow_values.data());
+        for (std::size_t i = 0; i < blocks * b; ++i) {
+          const std::size_t from = order[i / b] * b + i % b;
+          for (std::size_t c = 0; c < narrow; ++c) {
+            const T expected = c < count && from < rows ? wide[from * width + first + c] : T(0);
+            REQUIRE(narrow_values[i * narrow + c] == expected);
+          }
+        }
+        // Back into a set whose other columns hold -1: only the window changes.
+        std::vector<T> back(rows * width, T(-1));
+        copy_to_device(context.compute_queue(), back.data(), d_back);
+        ops.scatter_columns(renumbering, d_narrow, narrow, d_back, {width, first, count});
+        copy_to_host(context.compute_queue(), d_back, back.data());
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < width; ++c)
+            REQUIRE(back[r * width + c] == (c >= first && c < first + count ? wide[r * width + c] : T(-1)));
+        // Windows that do not fit, buffers too small, the same buffer both sides.
+        CHECK_THROWS_AS(ops.gather_columns(renumbering, d_wide, {width, 4, 2}, d_narrow, narrow), InvalidArgument);
+        CHECK_THROWS_AS(ops.gather_columns(renumbering, d_wide, {width, 0, 4}, d_narrow, narrow), InvalidArgument);
+        CHECK_THROWS_AS(ops.scatter_columns(renumbering, d_narrow, narrow, d_back, {width + 1, 0, 2}), InvalidArgument);
+        CHECK_THROWS_AS(ops.gather_columns(renumbering, d_wide, {width, 0, 2}, d_wide, narrow), InvalidArgument);
+        CHECK_THROWS_AS(ops.gather_columns(RowRenumbering{perm, b, 13}, d_wide, {width, 0, 2}, d_narrow, narrow),
+                        InvalidArgument);
       },
       test::needs_for<T>());
 }
@@ -405,6 +453,83 @@ TEST_CASE("the same solve gives the same bits; fused and unfused agree; iteratio
     CHECK(first.iterations + 1 >= reference);
     CHECK(first.iterations <= reference + 1);
   }, test::Needs::fp64);
+}
+
+// Columns [first, first + count) of `all` (rows x width), padded with zero columns to k.
+template <class T>
+std::vector<T> columns(const std::vector<T>& all, std::size_t width, std::size_t first, std::size_t count, std::size_t k) {
+  std::vector<T> out(all.size() / width * k, T(0));
+  for (std::size_t r = 0; r < all.size() / width; ++r)
+    std::copy_n(all.begin() + r * width + first, count, out.begin() + r * k);
+  return out;
+}
+
+TEST_CASE_TEMPLATE("solves on device vectors give the bits of host solves of the same columns", T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        // bcsstk01 (SPD, 48 rows) in blocks of 5: a padded last block row.
+        const Bsr<T> a = read_bsr<T>("bcsstk01.mtx", 5);
+        const std::size_t n = a.rows, width = 7, k = 3, m = 4;
+        const std::vector<T> b_all = multiply(a, random_vectors<T>(n, width, 21), width);
+        const std::vector<T> x0_all = random_vectors<T>(n, width, 22);
+        const std::vector<T> w = random_vectors<T>(n, m, 23), aw = multiply(a, w, m);
+        for (const auto& [preconditioner, ordering] :
+             {std::pair{PreconditionerKind::ilu0, Ordering::colours}, {PreconditionerKind::jacobi, Ordering::natural}}) {
+          CAPTURE(std::string(to_string(preconditioner)) + " " + to_string(ordering));
+          SolverOptions options;
+          options.method = KrylovMethod::cg;
+          options.preconditioner = preconditioner;
+          options.ordering = ordering;
+          options.tolerance = tolerance_for<T>();
+          options.max_iterations = 300;
+          KrylovSolver<T> solver(context, a, k, options);
+          DeviceVectors<T> db(context, n, width), dx(context, n, width), dw(context, n, m), daw(context, n, m);
+          db.upload(b_all);
+          dx.upload(x0_all);
+          dw.upload(w);
+          daw.upload(aw);
+          std::vector<T> expected = x0_all;
+          // Three columns, then two (the solver's third vector solving b = 0), then two deflated.
+          for (const auto& [first, count, deflated] : {std::tuple{4, 3, false}, {1, 2, false}, {0, 2, true}}) {
+            CAPTURE(first);
+            if (deflated) solver.deflate(w, aw, m);
+            std::vector<T> x = columns(expected, width, first, count, k);  // x as the device holds it
+            const SolveReport host = solver.solve(columns(b_all, width, first, count, k), x);
+            if (deflated) solver.deflate(dw, daw);
+            const SolveReport device = solver.solve(db, dx, first, count);
+            CHECK(device.iterations == host.iterations);
+            CHECK(device.status == host.status);
+            // ||b|| comes from the device's dot product here, from the host's sum there.
+            CHECK(device.relative_residual == doctest::Approx(host.relative_residual).epsilon(1e-5));
+            for (std::size_t r = 0; r < n; ++r)
+              std::copy_n(x.begin() + r * k, count, expected.begin() + r * width + first);
+            CHECK(dx.download() == expected);  // the window solved, the other columns untouched
+          }
+          solver.deflate({}, {}, 0);
+        }
+        // Bad windows and shapes, non-finite input.
+        KrylovSolver<T> solver(context, a, k, SolverOptions{KrylovMethod::cg});
+        DeviceVectors<T> db(context, n, width), dx(context, n, width), short_x(context, n - 1, width);
+        db.upload(b_all);
+        CHECK_THROWS_AS(solver.solve(db, dx, 6, 2), InvalidArgument);   // past the 7 columns
+        CHECK_THROWS_AS(solver.solve(db, dx, 0, 0), InvalidArgument);   // no column
+        CHECK_THROWS_AS(solver.solve(db, dx, 0, k + 1), InvalidArgument);  // more than k
+        CHECK_THROWS_AS(solver.solve(db, short_x, 0, 1), InvalidArgument);
+        std::vector<T> bad = b_all;
+        bad[5 * width + 4] = std::numeric_limits<T>::quiet_NaN();
+        db.upload(bad);
+        CHECK_THROWS_WITH_AS(solver.solve(db, dx, 3, 3), doctest::Contains("right-hand side's vector 4 has no finite norm"),
+                             InvalidArgument);
+        CHECK_NOTHROW(solver.solve(db, dx, 0, 3));  // the NaN lies outside these columns
+        DeviceVectors<T> dw(context, n, m), daw(context, n, m), narrow(context, n, m - 1);
+        dw.upload(w);
+        std::vector<T> bad_aw = aw;
+        bad_aw[7 * m + 2] = std::numeric_limits<T>::infinity();
+        daw.upload(bad_aw);
+        CHECK_THROWS_WITH_AS(solver.deflate(dw, daw), doctest::Contains("not finite"), InvalidArgument);
+        CHECK_THROWS_AS(solver.deflate(dw, narrow), InvalidArgument);
+      },
+      test::needs_for<T>());
 }
 
 TEST_CASE("real matrices solve to their tolerance") {

@@ -31,6 +31,18 @@ struct VectorRef {
   VectorRef(const DeviceBuffer<T>& v, std::size_t offset_ = 0) : buffer(v.get()), offset(offset_) {}  // NOLINT
 };
 
+/// Rows renumbered by blocks of block_size rows: block i of the device's order is block
+/// old_of_new[i] of the caller's; rows at or past `rows` (a partial last block) are padding.
+struct RowRenumbering {
+  const DeviceBuffer<Index>& old_of_new;
+  std::size_t block_size = 1, rows = 0;
+};
+
+/// Columns [first, first + count) of vectors whose rows hold `width` values.
+struct ColumnWindow {
+  std::size_t width = 0, first = 0, count = 0;
+};
+
 /// The first and last commands of an operation, for timing it with profiling events.
 struct Span {
   cl::Event first, last;
@@ -61,11 +73,15 @@ class VectorOps {
   Span copy(const VectorRef& x, const VectorRef& y);
   /// y = d .* x with one value of d per row (the same for every vector).
   Span multiply_rows(const DeviceBuffer<T>& d, const VectorRef& x, const VectorRef& y);
-  /// Renumbering, over old_of_new.size() blocks of `width` consecutive values (a block row of b
-  /// rows of k interleaved vectors: width = b k): block i of y = block old_of_new[i] of x (gather),
-  /// or block old_of_new[i] of y = block i of x (scatter). x and y distinct.
-  Span gather_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
-  Span scatter_blocks(const DeviceBuffer<Index>& old_of_new, std::size_t width, const VectorRef& x, const VectorRef& y);
+  /// Renumbering with a window of columns (RowRenumbering, ColumnWindow), x and y distinct.
+  /// Gather, into the device's order: row r of block i of y (y_width values) = columns `from` of
+  /// row r of block old_of_new[i] of x; zeros past from.count and in the padding rows.
+  Span gather_columns(const RowRenumbering& order, const VectorRef& x, ColumnWindow from, const VectorRef& y,
+                      std::size_t y_width);
+  /// Scatter, back to the caller's order: the first to.count values of each row of x (x_width
+  /// values a row) into columns `to` of y; y's other columns and padding rows are left as they are.
+  Span scatter_columns(const RowRenumbering& order, const VectorRef& x, std::size_t x_width, const VectorRef& y,
+                       ColumnWindow to);
   /// results[slot] = x . y (offsets in whole rows: multiples of k; InvalidArgument otherwise).
   Span dot(const VectorRef& x, const VectorRef& y, std::size_t slot);
   /// results[slot] = a . b, results[slot + 1] = c . d, in one pass.
@@ -99,8 +115,10 @@ class VectorOps {
  private:
   cl_uint put(const Coefficients<T>& values, cl::Event* event);
   Span elementwise(cl::Kernel& kernel, cl::Event* write_event);
-  Span blocks(cl::Kernel& kernel, const char* name, const DeviceBuffer<Index>& old_of_new, std::size_t width,
-              const VectorRef& x, const VectorRef& y);
+  void check_renumbering(const RowRenumbering& order, const VectorRef& x, const VectorRef& y, ColumnWindow window,
+                         std::size_t other_width, const char* what) const;
+  void require_values(const VectorRef& v, std::size_t values, const char* what) const;
+  Span renumber(cl::Kernel& kernel, std::size_t n);
   Span reduce(cl::Kernel& kernel, std::size_t sets, std::size_t slot, const cl::Event& first_write);
   void check_slot(std::size_t slot, std::size_t count) const;
   void check_whole_rows(std::initializer_list<std::size_t> offsets, const char* what) const;

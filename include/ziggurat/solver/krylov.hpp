@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
+#include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
@@ -151,6 +152,13 @@ class KrylovSolver {
   /// Solves for b (a.rows x k interleaved), starting from x (a.cols x k; empty: zeros), and leaves
   /// the solution in x.
   SolveReport solve(const std::vector<T>& b, std::vector<T>& x);
+  /// The same for vectors that stay on the device (an eigen-solver's iteration vectors, say):
+  /// solves for columns [first, first + count) of b (a.rows x b.k() interleaved, the caller's
+  /// order), starting from the same columns of x, which receive the solution; x's other columns
+  /// are left as they are. count is 1..k (the solver's vectors past count solve b = 0). Nothing
+  /// passes through the host but the dot products. InvalidArgument for other row counts, a
+  /// window that b or x does not hold, or a b or x without a finite norm (found on the device).
+  SolveReport solve(const DeviceVectors<T>& b, DeviceVectors<T>& x, std::size_t first, std::size_t count);
 
   /// Deflated CG (Saad, Yeung, Erhel and Guyomarc'h 2000) for the solves that follow: the error
   /// along the m columns of W (a.rows x m interleaved, the caller's order) is removed by a Galerkin
@@ -161,6 +169,9 @@ class KrylovSolver {
   /// InvalidArgument for a method other than cg, mismatched sizes, non-finite values, or a W whose
   /// W^T A W is not positive definite (dependent columns).
   void deflate(const std::vector<T>& w, const std::vector<T>& aw, std::size_t m);
+  /// The same from vectors on the device: W and A W of a.rows x m, m = w.k() (1 or more).
+  /// Non-finite values show as a non-finite W^T A W (InvalidArgument).
+  void deflate(const DeviceVectors<T>& w, const DeviceVectors<T>& aw);
   const SolverOptions& options() const noexcept;
 
  private:
