@@ -114,8 +114,7 @@ class ChunkedSolve {
   ChunkedSolve(const Context& context, const ElementSet<T>& stiffness, const EbeOperator<T>& k_op, std::size_t q,
                const SubspaceOptions& options)
       : q_(q),
-        chunks_(detail::ceil_div(q, kMaxSolveVectors)),
-        width_(detail::ceil_div(q, chunks_)),
+        width_(detail::ceil_div(q, detail::ceil_div(q, kMaxSolveVectors))),  // chunks as even as can be
         solver_(stiffness_solver(context, stiffness, k_op, width_, options)) {}
 
   /// Deflates the solves that follow by the q vectors X, given K X (KrylovSolver::deflate).
@@ -143,7 +142,7 @@ class ChunkedSolve {
   const std::string& product_kernel() const { return product_kernel_; }
 
  private:
-  std::size_t q_, chunks_, width_;
+  std::size_t q_, width_;
   sparse::KrylovSolver<T> solver_;
   std::string product_kernel_;
 };
