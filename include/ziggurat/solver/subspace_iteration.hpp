@@ -15,8 +15,8 @@
 // It stops when every wanted eigenvalue changed by at most `tolerance` relative to its value, or,
 // in float, when the largest change has not fallen below its smallest value for
 // kStagnationIterations iterations (float's attainable accuracy: a result that did not converge).
-// The
-// residual ||K phi - lambda M phi|| / ||K phi|| of each mode is then computed and reported.
+// The residual ||K phi - lambda M phi|| / ||K phi|| of each mode is then computed and reported.
+// X, Y and R stay on the device throughout; only the q x q matrices cross to the host.
 //
 // Starting vectors (Bathe): diag(M), unit vectors at the q - 2 DOFs of least k_ii / m_ii, and a
 // random vector (fixed seed: the same run gives the same result).
