@@ -173,7 +173,7 @@ template <class T>
 Span VectorOps<T>::gather_columns(const RowRenumbering& order, const VectorRef& x, ColumnWindow from,
                                   const VectorRef& y, std::size_t y_width) {
   check_renumbering(order, x, y, from, y_width, "gather_columns");
-  const std::size_t n = order.old_of_new.size() * order.block_size * y_width;  // every row of y, padding too
+  const std::size_t n = order.padded_rows() * y_width;  // every row of y, padding too
   require_values(x, x.offset + order.rows * from.width, "gather_columns' x");
   require_values(y, y.offset + n, "gather_columns' y");
   set_args(gather_, "gather_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
@@ -186,10 +186,9 @@ template <class T>
 Span VectorOps<T>::scatter_columns(const RowRenumbering& order, const VectorRef& x, std::size_t x_width,
                                    const VectorRef& y, ColumnWindow to) {
   check_renumbering(order, x, y, to, x_width, "scatter_columns");
-  const std::size_t padded_rows = order.old_of_new.size() * order.block_size;
-  require_values(x, x.offset + padded_rows * x_width, "scatter_columns' x");
+  require_values(x, x.offset + order.padded_rows() * x_width, "scatter_columns' x");
   require_values(y, y.offset + order.rows * to.width, "scatter_columns' y");
-  const std::size_t n = padded_rows * to.count;
+  const std::size_t n = order.padded_rows() * to.count;
   set_args(scatter_, "scatter_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
            order.old_of_new.get(), x.buffer, cl_ulong(x.offset), cl_ulong(x_width), cl_ulong(to.count), y.buffer,
            cl_ulong(y.offset), cl_ulong(to.width), cl_ulong(to.first));
@@ -202,7 +201,7 @@ void VectorOps<T>::check_renumbering(const RowRenumbering& order, const VectorRe
                                      ColumnWindow window, std::size_t other_width, const char* what) const {
   const std::string name(what);
   if (order.block_size == 0 || order.old_of_new.size() == 0) throw InvalidArgument(name + " needs at least one block of rows");
-  if (order.rows > order.old_of_new.size() * order.block_size)
+  if (order.rows > order.padded_rows())
     throw InvalidArgument(name + ": " + std::to_string(order.rows) + " rows do not fit " +
                           std::to_string(order.old_of_new.size()) + " blocks of " + std::to_string(order.block_size));
   if (window.count == 0 || window.first + window.count > window.width || window.count > other_width)

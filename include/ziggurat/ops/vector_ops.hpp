@@ -36,6 +36,8 @@ struct VectorRef {
 struct RowRenumbering {
   const DeviceBuffer<Index>& old_of_new;
   std::size_t block_size = 1, rows = 0;
+  /// The rows of the device's order: whole blocks, padding included.
+  std::size_t padded_rows() const { return old_of_new.size() * block_size; }
 };
 
 /// Columns [first, first + count) of vectors whose rows hold `width` values.
