@@ -5,7 +5,8 @@
 //      EBE, the assembled route (block CSR x k vectors, then X^T Y by CLBlast's GEMM or by
 //      ziggurat's Gram kernel), PyTorch's or
 //      CuPy's batched matrix products (ebe_peers.py), and the roofline: the bytes the projection
-//      must move over the measured copy bandwidth, its flops over the measured FMA peak.
+//      must move over the measured copy bandwidth, its flops over the measured FMA peak (and, where
+//      the tensor layout runs, over the measured tensor-core peak too).
 //   2. Y = K X with either scatter (colouring, atomics).
 //   3. The eigen-solve of `modes` modes (section solve): ziggurat on the device with CG on the
 //      assembled K (ILU(0), and block Jacobi) and matrix-free (block Jacobi), and SciPy's
@@ -141,6 +142,48 @@ double measure_fma_peak(const Context& context) {
   return 2.0 * 8 * double(n) * double(items) / seconds;
 }
 
+// The device's tensor-core rate in double (flops/s, 2 per multiply-add) with the instruction ebe.cl's
+// tensor layout uses there (m16n8k8 from compute capability 9.0 on, else m8n8k4): eight independent
+// chains per warp.
+double measure_tensor_peak(const Context& context) {
+  const std::string source =
+      "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+      "__kernel void tensor_peak(__global double* out, const uint n, const double a, const double b) {\n"
+      "  double c[32];\n"
+      "  for (int i = 0; i < 32; ++i) c[i] = get_global_id(0) * 1e-9 + i;\n"
+      "  for (uint i = 0; i < n; ++i)\n"
+      "    for (int j = 0; j < 8; ++j)\n"
+      "#ifdef MMA16\n"
+      "      asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %4, %4, %4}, \"\n"
+      "                   \"{%5, %5}, {%0, %1, %2, %3};\"\n"
+      "                   : \"+d\"(c[4 * j]), \"+d\"(c[4 * j + 1]), \"+d\"(c[4 * j + 2]), \"+d\"(c[4 * j + 3])\n"
+      "                   : \"d\"(a), \"d\"(b));\n"
+      "#else\n"
+      "      asm volatile(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\"\n"
+      "                   : \"+d\"(c[4 * j]), \"+d\"(c[4 * j + 1]) : \"d\"(a), \"d\"(b));\n"
+      "#endif\n"
+      "  double s = 0;\n"
+      "  for (int i = 0; i < 32; ++i) s += c[i];\n"
+      "  out[get_global_id(0)] = s;\n"
+      "}\n";
+  const bool mma16 = context.device().nvidia_compute_capability >= 90;
+  const cl::Program& program = context.program_from_source("bench_tensor_peak", source, mma16 ? "-DMMA16" : "");
+  cl::Kernel kernel = context.kernel(program, "tensor_peak");
+  const std::size_t items = std::size_t{context.device().compute_units} * 1024, n = 2048;
+  DeviceBuffer<double> out(context, items, "tensor peak output");
+  check(kernel.setArg(0, out.get()), "clSetKernelArg", "tensor_peak");
+  check(kernel.setArg(1, cl_uint(n)), "clSetKernelArg", "tensor_peak");
+  check(kernel.setArg(2, 0.999), "clSetKernelArg", "tensor_peak");
+  check(kernel.setArg(3, 0.001), "clSetKernelArg", "tensor_peak");
+  const double seconds = best_of(3, [&] {
+    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(128)),
+          "clEnqueueNDRangeKernel", "tensor_peak");
+    check(context.compute_queue().finish(), "clFinish", "tensor_peak");
+  });
+  const double multiply_adds_per_warp_step = mma16 ? 16 * 8 * 8 : 8 * 8 * 4;
+  return 2.0 * multiply_adds_per_warp_step * 8 * double(n) * double(items / 32) / seconds;
+}
+
 struct Route {
   std::string name;
   double seconds = 0;
@@ -239,6 +282,9 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
       measure_copy_bandwidth(context, std::min<std::size_t>(context.device().max_alloc_bytes / 4, 512u << 20), 3);
   const double copy = std::max(kernel_copy, driver_copy);
   const double peak = measure_fma_peak<T>(context);
+  // Where the tensor layout runs, its multiply-adds have a second, higher limit.
+  const double tensor_peak =
+      ebe_tensor_refusal(context.device(), sizeof(T), stiffness.element_size, k).empty() ? measure_tensor_peak(context) : 0;
   const DeviceProfile profile = load_or_calibrate(context);
 
   // The layout a user's tuned run takes (measured on a prefix of the model, or read from its record).
@@ -250,17 +296,21 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   const double device_s = best_of(o.repeat, [&] { reference = resident.project(dx); });
   const double bytes = resident.project_bytes(), flops = resident.project_flops();
   const double roofline_s = std::max(bytes / copy, flops / peak);
-  // The layout automatic did not take, for comparison.
-  const EbeLayout other = layout.layout == EbeLayout::columns ? EbeLayout::tiles : EbeLayout::columns;
-  Route other_route{std::string("ziggurat EBE, resident, ") + to_string(other) + " layout", 0, 0, ""};
-  try {
-    EbeOperator<T> op(context, stiffness, k, {EbeScatter::colouring, 0, other});
-    std::vector<double> result;
-    other_route.seconds = best_of(o.repeat, [&] { result = op.project(dx); });
-    other_route.difference = relative_difference(result, reference);
-    other_route.note = "device " + number_text(op.last_timing().kernels * 1e3) + " ms in kernels";
-  } catch (const UnsupportedFeature& e) {
-    other_route.note = e.what();
+  // The layouts automatic did not take, for comparison (a refused one says why).
+  std::vector<Route> other_routes;
+  for (const EbeLayout other : {EbeLayout::tiles, EbeLayout::columns, EbeLayout::tensor}) {
+    if (other == layout.layout) continue;
+    Route route{std::string("ziggurat EBE, resident, ") + to_string(other) + " layout", 0, 0, ""};
+    try {
+      EbeOperator<T> op(context, stiffness, k, {EbeScatter::colouring, 0, other});
+      std::vector<double> result;
+      route.seconds = best_of(o.repeat, [&] { result = op.project(dx); });
+      route.difference = relative_difference(result, reference);
+      route.note = "device " + number_text(op.last_timing().kernels * 1e3) + " ms in kernels";
+    } catch (const UnsupportedFeature& e) {
+      route.note = e.what();
+    }
+    other_routes.push_back(route);
   }
 
   const std::size_t batch = std::max<std::size_t>(kEbeChunk, (std::size_t{256} << 20) / (300 * sizeof(T) + 96));
@@ -276,7 +326,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   routes.push_back({std::string("ziggurat EBE, resident, ") + to_string(layout.layout) + " layout (measured faster; " +
                         std::to_string(resident.colours()) + " colours, chunks of " + std::to_string(kEbeChunk) + ")",
                     device_s, 0, "device " + number_text(resident.last_timing().kernels * 1e3) + " ms in kernels"});
-  routes.push_back(other_route);
+  for (const Route& route : other_routes) routes.push_back(route);
   routes.push_back({"ziggurat EBE, streamed in batches of " + std::to_string(batch) + " elements", streamed_s,
                     relative_difference(streamed_result, reference),
                     "bus limit " + number_text(bus_s * 1e3) + " ms (pinned upload " +
@@ -306,8 +356,17 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
         << number_text(flops / r.seconds * 1e-9) << " | " << number_text(r.difference, 2) << " | " << r.note << " |\n";
     rows.push_back({{"route", r.name}, {"seconds", r.seconds}, {"difference", r.difference}, {"note", r.note}});
   }
+  if (tensor_peak > 0) {
+    const double tensor_roofline_s = std::max(bytes / copy, flops / tensor_peak);
+    double fastest = HUGE_VAL;
+    for (const Route& r : routes)
+      if (r.seconds > 0) fastest = std::min(fastest, r.seconds);
+    out << "\nwith the tensor cores' peak (" << number_text(tensor_peak * 1e-12) << " TFLOP/s in double, measured) as the "
+        << "compute limit, the roofline is " << number_text(tensor_roofline_s * 1e3) << " ms; the fastest route reaches "
+        << number_text(tensor_roofline_s / fastest, 3) << " of it\n";
+  }
   out << "\n";
-  report["projection"] = {{"dofs", stiffness.dofs}, {"elements", stiffness.count()}, {"k", k}, {"bytes", bytes},
+  report["projection"] = {{"tensor_flops_per_s", tensor_peak},{"dofs", stiffness.dofs}, {"elements", stiffness.count()}, {"k", k}, {"bytes", bytes},
                           {"flops", flops}, {"copy_bytes_per_s", copy}, {"fma_flops_per_s", peak},
                           {"roofline_s", roofline_s}, {"layout", to_string(layout.layout)},
                           {"layout_sample_seconds", layout.seconds}, {"routes", rows}};

@@ -54,6 +54,17 @@ DeviceType device_type(cl_device_type type) {
   return DeviceType::other;
 }
 
+// cl_nv_device_attribute_query's CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV and _MINOR_NV, as 10 major +
+// minor; 0 when the driver does not answer.
+unsigned nvidia_compute_capability(const cl::Device& device) {
+  constexpr cl_device_info kMajor = 0x4000, kMinor = 0x4001;
+  cl_uint major = 0, minor = 0;
+  if (clGetDeviceInfo(device(), kMajor, sizeof major, &major, nullptr) != CL_SUCCESS ||
+      clGetDeviceInfo(device(), kMinor, sizeof minor, &minor, nullptr) != CL_SUCCESS)
+    return 0;
+  return 10 * major + minor;
+}
+
 DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, std::size_t index) {
   DeviceInfo info;
   info.index = index;
@@ -77,6 +88,8 @@ DeviceInfo describe(const cl::Platform& platform, const cl::Device& device, std:
   info.max_work_group_size = device_info<CL_DEVICE_MAX_WORK_GROUP_SIZE>(device);
   info.base_address_align_bytes = device_info<CL_DEVICE_MEM_BASE_ADDR_ALIGN>(device) / 8;
   info.compute_units = device_info<CL_DEVICE_MAX_COMPUTE_UNITS>(device);
+  if (extensions.find("cl_nv_device_attribute_query") != std::string::npos)
+    info.nvidia_compute_capability = nvidia_compute_capability(device);
   return info;
 }
 

@@ -27,12 +27,34 @@ EbeScatter parse_ebe_scatter(std::string_view text) {
   throw InvalidArgument("unknown scatter '" + std::string(text) + "': expected colouring or atomics");
 }
 
-const char* to_string(EbeLayout layout) { return layout == EbeLayout::tiles ? "tiles" : "columns"; }
+const char* to_string(EbeLayout layout) {
+  switch (layout) {
+    case EbeLayout::tiles: return "tiles";
+    case EbeLayout::columns: return "columns";
+    case EbeLayout::tensor: return "tensor";
+  }
+  return "?";
+}
 
 EbeLayout parse_ebe_layout(std::string_view text) {
-  if (text == "tiles") return EbeLayout::tiles;
-  if (text == "columns") return EbeLayout::columns;
-  throw InvalidArgument("unknown layout '" + std::string(text) + "': expected tiles or columns");
+  for (EbeLayout layout : {EbeLayout::tiles, EbeLayout::columns, EbeLayout::tensor})
+    if (text == to_string(layout)) return layout;
+  throw InvalidArgument("unknown layout '" + std::string(text) + "': expected tiles, columns or tensor");
+}
+
+std::string ebe_tensor_refusal(const DeviceInfo& device, std::size_t value_bytes, std::size_t l, std::size_t k) {
+  // mma.sync's m8n8k4 in double came with compute capability 8.0 (A100).
+  if (device.nvidia_compute_capability < 80)
+    return "the tensor layout runs on NVIDIA GPUs of compute capability 8.0 or later (double-precision tensor "
+           "cores, through inline PTX); " + device.label() + " is not one: use tiles or columns";
+  if (value_bytes != sizeof(double))
+    return "the tensor layout computes in double only (the tensor cores have no exact float product): use tiles or "
+           "columns";
+  if (l > kEbeTensorLimit || k > kEbeTensorLimit)
+    return "the tensor layout takes elements and projections of at most " + std::to_string(kEbeTensorLimit) +
+           " DOFs and vectors (these have " + std::to_string(l) + " and " + std::to_string(k) +
+           "): use tiles or columns";
+  return {};
 }
 
 namespace {
@@ -124,6 +146,25 @@ Tiling column_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
           (group / kWarp) * detail::ceil_div(l * l, 4) + projection_tile_steps(l, quads, group)};
 }
 
+// The tensor layout's tensor-core products of 8 x 8 x 4 an element (ebe.cl): the product's blocks of
+// 16 x 8 with steps of 8 rows, then the projection's.
+std::size_t tensor_products(std::size_t l, std::size_t k) {
+  const std::size_t rows = detail::ceil_div(l, 8), pairs = detail::ceil_div(k, 16);
+  return 4 * pairs * rows * rows + 4 * pairs * (pairs + 1) * rows;
+}
+
+// The work-group size `kernel` declares (reqd_work_group_size): the tensor layout's kernel decides
+// how many warps a group has.
+std::size_t declared_group(const cl::Kernel& kernel, const DeviceInfo& device) {
+  cl_int err = CL_SUCCESS;
+  const auto size = kernel.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(device.device, &err);
+  check(err, "clGetKernelWorkGroupInfo", "reading ebe_project_tensor's work-group size");
+  if (size[0] == 0 || size[0] % kWarp != 0)
+    throw Error("ebe_project_tensor declares a work-group of " + std::to_string(size[0]) +
+                " work-items: it must be whole warps of 32 (lib/ops/ebe.cl, TENSOR_WARPS)");
+  return size[0];
+}
+
 // Local memory of the kernels: the unpacked matrix (rows of odd length), X_i and Y_i (rows padded
 // to 4 vectors).
 template <class T>
@@ -144,6 +185,10 @@ void check_operator(const Context& context, const ElementSet<T>& elements, std::
                              std::to_string(k) + " vectors needs " + std::to_string(local) +
                              " bytes of local memory; the device has " +
                              std::to_string(context.device().local_mem_bytes) + ": use fewer vectors at a time");
+  if (options.projection == EbeLayout::tensor) {
+    const std::string refusal = ebe_tensor_refusal(context.device(), sizeof(T), elements.element_size, k);
+    if (!refusal.empty()) throw UnsupportedFeature(refusal);
+  }
   if (options.scatter == EbeScatter::atomics && std::is_same_v<T, double> &&
       !has_extension(context.device(), "cl_khr_int64_base_atomics"))
     throw UnsupportedFeature(context.device().label() +
@@ -154,10 +199,16 @@ void check_operator(const Context& context, const ElementSet<T>& elements, std::
 
 std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group) {
   try {
-    return (layout == EbeLayout::tiles ? choose_tiling(l, k, max_group) : column_tiling(l, k, max_group)).steps;
+    switch (layout) {
+      case EbeLayout::tiles: return choose_tiling(l, k, max_group).steps;
+      case EbeLayout::columns: return column_tiling(l, k, max_group).steps;
+      case EbeLayout::tensor:
+        // 256 multiply-adds a product: two warp-steps of 4.
+        return l > kEbeTensorLimit || k > kEbeTensorLimit || max_group < kWarp ? SIZE_MAX : 2 * tensor_products(l, k);
+    }
   } catch (const UnsupportedFeature&) {
-    return SIZE_MAX;
   }
+  return SIZE_MAX;
 }
 
 template <class T>
@@ -167,8 +218,14 @@ std::size_t default_batch_elements(const Context& context, const ElementSet<T>& 
   return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
 }
 
-// The elements on the device, in colour order: every element (resident), or two batches with their
-// pinned staging (streamed). Operators for other numbers of vectors share it (no second copy).
+// Which order a batch of elements takes: colour after colour (Y = K X, whose launches each take one
+// colour), or the caller's (the projection, whose neighbouring elements then share X's rows in the
+// device's cache; a generated mesh numbers its elements layer by layer).
+enum class BatchOrder { colours, elements };
+
+// The elements on the device: every element in the caller's order, with the colour order as a table
+// of element numbers (resident), or two batches with their pinned staging (streamed). Operators for
+// other numbers of vectors share it (no second copy).
 template <class T>
 struct EbeElements {
   Context context;
@@ -178,6 +235,7 @@ struct EbeElements {
   ElementSet<T> owned;              // a packed copy when the input is stored full
   const ElementSet<T>* source;      // the packed elements, in the caller's order
   DeviceBuffer<cl_ushort> rc;
+  DeviceBuffer<cl_uint> colour_order;  // resident: colouring.order
   DeviceBuffer<T> matrices[2];
   DeviceBuffer<cl_int> indices[2];
   std::optional<PinnedHostBuffer<T>> staged_matrices[2];
@@ -211,11 +269,11 @@ struct EbeElements {
     return buffer;
   }
 
-  // Copies elements [first, first + n) of the colour order into host arrays (the batch's layout).
-  void gather(std::size_t first, std::size_t n, T* matrices_out, cl_int* indices_out) const {
+  // Copies elements [first, first + n) of `order` into host arrays (the batch's layout).
+  void gather(BatchOrder order, std::size_t first, std::size_t n, T* matrices_out, cl_int* indices_out) const {
     detail::parallel_for(n, 1024, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
-        const std::size_t e = colouring.order[first + i];
+        const std::size_t e = order == BatchOrder::colours ? colouring.order[first + i] : first + i;
         std::memcpy(matrices_out + i * packed, source->matrices.data() + e * packed, packed * sizeof(T));
         std::memcpy(indices_out + i * l, source->indices.data() + e * l, l * sizeof(cl_int));
       }
@@ -225,9 +283,10 @@ struct EbeElements {
   void place_resident() {
     std::vector<T> m(count * packed);
     std::vector<cl_int> idx(count * l);
-    gather(0, count, m.data(), idx.data());
+    gather(BatchOrder::elements, 0, count, m.data(), idx.data());
     matrices[0] = upload(m, "element matrices");
     indices[0] = upload(idx, "element indices");
+    colour_order = upload(colouring.order, "element colour order");
   }
 
   void place_streamed() {
@@ -241,11 +300,12 @@ struct EbeElements {
 
   std::size_t batches() const { return detail::ceil_div(count, batch); }
 
-  // Runs launch(slot, first, n, ready) for every batch in order, with the batch's elements in slot
-  // `slot` of the device buffers; launch enqueues kernels on the compute queue waiting on `ready`
-  // and returns the last one's event. Each batch's uploads go into `uploads` (first, last).
+  // Runs launch(slot, first, n, ready) for every batch of `order` in turn, with the batch's elements
+  // in slot `slot` of the device buffers (resident: all of them, in the caller's order); launch
+  // enqueues kernels on the compute queue waiting on `ready` and returns the last one's event. Each
+  // batch's uploads go into `uploads` (first, last).
   template <class Launch>
-  void for_each_batch(Launch launch, std::vector<std::pair<cl::Event, cl::Event>>& uploads) {
+  void for_each_batch(BatchOrder order, Launch launch, std::vector<std::pair<cl::Event, cl::Event>>& uploads) {
     if (batch == count) {
       launch(0, std::size_t{0}, count, std::vector<cl::Event>{});
       return;
@@ -256,7 +316,7 @@ struct EbeElements {
       const int s = static_cast<int>(b % 2);
       const std::size_t first = b * batch, n = std::min(batch, count - first);
       if (uploaded[s]() != nullptr) uploaded[s].wait();  // the staging buffer is free again
-      gather(first, n, staged_matrices[s]->data(), staged_indices[s]->data());
+      gather(order, first, n, staged_matrices[s]->data(), staged_indices[s]->data());
       std::vector<cl::Event> after_use;
       if (used[s]() != nullptr) after_use.push_back(used[s]);
       cl::Event matrices_up;
@@ -280,6 +340,7 @@ struct EbeOperator<T>::Impl {
   Context context;
   std::size_t k;
   Tiling tiling, columns;  // columns: the projection's, in the column layout
+  std::size_t tensor_group = 0;  // the tensor layout's, as ebe.cl declares it
   EbeLayout layout;
   std::size_t reduce_group;
   cl::Kernel multiply_kernel, project_kernel, reduce_kernel;
@@ -314,30 +375,51 @@ struct EbeOperator<T>::Impl {
     if (el->options.scatter == EbeScatter::atomics) build.define("ATOMICS", 1);
     if (layout == EbeLayout::columns)
       build.define("COLUMNS", 1).define("CWG", columns.group).define("CTPT", columns.tiles_per_item);
+    if (layout == EbeLayout::tensor) {
+      build.define("TENSOR", 1);
+      // mma.sync's m16n8k8 in double came with compute capability 9.0 (H100).
+      if (context.device().nvidia_compute_capability >= 90) build.define("MMA16", 1);
+    }
     const cl::Program& program = context.program("ebe", build.str());
     multiply_kernel = context.kernel(program, "ebe_multiply");
     project_kernel = context.kernel(program, project_name());
     reduce_kernel = context.kernel(program, "ebe_reduce");
     detail::require_work_group(context.device(), multiply_kernel, tiling.group, "ebe_multiply");
+    if (layout == EbeLayout::tensor) tensor_group = declared_group(project_kernel, context.device());
     detail::require_work_group(context.device(), project_kernel, project_group(), project_name());
     detail::require_work_group(context.device(), reduce_kernel, reduce_group, "ebe_reduce");
   }
 
-  const char* project_name() const { return layout == EbeLayout::columns ? "ebe_project_columns" : "ebe_project"; }
-  std::size_t project_group() const { return layout == EbeLayout::columns ? columns.group : tiling.group; }
+  const char* project_name() const {
+    switch (layout) {
+      case EbeLayout::columns: return "ebe_project_columns";
+      case EbeLayout::tensor: return "ebe_project_tensor";
+      default: return "ebe_project";
+    }
+  }
+  std::size_t project_group() const {
+    switch (layout) {
+      case EbeLayout::columns: return columns.group;
+      case EbeLayout::tensor: return tensor_group;
+      default: return tiling.group;
+    }
+  }
 
   // The projection's partial sums of elements [first, first + n) of `slot`, chunk sums from
   // first / kEbeChunk on.
   cl::Event project_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x,
                           const std::vector<cl::Event>& wait) {
     const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
-    if (layout == EbeLayout::columns)
+    if (layout != EbeLayout::tiles)  // columns and tensor need no unpacking table
       detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->matrices[slot].get(),
                        el->indices[slot].get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
     else
       detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->matrices[slot].get(),
                        el->indices[slot].get(), el->rc.get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
-    return enqueue(project_kernel, detail::ceil_div(n, kEbeChunk), project_group(), wait, "running the projection");
+    // A work-group of the tensor layout takes a chunk a warp.
+    const std::size_t chunks_per_group = layout == EbeLayout::tensor ? tensor_group / kWarp : 1;
+    return enqueue(project_kernel, detail::ceil_div(n, kEbeChunk * chunks_per_group), project_group(), wait,
+                   "running the projection");
   }
 
   cl::Event enqueue(cl::Kernel& kernel, std::size_t groups, std::size_t items, const std::vector<cl::Event>& wait,
@@ -351,10 +433,13 @@ struct EbeOperator<T>::Impl {
     return done;
   }
 
+  // Elements [first, first + n) of the colour order in `slot` (resident: through the colour order's
+  // table; streamed batches come in colour order).
   cl::Event multiply_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x, const cl::Buffer& y,
                            const std::vector<cl::Event>& wait) {
+    const cl::Buffer order = el->batch == el->count ? el->colour_order.get() : cl::Buffer();
     detail::set_args(multiply_kernel, "ebe_multiply", u32(first), u32(n), el->matrices[slot].get(),
-                     el->indices[slot].get(), el->rc.get(), x, y);
+                     el->indices[slot].get(), el->rc.get(), x, y, order);
     return enqueue(multiply_kernel, detail::ceil_div(n, kEbeChunk), tiling.group, wait, "running ebe_multiply");
   }
 
@@ -388,6 +473,7 @@ struct EbeOperator<T>::Impl {
     const cl::Buffer& xb = x.buffer().get();
     const cl::Buffer& yb = y.buffer().get();
     el->for_each_batch(
+        BatchOrder::colours,
         [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
           return span.last = multiply_batch(slot, first, n, xb, yb, ready);
         },
@@ -472,6 +558,7 @@ std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
   im.begin_timing();
   const std::size_t chunks = detail::ceil_div(el.count, kEbeChunk);
   im.el->for_each_batch(
+      BatchOrder::elements,
       [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
         return im.project_range(slot, first, n, x.buffer().get(), ready);
       },

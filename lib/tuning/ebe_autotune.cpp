@@ -58,16 +58,24 @@ Seconds measure(const Context& context, const ElementSet<T>& elements, std::size
   return seconds;
 }
 
-// The record of `key` when it names only candidates `parse` accepts, else measure() recorded
-// (a record that cannot be written is measured again next time; the choice stands either way).
+// Whether `seconds` names `candidate`.
+bool names(const Seconds& seconds, const std::string& candidate) {
+  return std::any_of(seconds.begin(), seconds.end(), [&](const auto& entry) { return entry.first == candidate; });
+}
+
+// The record of `key` when it names only candidates `parse` accepts and every one of `required`,
+// else measure() recorded (a record that cannot be written is measured again next time; the
+// choice stands either way). `required`: candidates added since older records were written.
 template <class Parse, class Measure>
 Seconds recorded_or_measured(const Context& context, const std::string& key, Parse parse, Measure measure,
-                             bool& measured_now) {
+                             bool& measured_now, const std::vector<std::string>& required = {}) {
   if (auto record = load_tuning_record(context.device(), key); record && !record->seconds.empty()) {
     try {
       for (const auto& entry : record->seconds) parse(entry.first);
-      measured_now = false;
-      return std::move(record->seconds);
+      if (std::all_of(required.begin(), required.end(), [&](const std::string& c) { return names(record->seconds, c); })) {
+        measured_now = false;
+        return std::move(record->seconds);
+      }
     } catch (const InvalidArgument&) {
       // A record of other candidates: measured again.
     }
@@ -113,19 +121,23 @@ template <class T>
 EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k) {
   EbeLayoutChoice choice;
   choice.key = "ebe projection " + problem_kind(elements, k);
+  const std::size_t l = elements.element_size, group = context.device().max_work_group_size;
+  // Columns are a candidate where they issue no more multiply-adds than tiles (then their lighter
+  // staging may win); elsewhere tiles, without compiling or timing columns. Tensor wherever the
+  // device has the tensor cores (its multiply-adds run at another rate).
+  std::vector<std::pair<std::string, EbeOptions>> candidates{
+      {to_string(EbeLayout::tiles), {EbeScatter::colouring, 0, EbeLayout::tiles}}};
+  if (ebe_projection_steps(EbeLayout::columns, l, k, group) <= ebe_projection_steps(EbeLayout::tiles, l, k, group))
+    candidates.push_back({to_string(EbeLayout::columns), {EbeScatter::colouring, 0, EbeLayout::columns}});
+  std::vector<std::string> required;
+  if (ebe_tensor_refusal(context.device(), sizeof(T), l, k).empty()) {
+    candidates.push_back({to_string(EbeLayout::tensor), {EbeScatter::colouring, 0, EbeLayout::tensor}});
+    required.push_back(to_string(EbeLayout::tensor));  // records from before the tensor layout
+  }
   choice.seconds = recorded_or_measured(
       context, choice.key, parse_ebe_layout,
-      [&] {
-        // Columns are a candidate where they issue no more multiply-adds than tiles (then their
-        // lighter staging may win); elsewhere tiles, without compiling or timing columns.
-        std::vector<std::pair<std::string, EbeOptions>> candidates{
-            {to_string(EbeLayout::tiles), {EbeScatter::colouring, 0, EbeLayout::tiles}}};
-        const std::size_t l = elements.element_size, group = context.device().max_work_group_size;
-        if (ebe_projection_steps(EbeLayout::columns, l, k, group) <= ebe_projection_steps(EbeLayout::tiles, l, k, group))
-          candidates.push_back({to_string(EbeLayout::columns), {EbeScatter::colouring, 0, EbeLayout::columns}});
-        return measure(context, elements, k, candidates, [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); });
-      },
-      choice.measured_now);
+      [&] { return measure(context, elements, k, candidates, [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); }); },
+      choice.measured_now, required);
   choice.layout = parse_ebe_layout(choice.seconds.front().first);
   return choice;
 }

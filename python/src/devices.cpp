@@ -28,6 +28,7 @@ py::dict device_dict(const DeviceInfo& d) {
   info["max_alloc_bytes"] = d.max_alloc_bytes;
   info["local_mem_bytes"] = d.local_mem_bytes;
   info["compute_units"] = d.compute_units;
+  info["nvidia_compute_capability"] = d.nvidia_compute_capability;
   info["base_address_align_bytes"] = d.base_address_align_bytes;  // grid rows on the device are padded to it
   info["host_unified_memory"] = d.host_unified_memory;
   return info;

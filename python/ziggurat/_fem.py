@@ -27,7 +27,8 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
         "block-jacobi", "jacobi" or "none"; ordering: ILU(0)'s ("natural", "levels", "colours",
         "block-colours"); scatter: "colouring", "atomics" or "auto" (the faster on the device,
         measured once and recorded); projection: the layout of the projections' kernel, "tiles",
-        "columns" or "auto" (as scatter; both give the same bits); batch_elements: stream the elements in batches of this many
+        "columns", "tensor" (NVIDIA GPUs of compute capability 8.0 or later, float64) or "auto" (as
+        scatter; tiles and columns give the same bits, tensor its own); batch_elements: stream the elements in batches of this many
         (default resident); deflation: deflate CG by the Ritz vectors (float64).
     dtype: "float64" (default) or "float32".
     progress: called after each iteration with a dict (iteration, change, cg_iterations); an

@@ -94,7 +94,7 @@ class Devices(unittest.TestCase):
         for d in devices:
             for key in ("name", "platform", "type", "fp64", "global_mem_bytes", "max_alloc_bytes",
                         "max_work_group_size", "preferred_work_group_multiple", "base_address_align_bytes",
-                        "compute_units", "driver_version", "host_unified_memory"):
+                        "compute_units", "driver_version", "host_unified_memory", "nvidia_compute_capability"):
                 self.assertIn(key, d)
             self.assertGreaterEqual(d["preferred_work_group_multiple"], 1)
 
@@ -956,6 +956,18 @@ class Modes(ScratchFolderTest):
         self.assertEqual(runs["tiles"]["eigenvalues"], runs["columns"]["eigenvalues"])
         self.assertIn(self.modes("--mesh", self.MESH, "--modes", 4)["projection_layout"], ("tiles", "columns"))
         self.check_error(["--mesh", self.MESH, "--projection", "rows"], "--projection")
+
+    def test_tensor_layout_runs_where_there_are_tensor_cores_else_says_why(self):
+        device = next(d for d in json.loads(run("devices", "--json")[0]) if d["default"])
+        args = ["--mesh", self.MESH, "--modes", 4, "--scatter", "colouring", "--projection", "tensor"]
+        if device["nvidia_compute_capability"] >= 80 and device["fp64"]:
+            tensor = self.modes(*args)
+            self.assertEqual(tensor["projection_layout"], "tensor")
+            tiles = self.modes("--mesh", self.MESH, "--modes", 4, "--scatter", "colouring", "--projection", "tiles")
+            np.testing.assert_allclose(tensor["eigenvalues"], tiles["eigenvalues"], rtol=1e-10)
+        else:
+            self.check_error(args, "compute capability 8.0")
+        self.check_error(args + ["--precision", "f32"], "tensor layout")
 
     def test_lumped_mass_float_and_streamed_elements(self):
         import scipy.sparse

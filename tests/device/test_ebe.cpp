@@ -276,6 +276,50 @@ TEST_CASE("EBE: the tile and column layouts give the same bits") {
       test::needs_for<double>());
 }
 
+// The tensor layout runs only on NVIDIA's tensor cores: elsewhere it must refuse, naming why.
+TEST_CASE("EBE: the tensor layout projects as the others do, with the same bits for every batch size") {
+  using T = double;
+  test::for_each_device(
+      [](Context& context) {
+        const ElementSet<T> bricks = random_elements<T>(300, 24, ElementStorage::upper, 41);
+        const std::string refusal = ebe_tensor_refusal(context.device(), sizeof(T), 24, 27);
+        if (!refusal.empty()) {
+          MESSAGE("tensor layout refused: " << refusal);
+          CHECK(context.device().nvidia_compute_capability < 80);
+          CHECK_THROWS_WITH_AS(EbeOperator<T>(context, bricks, 27, {EbeScatter::colouring, 0, EbeLayout::tensor}),
+                               doctest::Contains("compute capability 8.0"), UnsupportedFeature);
+          return;
+        }
+        // The paper's 27 vectors of 24-DOF bricks; 3 vectors of 4-DOF elements (pad rows and
+        // vectors); 10-DOF elements with 9 vectors (two tiles each way, both padded); the limits.
+        for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{24, 27}, {4, 3}, {10, 9}, {32, 32}}) {
+          CAPTURE(l);
+          CAPTURE(k);
+          const ElementSet<T> set = random_elements<T>(300, l, ElementStorage::upper, l * 5 + k);
+          const std::vector<T> x = random_vectors<T>(set.dofs, k, 6);
+          EbeOperator<T> tensor(context, set, k, {EbeScatter::colouring, 0, EbeLayout::tensor});
+          const std::vector<double> p = device_project(context, tensor, x);
+          check_close<T>(p, assembled_projection(set, x, k), 10 * tolerance<T>());
+          CHECK(device_project(context, tensor, x) == p);
+          for (const std::size_t batch : {std::size_t{32}, std::size_t{96}}) {
+            EbeOperator<T> streamed(context, set, k, {EbeScatter::colouring, batch, EbeLayout::tensor});
+            CHECK(device_project(context, streamed, x) == p);
+          }
+        }
+        const ElasticModel<T> model = cantilever<T>({1, 0.4, 0.2, 5, 4, 2}, Material{});  // clamped DOFs
+        const std::vector<T> x = random_vectors<T>(model.stiffness.dofs, 27, 7);
+        EbeOperator<T> tensor(context, model.stiffness, 27, {EbeScatter::colouring, 0, EbeLayout::tensor});
+        check_close<T>(device_project(context, tensor, x), assembled_projection(model.stiffness, x, 27),
+                       10 * tolerance<T>());
+        const ElementSet<float> floats = random_elements<float>(20, 24, ElementStorage::upper, 3);
+        CHECK_THROWS_WITH_AS(EbeOperator<float>(context, floats, 27, {EbeScatter::colouring, 0, EbeLayout::tensor}),
+                             doctest::Contains("double only"), UnsupportedFeature);
+        CHECK_THROWS_WITH_AS(EbeOperator<T>(context, bricks, 33, {EbeScatter::colouring, 0, EbeLayout::tensor}),
+                             doctest::Contains("at most 32"), UnsupportedFeature);
+      },
+      test::needs_for<double>());
+}
+
 TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept as a record, then read") {
   test::for_each_device([](Context& context) {
     test::TempDir dir;
@@ -299,6 +343,8 @@ TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept
     CHECK(ebe_projection_steps(EbeLayout::columns, kEbeColumnDofs + 1, 27, group) == SIZE_MAX);
     CHECK(ebe_projection_steps(EbeLayout::tiles, 24, 27, group) == 240);
     CHECK(ebe_projection_steps(EbeLayout::columns, 24, 27, group) == 240);
+    CHECK(ebe_projection_steps(EbeLayout::tensor, 24, 27, group) == 288);
+    CHECK(ebe_projection_steps(EbeLayout::tensor, kEbeTensorLimit + 1, 27, group) == SIZE_MAX);
     for (const std::size_t l : {std::size_t{6}, kEbeColumnDofs + 1}) {
       const ElementSet<float> set = random_elements<float>(40, l, ElementStorage::upper, 9);
       const EbeLayoutChoice tiles = choose_ebe_layout(context, set, l == 6 ? 3 : 27);
@@ -320,7 +366,9 @@ TEST_CASE("EBE refuses bad vectors and options") {
     CHECK_THROWS_AS(parse_ebe_scatter("both"), InvalidArgument);
     CHECK(parse_ebe_layout("columns") == EbeLayout::columns);
     CHECK(std::string(to_string(parse_ebe_layout("tiles"))) == "tiles");
-    CHECK_THROWS_WITH_AS(parse_ebe_layout("rows"), doctest::Contains("expected tiles or columns"), InvalidArgument);
+    CHECK(parse_ebe_layout("tensor") == EbeLayout::tensor);
+    CHECK_THROWS_WITH_AS(parse_ebe_layout("rows"), doctest::Contains("expected tiles, columns or tensor"),
+                         InvalidArgument);
   });
 }
 

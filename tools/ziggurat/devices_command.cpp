@@ -48,6 +48,7 @@ nlohmann::json device_json(const DeviceInfo& d, std::size_t multiple, const std:
       {"fp64", d.fp64},
       {"host_unified_memory", d.host_unified_memory},
       {"profiling", d.profiling},
+      {"nvidia_compute_capability", d.nvidia_compute_capability},
   };
   if (!problem.empty()) j["error"] = problem;
   return j;

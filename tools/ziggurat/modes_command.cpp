@@ -250,7 +250,8 @@ void add_modes_command(CLI::App& app) {
                                                      "auto (the faster on this device, measured once and recorded)")
       ->capture_default_str();
   command->add_option("--projection", options->settings.projection, "The projection's work layout: tiles, columns, "
-                                                           "or auto (the faster on this device, measured once and recorded)")
+                                                           "tensor (NVIDIA compute capability 8.0+, f64), or auto (the "
+                                                           "fastest on this device, measured once and recorded)")
       ->capture_default_str();
   command->add_option("--batch-elements", options->settings.batch_elements, "Stream the elements through the device in "
                                                                    "batches of this many (default: resident)");

@@ -44,6 +44,10 @@ struct DeviceInfo {
   std::size_t max_work_group_size = 0;
   std::size_t base_address_align_bytes = 0;
   unsigned compute_units = 0;
+  /// NVIDIA's compute capability as 10 major + minor (90 for an H100), read through
+  /// cl_nv_device_attribute_query; 0 on other devices. Kernels that use NVIDIA's own instructions
+  /// (inline PTX) run only where it is high enough.
+  unsigned nvidia_compute_capability = 0;
   cl::Device device;                   ///< null in DeviceInfo values built by hand (tests)
 
   /// "NVIDIA H100 80GB HBM3 [NVIDIA CUDA]": what messages and test output name a device by.

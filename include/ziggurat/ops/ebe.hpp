@@ -3,19 +3,26 @@
 // K+ = X^T K X for a set of k vectors, K given by element matrices (matrix/elements.hpp), never
 // assembled.
 //
-// The elements go to the device in colour order (colour_elements(): the elements of one colour share
-// no DOF), as packed upper triangles. A work-group takes a chunk of kEbeChunk consecutive elements,
-// one element at a time (lib/ops/ebe.cl says how); a launch takes many chunks, so launches are few,
-// and the last group of a launch takes what is left.
-//   resident  every element stays in device memory (uploaded once, by the constructor);
-//   streamed  elements go up in batches through two pinned staging buffers: the host copies batch
-//             b + 1 into one while batch b uploads and runs from the other (the paper's
-//             asynchronous scheme), for element sets larger than device memory.
-// The projection runs in one of two work layouts (lib/ops/ebe.cl), which give the same bits: tiles
-// (the product in register tiles of rows x 4 vectors; any element) or columns (a work-item per
-// vector holding its values in registers, the element matrix read by every work-item at once;
-// elements of at most kEbeColumnDofs DOFs). Which is faster depends on the device: columns ran
-// 1.30x faster on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
+// The elements go to the device as packed upper triangles. Y = K X runs them in colour order
+// (colour_elements(): the elements of one colour share no DOF, so a launch per colour adds without
+// conflicts); the projection runs them in the caller's order, in which neighbouring elements share
+// X's rows in the device's cache (a generated mesh numbers its elements layer by layer; the
+// elements of one colour share no DOF, so in colour order nothing is reused: on an H200 the tensor
+// layout's projection ran 5 % faster in the caller's order). A work-group takes a chunk of kEbeChunk consecutive
+// elements, one element at a time (lib/ops/ebe.cl says how); a launch takes many chunks, so
+// launches are few, and the last group of a launch takes what is left.
+//   resident  every element stays in device memory (uploaded once, by the constructor, in the
+//             caller's order), with the colour order as a table of element numbers;
+//   streamed  elements go up in batches, in the order of the operation, through two pinned staging
+//             buffers: the host copies batch b + 1 into one while batch b uploads and runs from the
+//             other (the paper's asynchronous scheme), for element sets larger than device memory.
+// The projection runs in one of three work layouts (lib/ops/ebe.cl): tiles (the product in register
+// tiles of rows x 4 vectors; any element), columns (a work-item per vector holding its values in
+// registers, the element matrix read by every work-item at once; elements of at most
+// kEbeColumnDofs DOFs), which give the same bits, and tensor (a warp per element on NVIDIA's
+// double-precision tensor cores through inline PTX; elements and vectors of at most
+// kEbeTensorLimit; its own bits). Which is fastest depends on the device: columns ran 1.30x faster
+// than tiles on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
 // (tuning/ebe_autotune.hpp) measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
@@ -24,6 +31,7 @@
 // streamed runs, and every batch size, give the same bits.
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,25 +47,33 @@ const char* to_string(EbeScatter scatter);
 /// "colouring" or "atomics"; InvalidArgument otherwise.
 EbeScatter parse_ebe_scatter(std::string_view text);
 
-enum class EbeLayout { tiles, columns };
+enum class EbeLayout { tiles, columns, tensor };
 const char* to_string(EbeLayout layout);
-/// "tiles" or "columns"; InvalidArgument otherwise.
+/// "tiles", "columns" or "tensor"; InvalidArgument otherwise.
 EbeLayout parse_ebe_layout(std::string_view text);
 
 /// The most DOFs an element may have for the column layout.
 inline constexpr std::size_t kEbeColumnDofs = 32;
+/// The most DOFs an element, and vectors a projection, may have for the tensor layout.
+inline constexpr std::size_t kEbeTensorLimit = 32;
+
+/// Why `device` cannot run the tensor layout for elements of l DOFs, k vectors and values of
+/// `value_bytes` (it needs NVIDIA's compute capability 8.0 or later and double precision); empty
+/// when it can.
+std::string ebe_tensor_refusal(const DeviceInfo& device, std::size_t value_bytes, std::size_t l, std::size_t k);
 
 /// Warp-steps of multiply-adds (4 a work-item, counted per warp of 32) that the projection of one
 /// element of l DOFs with k vectors issues in `layout` with work-groups of at most max_group, or
-/// SIZE_MAX where the layout cannot run it. At 27 vectors of 24-DOF bricks both issue 240.
+/// SIZE_MAX where the layout cannot run it. At 27 vectors of 24-DOF bricks tiles and columns both
+/// issue 240; tensor issues 288 (144 tensor-core products of 8 x 8 x 4), at the tensor cores' rate.
 std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group);
 
 struct EbeOptions {
   EbeScatter scatter = EbeScatter::colouring;
   /// 0: resident. Otherwise streamed in batches of this many elements (rounded up to whole chunks).
   std::size_t batch_elements = 0;
-  /// The projection's work layout; columns with elements of more than kEbeColumnDofs DOFs throw
-  /// UnsupportedFeature.
+  /// The projection's work layout; columns with elements of more than kEbeColumnDofs DOFs, and
+  /// tensor where ebe_tensor_refusal() gives a reason, throw UnsupportedFeature.
   EbeLayout projection = EbeLayout::tiles;
 };
 

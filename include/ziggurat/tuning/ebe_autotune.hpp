@@ -1,6 +1,6 @@
 #pragma once
 // Choosing how element-by-element products run (ops/ebe.hpp): the scatter of Y = K X (colouring or
-// atomic adds) and the projection's layout (tiles or columns), each timed once per kind of problem
+// atomic adds) and the projection's layout (tiles, columns or tensor), each timed once per kind of problem
 // and device on the elements themselves (a prefix of at most 2^19 of them), and kept as a tuning
 // record (tuning/profile_store.hpp) that later runs only read.
 
@@ -38,10 +38,11 @@ struct EbeLayoutChoice {
   std::vector<std::pair<std::string, double>> seconds;  ///< per layout, fastest first
 };
 
-/// The faster projection layout for k vectors on this device, from the record of this kind of
+/// The fastest projection layout for k vectors on this device, from the record of this kind of
 /// problem or measured now and recorded. Columns are timed only where they issue no more
 /// multiply-adds than tiles (ebe_projection_steps(): at 27, 28, 32 or 64 vectors of 24-DOF
-/// bricks); elsewhere the choice is tiles, with tiles' time alone in `seconds`.
+/// bricks), tensor wherever ebe_tensor_refusal() finds no reason against it (a record without it
+/// is measured again there); elsewhere the choice is tiles, with tiles' time alone in `seconds`.
 template <class T>
 EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& elements, std::size_t k);
 
