@@ -21,9 +21,9 @@
 // registers, the element matrix read by every work-item at once; elements of at most
 // kEbeColumnDofs DOFs), which give the same bits, and tensor (a warp per element on NVIDIA's
 // double-precision tensor cores through inline PTX; elements and vectors of at most
-// kEbeTensorLimit; its own bits). Which is fastest depends on the device: columns ran 1.30x faster
-// than tiles on an H200 at 27 vectors of 24-DOF bricks, 2.5x slower on PoCL; choose_ebe_layout()
-// (tuning/ebe_autotune.hpp) measures.
+// kEbeTensorLimit; its own bits). Which is fastest depends on the device: at 27 vectors of 24-DOF
+// bricks on an H200 columns ran 1.30x faster than tiles and tensor 2.1x faster than columns; on
+// PoCL columns ran 2.5x slower than tiles; choose_ebe_layout() (tuning/ebe_autotune.hpp) measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
 // varies from run to run). The projection is the same in both: each work-group sums its chunk in
