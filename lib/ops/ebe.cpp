@@ -213,7 +213,8 @@ std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k,
 
 template <class T>
 std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements) {
-  const std::size_t per_element = packed_size(elements.element_size) * sizeof(T) + elements.element_size * 4;
+  // The packed matrix, the DOF numbers and the element's place in the colour order.
+  const std::size_t per_element = packed_size(elements.element_size) * sizeof(T) + elements.element_size * 4 + 4;
   if (per_element * elements.count() <= context.device().global_mem_bytes / 2) return 0;
   return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
 }
