@@ -391,6 +391,16 @@ struct KrylovSolver<T>::Impl {
   SolveReport solve(const std::vector<T>& b_in, std::vector<T>& x_io);
   SolveReport solve(const DeviceVectors<T>& b_in, DeviceVectors<T>& x_io, std::size_t first, std::size_t count);
   std::vector<double> device_norms(std::size_t first);
+  // A solve's times: the setup's, then what its device work adds, and the whole call's.
+  void begin_timing() {
+    times = setup_times;
+    times.device_timed = context.device().profiling;
+  }
+  SolveReport timed(SolveReport report, Clock::time_point start) {
+    times.solve = seconds_since(start);
+    report.times = times;
+    return report;
+  }
   SolveReport iterate(std::vector<double> bnorm);
   void cg(struct Progress& state);
   void bicgstab(struct Progress& state);
@@ -795,9 +805,8 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
                           std::to_string(rows * k) + " (or none, for zeros)");
   }
   std::vector<double> bnorm = checked_column_norms(b_in, "the right-hand side", k);
-  checked_column_norms(x_io, "the initial guess", k);
-  times = setup_times;
-  times.device_timed = context.device().profiling;
+  checked_column_norms(x_io, "the initial guess", k);  // only to refuse non-finite values
+  begin_timing();
   vec(to_device(b_in, k, s.buffer(), rhs.buffer()));
   if (x_io.empty()) {
     check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
@@ -807,9 +816,7 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   }
   SolveReport report = iterate(std::move(bnorm));
   solution(x_io);
-  times.solve = seconds_since(start);
-  report.times = times;
-  return report;
+  return timed(std::move(report), start);
 }
 
 template <class T>
@@ -823,17 +830,14 @@ SolveReport KrylovSolver<T>::Impl::solve(const DeviceVectors<T>& b_in, DeviceVec
     throw InvalidArgument("columns " + std::to_string(first) + " to " + std::to_string(first + count) + " of " +
                           std::to_string(b_in.k()) + " and " + std::to_string(x_io.k()) +
                           " vectors: a solve takes 1 to " + std::to_string(k) + " columns that both hold");
-  times = setup_times;
-  times.device_timed = context.device().profiling;
+  begin_timing();
   vec(ops.gather_columns(order(), b_in, {b_in.k(), first, count}, rhs, k));
   vec(ops.gather_columns(order(), x_io, {x_io.k(), first, count}, x, k));
   SolveReport report = iterate(device_norms(first));
   vec(ops.scatter_columns(order(), x, k, x_io, {x_io.k(), first, count}));
   check(context.compute_queue().finish(), "clFinish", "writing the solution back");
   resolve();
-  times.solve = seconds_since(start);
-  report.times = times;
-  return report;
+  return timed(std::move(report), start);
 }
 
 // ||b|| per vector from the vectors on the device, which must be finite, as must x's (their
