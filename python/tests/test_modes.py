@@ -71,6 +71,19 @@ def test_both_projection_layouts_give_the_same_bits(context):
         ziggurat.modes("cantilever:2x0.1x0.2:20,1,2", modes=3, projection="rows", context=context)
 
 
+def test_the_tensor_layout_runs_on_nvidia_tensor_cores_else_says_why(context):
+    require_fp64(context)
+    mesh = "cantilever:2x0.1x0.2:20,1,2"
+    if context.device["nvidia_compute_capability"] >= 80:
+        tensor = ziggurat.modes(mesh, modes=3, scatter="colouring", projection="tensor", context=context)
+        tiles = ziggurat.modes(mesh, modes=3, scatter="colouring", projection="tiles", context=context)
+        assert tensor[2]["projection_layout"] == "tensor"
+        np.testing.assert_allclose(tensor[0], tiles[0], rtol=1e-10)
+    else:
+        with pytest.raises(ziggurat.UnsupportedFeature, match="compute capability 8.0"):
+            ziggurat.modes(mesh, modes=3, projection="tensor", context=context)
+
+
 def test_a_progress_callback_that_raises_stops_the_run(context):
     k, m, dofs = bar(30)
 
