@@ -413,9 +413,10 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 #endif
 
 #ifdef TENSOR
-// The tensor layout (NVIDIA only: compute capability 8.0 or later, double): a work-group is one
-// warp, an element's values stay in registers, and its multiply-adds run on the double-precision
-// tensor cores (mma.sync, through inline PTX): no local memory, no barriers. Per element
+// The tensor layout (NVIDIA only: compute capability 8.0 or later, double): a warp takes a chunk
+// (TENSOR_WARPS warps a work-group), an element's values stay in registers, and its multiply-adds
+// run on the double-precision tensor cores (mma.sync, through inline PTX): no local memory, no
+// barriers. Per element
 //   product     Y_i^T = X_i^T L_i in blocks of 16 vectors x 8 rows (L_i is symmetric);
 //   projection  K+ += X_i^T Y_i in blocks of 16 x 8 vectors on and above the diagonal, summed over
 //               the chunk.
