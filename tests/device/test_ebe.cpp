@@ -24,6 +24,7 @@
 #include "ziggurat/solver/krylov.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
 #include "ziggurat/tuning/ebe_autotune.hpp"
+#include "ziggurat/tuning/profile_store.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::fem;
@@ -352,6 +353,25 @@ TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept
       CHECK(tiles.layout == EbeLayout::tiles);
     }
   });
+}
+
+// A record written before the tensor layout existed names tiles and columns only: where the tensor
+// layout runs, it is measured again, with tensor among the candidates; elsewhere it is read.
+TEST_CASE("EBE: a projection record without the tensor layout is measured again where tensor runs") {
+  test::for_each_device(
+      [](Context& context) {
+        test::TempDir dir;
+        test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+        const ElementSet<double> bricks = random_elements<double>(100, 24, ElementStorage::upper, 12);
+        store_tuning_record(context.device(), {"ebe projection f64 l24 k27", {{"columns", 1.0}, {"tiles", 2.0}}});
+        const EbeLayoutChoice choice = choose_ebe_layout(context, bricks, 27);
+        const bool tensor_runs = ebe_tensor_refusal(context.device(), sizeof(double), 24, 27).empty();
+        CHECK(choice.measured_now == tensor_runs);
+        CHECK(std::any_of(choice.seconds.begin(), choice.seconds.end(),
+                          [](const auto& entry) { return entry.first == "tensor"; }) == tensor_runs);
+        if (!tensor_runs) CHECK(choice.layout == EbeLayout::columns);
+      },
+      test::needs_for<double>());
 }
 
 TEST_CASE("EBE refuses bad vectors and options") {
