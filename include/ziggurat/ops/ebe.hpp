@@ -8,9 +8,10 @@
 // conflicts); the projection runs them in the caller's order, in which neighbouring elements share
 // X's rows in the device's cache (a generated mesh numbers its elements layer by layer; the
 // elements of one colour share no DOF, so in colour order nothing is reused: on an H200 the tensor
-// layout's projection ran 5 % faster in the caller's order). A work-group takes a chunk of kEbeChunk consecutive
-// elements, one element at a time (lib/ops/ebe.cl says how); a launch takes many chunks, so
-// launches are few, and the last group of a launch takes what is left.
+// layout's projection ran 5 % faster in the caller's order). A work-group (in the tensor layout
+// each of its warps) takes a chunk of kEbeChunk consecutive elements, one element at a time
+// (lib/ops/ebe.cl says how); a launch takes many chunks, so launches are few, and the last chunk
+// of a launch takes what is left.
 //   resident  every element stays in device memory (uploaded once, by the constructor, in the
 //             caller's order), with the colour order as a table of element numbers;
 //   streamed  elements go up in batches, in the order of the operation, through two pinned staging
@@ -26,7 +27,7 @@
 // PoCL columns ran 2.5x slower than tiles; choose_ebe_layout() (tuning/ebe_autotune.hpp) measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
-// varies from run to run). The projection is the same in both: each work-group sums its chunk in
+// varies from run to run). The projection is the same in both: each chunk is summed in
 // element order, and the chunk sums are reduced on the device in a fixed order, so resident and
 // streamed runs, and every batch size, give the same bits.
 #include <cstddef>
