@@ -281,12 +281,10 @@ struct EbeElements {
     });
   }
 
+  // The packed elements go up as the caller holds them: no host copy.
   void place_resident() {
-    std::vector<T> m(count * packed);
-    std::vector<cl_int> idx(count * l);
-    gather(BatchOrder::elements, 0, count, m.data(), idx.data());
-    matrices[0] = upload(m, "element matrices");
-    indices[0] = upload(idx, "element indices");
+    matrices[0] = upload(source->matrices, "element matrices");
+    indices[0] = upload(source->indices, "element indices");
     colour_order = upload(colouring.order, "element colour order");
   }
 
