@@ -114,12 +114,19 @@ cl_uint VectorOps<T>::put(const Coefficients<T>& values, cl::Event* event) {
 
 template <class T>
 Span VectorOps<T>::elementwise(cl::Kernel& kernel, cl::Event* write_event) {
-  const std::size_t n = rows_ * k_, local = 256;
+  Span span = per_value(kernel, rows_ * k_, "a vector operation");
+  if (write_event != nullptr && (*write_event)() != nullptr) span.first = *write_event;
+  return span;
+}
+
+// One work-item per value of n, the range rounded up to groups of 256 (the kernels test e < n).
+template <class T>
+Span VectorOps<T>::per_value(cl::Kernel& kernel, std::size_t n, const char* what) {
   Span span;
-  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(n, local), cl::NullRange, nullptr,
+  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(n, 256), cl::NullRange, nullptr,
                                                       &span.last),
-        "clEnqueueNDRangeKernel", "a vector operation");
-  span.first = write_event != nullptr && (*write_event)() != nullptr ? *write_event : span.last;
+        "clEnqueueNDRangeKernel", what);
+  span.first = span.last;
   return span;
 }
 
@@ -179,7 +186,7 @@ Span VectorOps<T>::gather_columns(const RowRenumbering& order, const VectorRef& 
   set_args(gather_, "gather_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
            order.old_of_new.get(), x.buffer, cl_ulong(x.offset), cl_ulong(from.width), cl_ulong(from.first),
            cl_ulong(from.count), y.buffer, cl_ulong(y.offset), cl_ulong(y_width));
-  return renumber(gather_, n);
+  return per_value(gather_, n, "renumbering vectors");
 }
 
 template <class T>
@@ -192,7 +199,7 @@ Span VectorOps<T>::scatter_columns(const RowRenumbering& order, const VectorRef&
   set_args(scatter_, "scatter_columns", cl_ulong(n), cl_ulong(order.rows), cl_ulong(order.block_size),
            order.old_of_new.get(), x.buffer, cl_ulong(x.offset), cl_ulong(x_width), cl_ulong(to.count), y.buffer,
            cl_ulong(y.offset), cl_ulong(to.width), cl_ulong(to.first));
-  return renumber(scatter_, n);
+  return per_value(scatter_, n, "renumbering vectors");
 }
 
 // The window lies inside its vectors' rows and fits the other side's `other_width` values a row.
@@ -219,16 +226,6 @@ void VectorOps<T>::require_values(const VectorRef& v, std::size_t values, const 
                           std::to_string(values));
 }
 
-// One work-item per value, in groups of 256 as the elementwise operations.
-template <class T>
-Span VectorOps<T>::renumber(cl::Kernel& kernel, std::size_t n) {
-  Span span;
-  check(context_.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(n, 256), cl::NullRange, nullptr,
-                                                      &span.last),
-        "clEnqueueNDRangeKernel", "renumbering vectors");
-  span.first = span.last;
-  return span;
-}
 
 template <class T>
 Span VectorOps<T>::multiply_rows(const DeviceBuffer<T>& d, const VectorRef& x, const VectorRef& y) {

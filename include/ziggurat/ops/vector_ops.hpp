@@ -120,7 +120,7 @@ class VectorOps {
   void check_renumbering(const RowRenumbering& order, const VectorRef& x, const VectorRef& y, ColumnWindow window,
                          std::size_t other_width, const char* what) const;
   void require_values(const VectorRef& v, std::size_t values, const char* what) const;
-  Span renumber(cl::Kernel& kernel, std::size_t n);
+  Span per_value(cl::Kernel& kernel, std::size_t n, const char* what);
   Span reduce(cl::Kernel& kernel, std::size_t sets, std::size_t slot, const cl::Event& first_write);
   void check_slot(std::size_t slot, std::size_t count) const;
   void check_whole_rows(std::initializer_list<std::size_t> offsets, const char* what) const;
