@@ -111,6 +111,24 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
   return scale > 0 ? worst / scale : worst;
 }
 
+// Best-of-3 seconds of a peak kernel `name`(out, n, a, b) over `items` work-items in groups of 128,
+// with its output of T.
+template <class T>
+double time_peak_kernel(const Context& context, const cl::Program& program, const char* name, std::size_t items,
+                        std::size_t n) {
+  cl::Kernel kernel = context.kernel(program, name);
+  DeviceBuffer<T> out(context, items, "peak kernel output");
+  check(kernel.setArg(0, out.get()), "clSetKernelArg", name);
+  check(kernel.setArg(1, cl_uint(n)), "clSetKernelArg", name);
+  check(kernel.setArg(2, T(0.999)), "clSetKernelArg", name);
+  check(kernel.setArg(3, T(0.001)), "clSetKernelArg", name);
+  return best_of(3, [&] {
+    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(128)),
+          "clEnqueueNDRangeKernel", name);
+    check(context.compute_queue().finish(), "clFinish", name);
+  });
+}
+
 // The device's fused multiply-add rate in flops/s (2 per FMA): eight independent chains per
 // work-item, enough work-items to fill every compute unit.
 template <class T>
@@ -127,19 +145,8 @@ double measure_fma_peak(const Context& context) {
                              "}\n";
   const cl::Program& program = context.program_from_source(
       "bench_fma_peak", source, std::string("-DREAL=") + (std::is_same_v<T, double> ? "double" : "float"));
-  cl::Kernel kernel = context.kernel(program, "fma_peak");
   const std::size_t items = std::size_t{context.device().compute_units} * 2048, n = 4096;
-  DeviceBuffer<T> out(context, items, "FMA peak output");
-  check(kernel.setArg(0, out.get()), "clSetKernelArg", "fma_peak");
-  check(kernel.setArg(1, cl_uint(n)), "clSetKernelArg", "fma_peak");
-  check(kernel.setArg(2, T(0.999)), "clSetKernelArg", "fma_peak");
-  check(kernel.setArg(3, T(0.001)), "clSetKernelArg", "fma_peak");
-  const double seconds = best_of(3, [&] {
-    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(128)),
-          "clEnqueueNDRangeKernel", "fma_peak");
-    check(context.compute_queue().finish(), "clFinish", "fma_peak");
-  });
-  return 2.0 * 8 * double(n) * double(items) / seconds;
+  return 2.0 * 8 * double(n) * double(items) / time_peak_kernel<T>(context, program, "fma_peak", items, n);
 }
 
 // The device's tensor-core rate in double (flops/s, 2 per multiply-add) with the instruction ebe.cl's
@@ -168,20 +175,10 @@ double measure_tensor_peak(const Context& context) {
       "}\n";
   const bool mma16 = context.device().nvidia_compute_capability >= 90;
   const cl::Program& program = context.program_from_source("bench_tensor_peak", source, mma16 ? "-DMMA16" : "");
-  cl::Kernel kernel = context.kernel(program, "tensor_peak");
   const std::size_t items = std::size_t{context.device().compute_units} * 1024, n = 2048;
-  DeviceBuffer<double> out(context, items, "tensor peak output");
-  check(kernel.setArg(0, out.get()), "clSetKernelArg", "tensor_peak");
-  check(kernel.setArg(1, cl_uint(n)), "clSetKernelArg", "tensor_peak");
-  check(kernel.setArg(2, 0.999), "clSetKernelArg", "tensor_peak");
-  check(kernel.setArg(3, 0.001), "clSetKernelArg", "tensor_peak");
-  const double seconds = best_of(3, [&] {
-    check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(128)),
-          "clEnqueueNDRangeKernel", "tensor_peak");
-    check(context.compute_queue().finish(), "clFinish", "tensor_peak");
-  });
   const double multiply_adds_per_warp_step = mma16 ? 16 * 8 * 8 : 8 * 8 * 4;
-  return 2.0 * multiply_adds_per_warp_step * 8 * double(n) * double(items / 32) / seconds;
+  return 2.0 * multiply_adds_per_warp_step * 8 * double(n) * double(items / 32) /
+         time_peak_kernel<double>(context, program, "tensor_peak", items, n);
 }
 
 struct Route {
