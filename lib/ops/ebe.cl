@@ -416,17 +416,20 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 // The tensor layout (NVIDIA only: compute capability 8.0 or later, double): a warp takes a chunk
 // (TENSOR_WARPS warps a work-group), an element's values stay in registers, and its multiply-adds
 // run on the double-precision tensor cores (mma.sync, through inline PTX): no local memory, no
-// barriers. Per element
-//   product     Y_i^T = X_i^T L_i in blocks of 16 vectors x 8 rows (L_i is symmetric);
-//   projection  K+ += X_i^T Y_i in blocks of 16 x 8 vectors on and above the diagonal, summed over
-//               the chunk.
+// barriers. Per element, for each step n of 8 element rows
+//   product     Y_i^T's rows of step n = X_i^T L_i's column block n, in blocks of 16 vectors x 8
+//               rows (L_i is symmetric), summed over all of X_i's rows;
+//   projection  K+ += X_i^T Y_i over the rows of step n, in blocks of 16 x 8 vectors on and above
+//               the diagonal, summed over the chunk.
 // Both sum over the element's rows in steps of 8, step t taking rows step_row(2 t, q) and
 // step_row(2 t + 1, q) from lane 4 g + q: in that order the product's result blocks are the
 // projection's operands as they lie, so no value moves between lanes. Lane 4 g + q holds
 // X_i[step_row(s, q)][8 v + g] (xf), L_i[step_row(s, q)][8 n + g] (lf), Y_i[8 n + 2 q + h][8 v + g]
-// (yt) and K+[8 a + g][8 b + 2 q + h]. Rows past L and vectors past K are zeros. The bits differ
-// from the other layouts' (the tensor cores add in their own order), and are the same every run
-// and for every batch size. MMA16 (compute capability 9.0 or later): one m16n8k8 instruction a
+// (yt) and K+[8 a + g][8 b + 2 q + h]. Rows past L and vectors past K are zeros. Taking the steps
+// one at a time keeps one step of Y_i in registers, not all of it (238 registers, not 255 and a
+// spill), and frees each column block of L_i for the next element as soon as it is used. The bits
+// differ from the other layouts' (the tensor cores add in their own order), and are the same every
+// run and for every batch size. MMA16 (compute capability 9.0 or later): one m16n8k8 instruction a
 // block step; otherwise four m8n8k4 (the same products, added in another order).
 #define NT ((L + 7) / 8)        // 8-row tiles of an element, and steps of 8 rows
 #define VT ((K + 7) / 8)        // 8-vector tiles ...
@@ -434,23 +437,24 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 #define VT2 (2 * VP)            // ... padded to whole pairs
 #define PB (VP * (VP + 1))      // projection blocks: pair p with tiles 2 p .. VT2 - 1
 
-// Warps a work-group, each on a chunk of its own (no local memory, no barriers). On an H200 (255
-// registers a work-item) 4 ran fastest: 1.14 ms for 27 vectors of 602,112 bricks, against 1.22
-// with 1 and 1.17 with 8; more than 8 exceed the work-group the driver allows at 255 registers.
+// Warps a work-group, each on a chunk of its own (no local memory, no barriers). On an H200 1 and 4
+// ran alike (1.07 ms for 27 vectors of 602,112 bricks); more than 8 exceed the work-group the
+// driver allows at this kernel's registers.
 #define TENSOR_WARPS 4
 
 inline uint step_row(const uint s, const uint q) { return 8 * (s >> 1) + 2 * q + (s & 1); }
 inline uint lane_group(void) { return (get_local_id(0) >> 2) & 7; }  // g of lane 4 g + q
 inline uint lane_quad(void) { return get_local_id(0) & 3; }          // q
 
+// The mma helpers have no side effects, so their asm is not volatile: the compilers may move them.
 #ifndef MMA16
 // d = A B + c for the warp's 8 x 4 A and 4 x 8 B, lane 4 g + q holding a = A[g][q], b = B[q][g]
 // and c, d = row g, columns 2 q and 2 q + 1.
 inline double2 mma_8x8x4(const double a, const double b, const double2 c) {
   double d0, d1;
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%4, %5};"
-               : "=d"(d0), "=d"(d1)
-               : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%4, %5};"
+      : "=d"(d0), "=d"(d1)
+      : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
   return (double2)(d0, d1);
 }
 #endif
@@ -461,10 +465,10 @@ inline double2 mma_8x8x4(const double a, const double b, const double2 c) {
 inline double4 mma_16x8x8(const double4 a, const double2 b, const double4 c) {
 #ifdef MMA16
   double d0, d1, d2, d3;
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%10, %11, %12, %13};"
-               : "=d"(d0), "=d"(d1), "=d"(d2), "=d"(d3)
-               : "d"(a.x), "d"(a.y), "d"(a.z), "d"(a.w), "d"(b.x), "d"(b.y), "d"(c.x), "d"(c.y), "d"(c.z), "d"(c.w));
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};"
+      : "=d"(d0), "=d"(d1), "=d"(d2), "=d"(d3)
+      : "d"(a.x), "d"(a.y), "d"(a.z), "d"(a.w), "d"(b.x), "d"(b.y), "d"(c.x), "d"(c.y), "d"(c.z), "d"(c.w));
   return (double4)(d0, d1, d2, d3);
 #else
   const double2 top = mma_8x8x4(a.z, b.y, mma_8x8x4(a.x, b.x, c.xy));
@@ -483,11 +487,12 @@ inline void tensor_dofs(const uint e, __global const int* restrict indices, int*
   }
 }
 
-// xf[s VT2 + v] = X[dof[s]][8 v + g] (0 at constrained DOFs and past K).
-inline void tensor_gather(const int* dof, __global const REAL* restrict x, REAL* xf) {
+// xf[s VT2 + v] = X[dof[s]][8 v + g] for the rows of step t, s = 2 t and 2 t + 1 (0 at constrained
+// DOFs and past K).
+inline void tensor_gather_step(const int* dof, __global const REAL* restrict x, REAL* xf, const uint t) {
   const uint g = lane_group();
 #pragma unroll
-  for (uint s = 0; s < 2 * NT; ++s)
+  for (uint s = 2 * t; s < 2 * t + 2; ++s)
 #pragma unroll
     for (uint v = 0; v < VT2; ++v) {
       const uint j = 8 * v + g;
@@ -495,17 +500,16 @@ inline void tensor_gather(const int* dof, __global const REAL* restrict x, REAL*
     }
 }
 
-// lf[s NT + n] = L_i[step_row(s, q)][8 n + g], read from the packed upper triangle (0 past L).
-inline void tensor_matrix(const uint e, __global const REAL* restrict matrices, REAL* lf) {
+// lf[s NT + n] = L_i[step_row(s, q)][8 n + g] for column block n, read from the packed upper
+// triangle (0 past L).
+inline void tensor_matrix_column(const uint e, __global const REAL* restrict matrices, REAL* lf, const uint n) {
   const uint g = lane_group(), q = lane_quad();
   __global const REAL* m = matrices + (size_t)e * PACKED;
 #pragma unroll
-  for (uint s = 0; s < 2 * NT; ++s)
-#pragma unroll
-    for (uint n = 0; n < NT; ++n) {
-      const uint r = step_row(s, q), c = 8 * n + g, lo = min(r, c), hi = max(r, c);
-      lf[s * NT + n] = hi < L ? m[lo * (2 * L - 1 - lo) / 2 + hi] : (REAL)0;
-    }
+  for (uint s = 0; s < 2 * NT; ++s) {
+    const uint r = step_row(s, q), c = 8 * n + g, lo = min(r, c), hi = max(r, c);
+    lf[s * NT + n] = hi < L ? m[lo * (2 * L - 1 - lo) / 2 + hi] : (REAL)0;
+  }
 }
 
 // The A operand of row step t for vector pair p: X_i^T's rows 16 p .. 16 p + 15.
@@ -515,8 +519,9 @@ inline double4 pair_operand(const REAL* xf, const uint t, const uint p) {
 }
 
 // As ebe_project, in the tensor layout, chunk TENSOR_WARPS g + w by warp w of group g. Element
-// e + 1's matrix is loaded during e's projection, its X_i after it, and its DOF numbers one element
-// earlier.
+// e + 1's column block n of L_i is loaded once e's product has used it, its X_i once e's last
+// product (all but the last step) and last projection step (the last step) have, and its DOF
+// numbers one element earlier.
 __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe_project_tensor(
     const uint first, const uint count, __global const REAL* restrict matrices, __global const int* restrict indices,
     __global const REAL* restrict x, __global REAL* restrict partial, const uint first_chunk, const uint chunks) {
@@ -530,32 +535,42 @@ __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe
   int dof[2 * NT];
   REAL xf[2 * NT * VT2], lf[2 * NT * NT];
   tensor_dofs(begin, indices, dof);
-  tensor_gather(dof, x, xf);
-  tensor_matrix(begin, matrices, lf);
+#pragma unroll
+  for (uint t = 0; t < NT; ++t) {
+    tensor_gather_step(dof, x, xf, t);
+    tensor_matrix_column(begin, matrices, lf, t);
+  }
   if (begin + 1 < end) tensor_dofs(begin + 1, indices, dof);
   for (uint e = begin; e < end; ++e) {
-    double2 yt[VT2 * NT];  // yt[v NT + t]: rows step_row(2 t, q), step_row(2 t + 1, q) of Y_i, vector 8 v + g
+    const bool more = e + 1 < end;
 #pragma unroll
-    for (uint p = 0; p < VP; ++p)
+    for (uint n = 0; n < NT; ++n) {
+      double4 acc[VP];  // Y_i^T's rows of step n: vector pair p, as yt below
 #pragma unroll
-      for (uint n = 0; n < NT; ++n) {
-        double4 acc = (double4)(0);
+      for (uint p = 0; p < VP; ++p) acc[p] = (double4)(0);
 #pragma unroll
-        for (uint t = 0; t < NT; ++t)
-          acc = mma_16x8x8(pair_operand(xf, t, p), (double2)(lf[2 * t * NT + n], lf[(2 * t + 1) * NT + n]), acc);
-        yt[2 * p * NT + n] = acc.xy;
-        yt[(2 * p + 1) * NT + n] = acc.zw;
+      for (uint t = 0; t < NT; ++t)
+#pragma unroll
+        for (uint p = 0; p < VP; ++p)
+          acc[p] = mma_16x8x8(pair_operand(xf, t, p), (double2)(lf[2 * t * NT + n], lf[(2 * t + 1) * NT + n]), acc[p]);
+      if (more) tensor_matrix_column(e + 1, matrices, lf, n);
+      if (more && n == NT - 1)
+#pragma unroll
+        for (uint t = 0; t + 1 < NT; ++t) tensor_gather_step(dof, x, xf, t);
+      double2 yt[VT2];  // yt[v]: rows step_row(2 n, q), step_row(2 n + 1, q) of Y_i, vector 8 v + g
+#pragma unroll
+      for (uint p = 0; p < VP; ++p) {
+        yt[2 * p] = acc[p].xy;
+        yt[2 * p + 1] = acc[p].zw;
       }
-    if (e + 1 < end) tensor_matrix(e + 1, matrices, lf);
-    uint i = 0;
+      uint i = 0;
 #pragma unroll
-    for (uint p = 0; p < VP; ++p)
+      for (uint p = 0; p < VP; ++p)
 #pragma unroll
-      for (uint b = 2 * p; b < VT2; ++b, ++i)
-#pragma unroll
-        for (uint t = 0; t < NT; ++t) sum[i] = mma_16x8x8(pair_operand(xf, t, p), yt[b * NT + t], sum[i]);
-    if (e + 1 < end) {
-      tensor_gather(dof, x, xf);
+        for (uint b = 2 * p; b < VT2; ++b, ++i) sum[i] = mma_16x8x8(pair_operand(xf, n, p), yt[b], sum[i]);
+    }
+    if (more) {
+      tensor_gather_step(dof, x, xf, NT - 1);
       if (e + 2 < end) tensor_dofs(e + 2, indices, dof);
     }
   }
