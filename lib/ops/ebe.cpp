@@ -42,6 +42,11 @@ EbeLayout parse_ebe_layout(std::string_view text) {
   throw InvalidArgument("unknown layout '" + std::string(text) + "': expected tiles, columns or tensor");
 }
 
+namespace {
+// The element and vector counts the tensor layout's registers hold (ebe.cl).
+bool tensor_shape_fits(std::size_t l, std::size_t k) { return l <= kEbeTensorLimit && k <= kEbeTensorLimit; }
+}  // namespace
+
 std::string ebe_tensor_refusal(const DeviceInfo& device, std::size_t value_bytes, std::size_t l, std::size_t k) {
   // mma.sync's m8n8k4 in double came with compute capability 8.0 (A100).
   if (device.nvidia_compute_capability < 80)
@@ -50,12 +55,15 @@ std::string ebe_tensor_refusal(const DeviceInfo& device, std::size_t value_bytes
   if (value_bytes != sizeof(double))
     return "the tensor layout computes in double only (the tensor cores have no exact float product): use tiles or "
            "columns";
-  if (l > kEbeTensorLimit || k > kEbeTensorLimit)
+  if (!tensor_shape_fits(l, k))
     return "the tensor layout takes elements and projections of at most " + std::to_string(kEbeTensorLimit) +
            " DOFs and vectors (these have " + std::to_string(l) + " and " + std::to_string(k) +
            "): use tiles or columns";
   return {};
 }
+
+// mma.sync's m16n8k8 in double came with compute capability 9.0 (H100).
+bool ebe_tensor_uses_m16n8k8(const DeviceInfo& device) { return device.nvidia_compute_capability >= 90; }
 
 namespace {
 
@@ -204,7 +212,7 @@ std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k,
       case EbeLayout::columns: return column_tiling(l, k, max_group).steps;
       case EbeLayout::tensor:
         // 256 multiply-adds a product: two warp-steps of 4.
-        return l > kEbeTensorLimit || k > kEbeTensorLimit || max_group < kWarp ? SIZE_MAX : 2 * tensor_products(l, k);
+        return tensor_shape_fits(l, k) && max_group >= kWarp ? 2 * tensor_products(l, k) : SIZE_MAX;
     }
   } catch (const UnsupportedFeature&) {
   }
@@ -376,8 +384,7 @@ struct EbeOperator<T>::Impl {
       build.define("COLUMNS", 1).define("CWG", columns.group).define("CTPT", columns.tiles_per_item);
     if (layout == EbeLayout::tensor) {
       build.define("TENSOR", 1);
-      // mma.sync's m16n8k8 in double came with compute capability 9.0 (H100).
-      if (context.device().nvidia_compute_capability >= 90) build.define("MMA16", 1);
+      if (ebe_tensor_uses_m16n8k8(context.device())) build.define("MMA16", 1);
     }
     const cl::Program& program = context.program("ebe", build.str());
     multiply_kernel = context.kernel(program, "ebe_multiply");

@@ -62,6 +62,9 @@ inline constexpr std::size_t kEbeTensorLimit = 32;
 /// `value_bytes` (it needs NVIDIA's compute capability 8.0 or later and double precision); empty
 /// when it can.
 std::string ebe_tensor_refusal(const DeviceInfo& device, std::size_t value_bytes, std::size_t l, std::size_t k);
+/// Whether the tensor layout issues NVIDIA's m16n8k8 on `device` (compute capability 9.0 or later,
+/// H100) rather than four m8n8k4 (8.x): what the bench's tensor-core peak must measure too.
+bool ebe_tensor_uses_m16n8k8(const DeviceInfo& device);
 
 /// Warp-steps of multiply-adds (4 a work-item, counted per warp of 32) that the projection of one
 /// element of l DOFs with k vectors issues in `layout` with work-groups of at most max_group, or
