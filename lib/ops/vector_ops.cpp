@@ -226,7 +226,6 @@ void VectorOps<T>::require_values(const VectorRef& v, std::size_t values, const 
                           std::to_string(values));
 }
 
-
 template <class T>
 Span VectorOps<T>::multiply_rows(const DeviceBuffer<T>& d, const VectorRef& x, const VectorRef& y) {
   set_args(multiply_rows_, "multiply_rows", cl_ulong(rows_ * k_), d.get(), x.buffer, cl_ulong(x.offset), y.buffer,
