@@ -419,15 +419,17 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 // barriers. Per element, for each step n of 8 element rows
 //   product     Y_i^T's rows of step n = X_i^T L_i's column block n, in blocks of 16 vectors x 8
 //               rows (L_i is symmetric), summed over all of X_i's rows;
-//   projection  K+ += X_i^T Y_i over the rows of step n, in blocks of 16 x 8 vectors on and above
-//               the diagonal, summed over the chunk.
+//   projection  K+ += X_i^T Y_i over the rows of step n, in blocks of 16 x 8 vectors (two 8-vector
+//               tiles of X_i against one of Y_i), summed over the chunk; K+ is symmetric, so the
+//               blocks cover each pair of tiles once (projection_block).
 // Both sum over the element's rows in steps of 8, step t taking rows step_row(2 t, q) and
 // step_row(2 t + 1, q) from lane 4 g + q: in that order the product's result blocks are the
 // projection's operands as they lie, so no value moves between lanes. Lane 4 g + q holds
 // X_i[step_row(s, q)][8 v + g] (xf), L_i[step_row(s, q)][8 n + g] (lf), Y_i[8 n + 2 q + h][8 v + g]
-// (yt) and K+[8 a + g][8 b + 2 q + h]. Rows past L and vectors past K are zeros. Taking the steps
-// one at a time keeps one step of Y_i in registers, not all of it (238 registers, not 255 and a
-// spill), and frees each column block of L_i for the next element as soon as it is used. The bits
+// (yt) and its share of each projection block (as the write at the end says). Rows past L and
+// vectors past K are zeros. Taking the steps one at a time keeps one step of Y_i in registers, not
+// all of it (238 registers, not 255 and a spill), and frees each column block of L_i for the next
+// element as soon as it is used. The bits
 // differ from the other layouts' (the tensor cores add in their own order), and are the same every
 // run and for every batch size. MMA16 (compute capability 9.0 or later): one m16n8k8 instruction a
 // block step; otherwise four m8n8k4 (the same products, added in another order).
@@ -435,7 +437,6 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 #define VT ((K + 7) / 8)        // 8-vector tiles ...
 #define VP ((VT + 1) / 2)       // ... in pairs
 #define VT2 (2 * VP)            // ... padded to whole pairs
-#define PB (VP * (VP + 1))      // projection blocks: pair p with tiles 2 p .. VT2 - 1
 
 // Warps a work-group, each on a chunk of its own (no local memory, no barriers). On an H200 1 and 4
 // ran alike (1.07 ms for 27 vectors of 602,112 bricks); more than 8 exceed the work-group the
@@ -500,22 +501,73 @@ inline void tensor_gather_step(const int* dof, __global const REAL* restrict x, 
     }
 }
 
-// lf[s NT + n] = L_i[step_row(s, q)][8 n + g] for column block n, read from the packed upper
-// triangle (0 past L).
+// lf[s NT + n] = L_i[step_row(s, q)][8 n + g] for column block n (0 past L). Elements of whole
+// tiles come in the tensor layout's storage order (tensor_storage_order, lib/ops/ebe.cpp): a block
+// above the diagonal is read whole, 16 bytes a lane; the one below, its transpose, from the same
+// 512 bytes; a diagonal block from its packed triangle (5 % faster than packed rows on an H200).
+// Other elements come as packed rows.
 inline void tensor_matrix_column(const uint e, __global const REAL* restrict matrices, REAL* lf, const uint n) {
   const uint g = lane_group(), q = lane_quad();
   __global const REAL* m = matrices + (size_t)e * PACKED;
+#if L % 8 == 0
+#pragma unroll
+  for (uint t = 0; t < NT; ++t) {
+    if (t != n) {
+      const uint lo = min(t, n), hi = max(t, n);
+      __global const REAL* block = m + 64 * (lo * (2 * NT - lo - 1) / 2 + hi - lo - 1);
+      if (t < n) {
+        const double2 v = *(__global const double2*)(block + 2 * (4 * g + q));
+        lf[2 * t * NT + n] = v.x;
+        lf[(2 * t + 1) * NT + n] = v.y;
+      } else {
+        lf[2 * t * NT + n] = block[16 * q + g];
+        lf[(2 * t + 1) * NT + n] = block[16 * q + 8 + g];
+      }
+    } else {
+      __global const REAL* diagonal = m + 32 * NT * (NT - 1) + 36 * n;
+#pragma unroll
+      for (uint h = 0; h < 2; ++h) {
+        const uint r = 2 * q + h, lo = min(r, g), hi = max(r, g);
+        lf[(2 * t + h) * NT + n] = diagonal[lo * (15 - lo) / 2 + hi];
+      }
+    }
+  }
+#else
 #pragma unroll
   for (uint s = 0; s < 2 * NT; ++s) {
     const uint r = step_row(s, q), c = 8 * n + g, lo = min(r, c), hi = max(r, c);
     lf[s * NT + n] = hi < L ? m[lo * (2 * L - 1 - lo) / 2 + hi] : (REAL)0;
   }
+#endif
 }
 
-// The A operand of row step t for vector pair p: X_i^T's rows 16 p .. 16 p + 15.
-inline double4 pair_operand(const REAL* xf, const uint t, const uint p) {
+// Projection block i: Y_i's tile c against X_i's tiles r1 and r2 (VT: none), giving K+'s tiles
+// (r1, c) and (r2, c), or their transposes. The blocks take each pair of tiles {r, c} once: ceil of
+// half the VT (VT + 1) / 2 pairs, the fewest 16 x 8 blocks can (5, not the 6 that pairs of whole
+// rows of tiles need, for 25 to 32 vectors).
+#if VT == 1
+#define PB 1
+#define PROJECTION_BLOCKS {(uint3)(0, 0, VT)}
+#elif VT == 2
+#define PB 2
+#define PROJECTION_BLOCKS {(uint3)(0, 0, 1), (uint3)(1, 1, VT)}
+#elif VT == 3
+#define PB 3
+#define PROJECTION_BLOCKS {(uint3)(0, 0, 1), (uint3)(1, 1, 2), (uint3)(2, 2, 0)}
+#else
+#define PB 5
+#define PROJECTION_BLOCKS {(uint3)(0, 0, 1), (uint3)(1, 1, 2), (uint3)(2, 2, 3), (uint3)(3, 3, 1), (uint3)(0, 2, 3)}
+#endif
+inline uint3 projection_block(const uint i) {
+  const uint3 blocks[PB] = PROJECTION_BLOCKS;
+  return blocks[i];
+}
+
+// The A operand of row step t for X_i^T's tiles r1 and r2 (VT: zeros).
+inline double4 tile_operand(const REAL* xf, const uint t, const uint r1, const uint r2) {
   const uint s = 2 * t;
-  return (double4)(xf[s * VT2 + 2 * p], xf[s * VT2 + 2 * p + 1], xf[(s + 1) * VT2 + 2 * p], xf[(s + 1) * VT2 + 2 * p + 1]);
+  return (double4)(xf[s * VT2 + r1], r2 < VT ? xf[s * VT2 + r2] : 0, xf[(s + 1) * VT2 + r1],
+                   r2 < VT ? xf[(s + 1) * VT2 + r2] : 0);
 }
 
 // As ebe_project, in the tensor layout, chunk TENSOR_WARPS g + w by warp w of group g. Element
@@ -552,7 +604,7 @@ __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe
       for (uint t = 0; t < NT; ++t)
 #pragma unroll
         for (uint p = 0; p < VP; ++p)
-          acc[p] = mma_16x8x8(pair_operand(xf, t, p), (double2)(lf[2 * t * NT + n], lf[(2 * t + 1) * NT + n]), acc[p]);
+          acc[p] = mma_16x8x8(tile_operand(xf, t, 2 * p, 2 * p + 1), (double2)(lf[2 * t * NT + n], lf[(2 * t + 1) * NT + n]), acc[p]);
       if (more) tensor_matrix_column(e + 1, matrices, lf, n);
       if (more && n == NT - 1)
 #pragma unroll
@@ -563,30 +615,33 @@ __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe
         yt[2 * p] = acc[p].xy;
         yt[2 * p + 1] = acc[p].zw;
       }
-      uint i = 0;
 #pragma unroll
-      for (uint p = 0; p < VP; ++p)
-#pragma unroll
-        for (uint b = 2 * p; b < VT2; ++b, ++i) sum[i] = mma_16x8x8(pair_operand(xf, n, p), yt[b], sum[i]);
+      for (uint i = 0; i < PB; ++i) {
+        const uint3 b = projection_block(i);
+        sum[i] = mma_16x8x8(tile_operand(xf, n, b.y, b.z), yt[b.x], sum[i]);
+      }
     }
     if (more) {
       tensor_gather_step(dof, x, xf, NT - 1);
       if (e + 2 < end) tensor_dofs(e + 2, indices, dof);
     }
   }
+  // Lane 4 g + q holds (A row g, columns 2 q, 2 q + 1) and (A row g + 8, the same columns) of each
+  // block: K+ entries (8 r1 + g, 8 c + 2 q + h) and (8 r2 + g, ...), stored in the upper triangle;
+  // of a diagonal tile (r = c) only the entries on and above the diagonal.
   const uint g = lane_group(), q = lane_quad(), chunk = first_chunk + own;
-  uint i = 0;
 #pragma unroll
-  for (uint p = 0; p < VP; ++p)
+  for (uint i = 0; i < PB; ++i) {
+    const uint3 b = projection_block(i);
+    const double values[4] = {sum[i].x, sum[i].y, sum[i].z, sum[i].w};
 #pragma unroll
-    for (uint b = 2 * p; b < VT2; ++b, ++i) {
-      const double values[4] = {sum[i].x, sum[i].y, sum[i].z, sum[i].w};
-#pragma unroll
-      for (uint h = 0; h < 4; ++h) {
-        const uint va = 8 * (2 * p + h / 2) + g, vb = 8 * b + 2 * q + h % 2;
-        if (va <= vb && vb < K) partial[(size_t)(va * K - va * (va - 1) / 2 + (vb - va)) * chunks + chunk] = values[h];
-      }
+    for (uint h = 0; h < 4; ++h) {
+      const uint r = h < 2 ? b.y : b.z, va = 8 * r + g, vb = 8 * b.x + 2 * q + h % 2;
+      const uint lo = min(va, vb), hi = max(va, vb);
+      if (r < VT && (r != b.x || va <= vb) && hi < K)
+        partial[(size_t)(lo * K - lo * (lo - 1) / 2 + (hi - lo)) * chunks + chunk] = values[h];
     }
+  }
 }
 #endif
 

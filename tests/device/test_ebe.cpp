@@ -292,8 +292,11 @@ TEST_CASE("EBE: the tensor layout projects as the others do, with the same bits 
           return;
         }
         // The paper's 27 vectors of 24-DOF bricks; 3 vectors of 4-DOF elements (pad rows and
-        // vectors); 10-DOF elements with 9 vectors (two tiles each way, both padded); the limits.
-        for (const auto& [l, k] : {std::pair<std::size_t, std::size_t>{24, 27}, {4, 3}, {10, 9}, {32, 32}}) {
+        // vectors); 10-DOF elements with 9 vectors (two tiles each way, both padded); 16-DOF
+        // elements with 20 vectors (three vector tiles); the limits. 24, 16 and 32 DOFs are stored
+        // in the tensor cores' order, 4 and 10 as packed rows.
+        for (const auto& [l, k] :
+             {std::pair<std::size_t, std::size_t>{24, 27}, {4, 3}, {10, 9}, {16, 20}, {32, 32}}) {
           CAPTURE(l);
           CAPTURE(k);
           const ElementSet<T> set = random_elements<T>(300, l, ElementStorage::upper, l * 5 + k);
@@ -302,9 +305,13 @@ TEST_CASE("EBE: the tensor layout projects as the others do, with the same bits 
           const std::vector<double> p = device_project(context, tensor, x);
           check_close<T>(p, assembled_projection(set, x, k), 10 * tolerance<T>());
           CHECK(device_project(context, tensor, x) == p);
+          // Y = K X reads the tensor layout's storage order through its table: the same bits.
+          EbeOperator<T> tiles(context, set, k, {EbeScatter::colouring, 0, EbeLayout::tiles});
+          CHECK(device_multiply(context, tensor, x) == device_multiply(context, tiles, x));
           for (const std::size_t batch : {std::size_t{32}, std::size_t{96}}) {
             EbeOperator<T> streamed(context, set, k, {EbeScatter::colouring, batch, EbeLayout::tensor});
             CHECK(device_project(context, streamed, x) == p);
+            CHECK(device_multiply(context, streamed, x) == device_multiply(context, tiles, x));
           }
         }
         const ElasticModel<T> model = cantilever<T>({1, 0.4, 0.2, 5, 4, 2}, Material{});  // clamped DOFs
@@ -344,7 +351,8 @@ TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept
     CHECK(ebe_projection_steps(EbeLayout::columns, kEbeColumnDofs + 1, 27, group) == SIZE_MAX);
     CHECK(ebe_projection_steps(EbeLayout::tiles, 24, 27, group) == 240);
     CHECK(ebe_projection_steps(EbeLayout::columns, 24, 27, group) == 240);
-    CHECK(ebe_projection_steps(EbeLayout::tensor, 24, 27, group) == 288);
+    // Tensor: 18 blocks of 16 x 8 x 8 for the product, 5 a row step for the projection, 8 steps each.
+    CHECK(ebe_projection_steps(EbeLayout::tensor, 24, 27, group) == 264);
     CHECK(ebe_projection_steps(EbeLayout::tensor, kEbeTensorLimit + 1, 27, group) == SIZE_MAX);
     for (const std::size_t l : {std::size_t{6}, kEbeColumnDofs + 1}) {
       const ElementSet<float> set = random_elements<float>(40, l, ElementStorage::upper, 9);

@@ -3,7 +3,9 @@
 // K+ = X^T K X for a set of k vectors, K given by element matrices (matrix/elements.hpp), never
 // assembled.
 //
-// The elements go to the device as packed upper triangles. Y = K X runs them in colour order
+// The elements go to the device as packed upper triangles (for the tensor layout, elements of whole
+// 8-row tiles as the tensor cores read them: the same values in another order; Y = K X reads either
+// through a table). Y = K X runs them in colour order
 // (colour_elements(): the elements of one colour share no DOF, so a launch per colour adds without
 // conflicts); the projection runs them in the caller's order, in which neighbouring elements share
 // X's rows in the device's cache (a generated mesh numbers its elements layer by layer; the
