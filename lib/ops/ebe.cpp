@@ -88,7 +88,8 @@ std::vector<cl_ushort> packed_rows_columns(std::size_t l) {
 // as the tensor cores' B operand lies in a warp (value 2 (4 g + q) + h: row 2 q + h, column g),
 // then the diagonal blocks as packed upper triangles; the packed position of each stored value.
 // A warp then reads each block above the diagonal whole, 16 bytes a lane, and its transpose below
-// the diagonal from the same 512 bytes (5 % faster than reading the packed rows on an H200).
+// the diagonal from the same 512 bytes (5 % faster than reading the packed rows on an H200). The
+// device puts each element in this order (ebe_storage.cl) as it arrives.
 std::vector<std::size_t> tensor_storage_order(std::size_t l) {
   const std::size_t tiles = l / 8;
   const auto packed_position = [l](std::size_t r, std::size_t c) { return r * (2 * l - 1 - r) / 2 + c; };
@@ -270,8 +271,10 @@ struct EbeElements {
   ElementColouring colouring;
   ElementSet<T> owned;              // a packed copy when the input is stored full
   const ElementSet<T>* source;      // the packed elements, in the caller's order
-  std::vector<std::size_t> storage;  // the packed position of each stored value (empty: packed order)
   DeviceBuffer<cl_ushort> rc;       // stored value -> (row << 8) | column
+  DeviceBuffer<cl_ushort> storage;  // stored value -> its packed position (empty: packed order)
+  cl::Kernel store;                 // ebe_storage_order, where `storage` is not empty
+  bool reordered = false;           // whether the elements are kept in the tensor storage order
   DeviceBuffer<cl_uint> colour_order;  // resident: colouring.order
   DeviceBuffer<T> matrices[2];
   DeviceBuffer<cl_int> indices[2];
@@ -291,10 +294,19 @@ struct EbeElements {
         source(elements.storage == ElementStorage::full ? &owned : &elements) {
     std::vector<cl_ushort> rows_columns = packed_rows_columns(l);
     if (tensor_storage(options.projection, l)) {
-      storage = tensor_storage_order(l);
-      std::vector<cl_ushort> stored(packed);
-      for (std::size_t i = 0; i < packed; ++i) stored[i] = rows_columns[storage[i]];
+      const std::vector<std::size_t> order = tensor_storage_order(l);
+      std::vector<cl_ushort> stored(packed), positions(packed);
+      for (std::size_t i = 0; i < packed; ++i) {
+        stored[i] = rows_columns[order[i]];
+        positions[i] = static_cast<cl_ushort>(order[i]);
+      }
       rows_columns = std::move(stored);
+      storage = upload(positions, "element storage order");
+      reordered = true;
+      store = context.kernel(
+          context.program("ebe_storage", BuildOptions().real_type<T>().define("PACKED", packed).str()),
+          "ebe_storage_order");
+      detail::require_work_group(context.device(), store, kWarp, "ebe_storage_order");
     }
     rc = upload(rows_columns, "element unpacking table");
     batch = options.batch_elements == 0 ? count : detail::round_up(options.batch_elements, kEbeChunk);
@@ -307,20 +319,10 @@ struct EbeElements {
   }
 
   template <class V>
-  DeviceBuffer<V> upload(const std::vector<V>& values, const char* purpose) {
-    DeviceBuffer<V> buffer(context, values.size(), purpose, CL_MEM_READ_ONLY);
+  DeviceBuffer<V> upload(const std::vector<V>& values, const char* purpose, cl_mem_flags flags = CL_MEM_READ_ONLY) {
+    DeviceBuffer<V> buffer(context, values.size(), purpose, flags);
     detail::write_buffer(context.compute_queue(), buffer.get(), values.data(), values.size() * sizeof(V));
     return buffer;
-  }
-
-  // Element e's matrix in the storage order.
-  void store_matrix(std::size_t e, T* out) const {
-    const T* packed_values = source->matrices.data() + e * packed;
-    if (storage.empty()) {
-      std::memcpy(out, packed_values, packed * sizeof(T));
-      return;
-    }
-    for (std::size_t i = 0; i < packed; ++i) out[i] = packed_values[storage[i]];
   }
 
   // Copies elements [first, first + n) of `order` into host arrays (the batch's layout).
@@ -328,37 +330,37 @@ struct EbeElements {
     detail::parallel_for(n, 1024, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         const std::size_t e = order == BatchOrder::colours ? colouring.order[first + i] : first + i;
-        store_matrix(e, matrices_out + i * packed);
+        std::memcpy(matrices_out + i * packed, source->matrices.data() + e * packed, packed * sizeof(T));
         std::memcpy(indices_out + i * l, source->indices.data() + e * l, l * sizeof(cl_int));
       }
     });
   }
 
-  // Packed elements go up as the caller holds them (no host copy); others in pieces of
-  // kStreamBatchBytes, reordered on the way.
+  // The packed elements go up as the caller holds them: no host copy.
   void place_resident() {
-    if (storage.empty()) {
-      matrices[0] = upload(source->matrices, "element matrices");
-    } else {
-      matrices[0] = DeviceBuffer<T>(context, count * packed, "element matrices", CL_MEM_READ_ONLY);
-      const std::size_t piece = std::max<std::size_t>(1, kStreamBatchBytes / (packed * sizeof(T)));
-      std::vector<T> stored(std::min(piece, count) * packed);
-      for (std::size_t first = 0; first < count; first += piece) {
-        const std::size_t n = std::min(piece, count - first);
-        detail::parallel_for(n, 1024, [&](std::size_t begin, std::size_t end) {
-          for (std::size_t i = begin; i < end; ++i) store_matrix(first + i, stored.data() + i * packed);
-        });
-        detail::write_buffer(context.compute_queue(), matrices[0].get(), stored.data(), n * packed * sizeof(T),
-                             first * packed * sizeof(T));
-      }
+    matrices[0] = upload(source->matrices, "element matrices", CL_MEM_READ_WRITE);
+    if (reordered) {
+      order_storage(0, count, {});
+      check(context.compute_queue().finish(), "clFinish", "putting the element matrices in the storage order");
     }
     indices[0] = upload(source->indices, "element indices");
     colour_order = upload(colouring.order, "element colour order");
   }
 
+  // Puts the n elements in slot `slot` from packed rows into the storage order, after `wait`.
+  cl::Event order_storage(int slot, std::size_t n, const std::vector<cl::Event>& wait) {
+    detail::set_args(store, "ebe_storage_order", u32(n), matrices[slot].get(), storage.get());
+    const std::size_t groups = std::min<std::size_t>(n, std::size_t{1} << 16);  // grid-stride beyond
+    cl::Event done;
+    check(context.compute_queue().enqueueNDRangeKernel(store, cl::NullRange, cl::NDRange(groups * kWarp),
+                                                       cl::NDRange(kWarp), wait.empty() ? nullptr : &wait, &done),
+          "clEnqueueNDRangeKernel", "putting element matrices in the storage order");
+    return done;
+  }
+
   void place_streamed() {
     for (int s = 0; s < 2; ++s) {
-      matrices[s] = DeviceBuffer<T>(context, batch * packed, "element matrix batch", CL_MEM_READ_ONLY);
+      matrices[s] = DeviceBuffer<T>(context, batch * packed, "element matrix batch", CL_MEM_READ_WRITE);
       indices[s] = DeviceBuffer<cl_int>(context, batch * l, "element index batch", CL_MEM_READ_ONLY);
       staged_matrices[s].emplace(context, batch * packed);
       staged_indices[s].emplace(context, batch * l);
@@ -370,9 +372,11 @@ struct EbeElements {
   // Runs launch(slot, first, n, ready) for every batch of `order` in turn, with the batch's elements
   // in slot `slot` of the device buffers (resident: all of them, in the caller's order); launch
   // enqueues kernels on the compute queue waiting on `ready` and returns the last one's event. Each
-  // batch's uploads go into `uploads` (first, last).
+  // batch's uploads go into `uploads` (first, last), its ordering into the storage order into
+  // `kernels`.
   template <class Launch>
-  void for_each_batch(BatchOrder order, Launch launch, std::vector<std::pair<cl::Event, cl::Event>>& uploads) {
+  void for_each_batch(BatchOrder order, Launch launch, std::vector<std::pair<cl::Event, cl::Event>>& uploads,
+                      std::vector<std::pair<cl::Event, cl::Event>>& kernels) {
     if (batch == count) {
       launch(0, std::size_t{0}, count, std::vector<cl::Event>{});
       return;
@@ -395,6 +399,10 @@ struct EbeElements {
             "clEnqueueWriteBuffer", "uploading a batch of element indices");
       check(up.flush(), "clFlush", "uploading element batches");
       uploads.emplace_back(matrices_up, uploaded[s]);
+      if (reordered) {
+        matrices_up = order_storage(s, n, {matrices_up});
+        kernels.emplace_back(matrices_up, matrices_up);
+      }
       used[s] = launch(s, first, n, std::vector<cl::Event>{matrices_up, uploaded[s]});
       check(context.compute_queue().flush(), "clFlush", "element batches");
     }
@@ -543,7 +551,7 @@ struct EbeOperator<T>::Impl {
         [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
           return span.last = multiply_batch(slot, first, n, xb, yb, ready);
         },
-        upload_events);
+        upload_events, kernel_events);
     return span;
   }
 
@@ -628,7 +636,7 @@ std::vector<double> EbeOperator<T>::project(const sparse::DeviceVectors<T>& x) {
       [&](int slot, std::size_t first, std::size_t n, const std::vector<cl::Event>& ready) {
         return im.project_range(slot, first, n, x.buffer().get(), ready);
       },
-      im.upload_events);
+      im.upload_events, im.kernel_events);
   detail::set_args(im.reduce_kernel, "ebe_reduce", im.partial.get(), u32(chunks), im.result.get());
   im.enqueue(im.reduce_kernel, im.k * (im.k + 1) / 2, im.reduce_group, {}, "reducing the projection");
   std::vector<T> upper(im.k * (im.k + 1) / 2);
