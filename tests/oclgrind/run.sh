@@ -63,6 +63,35 @@ check "$tests" --test-suite=oclgrind --test-case="$rectangular"
 # see elsewhere) wrote all of Y just before and every result matches the host reference.
 checks=(--data-races --check-api)
 OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$tests" --test-suite=oclgrind --test-case='EBE*'
+# The tensor layout's reordering of element matrices (ebe_storage.cl) runs only where that layout
+# does (NVIDIA's tensor cores): here it runs alone through oclgrind-kernel, 3 work-groups over 5
+# elements of 36 values in reversed order, with the data-race and uninitialised-value checks, and
+# every value it writes is checked.
+storage="$work/ebe_storage" lib="$(dirname "$0")/../../lib"
+mkdir -p "$storage"
+cat "$lib/base/prologue.cl" "$lib/ops/ebe_storage.cl" > "$storage/kernel.cl"
+python3 - "$storage" <<'PY'
+import sys
+d = sys.argv[1]
+with open(d + "/kernel.sim", "w") as f:
+    f.write(d + "/kernel.cl\nebe_storage_order\n96 1 1\n32 1 1\n\n<size=4 uint>\n5\n\n")
+    f.write("<size=1440 double dump>\n" + " ".join(str(float(v)) for v in range(180)) + "\n\n")
+    f.write("<size=72 ushort>\n" + " ".join(str(35 - i) for i in range(36)) + "\n")
+PY
+runs=$((runs + 1))
+echo "+ ${oclgrind}-kernel --data-races --uninitialized $storage/kernel.sim"
+"${oclgrind}-kernel" --data-races --uninitialized --log "$storage/log" \
+  --build-options "-DPACKED=36 -DREAL=double -DREAL_IS_DOUBLE=1" "$storage/kernel.sim" > "$storage/out"
+if [ -s "$storage/log" ] || ! python3 - "$storage/out" <<'PY'
+import re, sys
+values = {int(i): float(v) for i, v in re.findall(r"matrices\[(\d+)\] = (\S+)", open(sys.argv[1]).read())}
+sys.exit(0 if values == {36 * e + i: 36 * e + 35 - i for e in range(5) for i in range(36)} else 1)
+PY
+then
+  echo "FAILED: ebe_storage_order under Oclgrind (reports in $storage/log, result in $storage/out)"
+  head -c 20000 "$storage/log"
+  exit 1
+fi
 # The CLI plans with a saved PoCL profile: calibrating under the simulator would take hours. Its
 # heat solver moves rows by rectangular transfers and keeps the grid in mapped (pinned) host
 # memory; Oclgrind 21.10's uninitialised-value check does not see those writes and reports every
