@@ -274,7 +274,6 @@ struct EbeElements {
   DeviceBuffer<cl_ushort> rc;       // stored value -> (row << 8) | column
   DeviceBuffer<cl_ushort> storage;  // stored value -> its packed position (empty: packed order)
   cl::Kernel store;                 // ebe_storage_order, where `storage` is not empty
-  bool reordered = false;           // whether the elements are kept in the tensor storage order
   DeviceBuffer<cl_uint> colour_order;  // resident: colouring.order
   DeviceBuffer<T> matrices[2];
   DeviceBuffer<cl_int> indices[2];
@@ -302,7 +301,6 @@ struct EbeElements {
       }
       rows_columns = std::move(stored);
       storage = upload(positions, "element storage order");
-      reordered = true;
       store = context.kernel(
           context.program("ebe_storage", BuildOptions().real_type<T>().define("PACKED", packed).str()),
           "ebe_storage_order");
@@ -339,13 +337,16 @@ struct EbeElements {
   // The packed elements go up as the caller holds them: no host copy.
   void place_resident() {
     matrices[0] = upload(source->matrices, "element matrices", CL_MEM_READ_WRITE);
-    if (reordered) {
+    if (reordered()) {
       order_storage(0, count, {});
       check(context.compute_queue().finish(), "clFinish", "putting the element matrices in the storage order");
     }
     indices[0] = upload(source->indices, "element indices");
     colour_order = upload(colouring.order, "element colour order");
   }
+
+  // Whether the elements are kept in the tensor storage order (tensor_storage_order).
+  bool reordered() const { return storage.size() != 0; }
 
   // Puts the n elements in slot `slot` from packed rows into the storage order, after `wait`.
   cl::Event order_storage(int slot, std::size_t n, const std::vector<cl::Event>& wait) {
@@ -399,7 +400,7 @@ struct EbeElements {
             "clEnqueueWriteBuffer", "uploading a batch of element indices");
       check(up.flush(), "clFlush", "uploading element batches");
       uploads.emplace_back(matrices_up, uploaded[s]);
-      if (reordered) {
+      if (reordered()) {
         matrices_up = order_storage(s, n, {matrices_up});
         kernels.emplace_back(matrices_up, matrices_up);
       }
