@@ -429,10 +429,10 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 // (yt) and its share of each projection block (as the write at the end says). Rows past L and
 // vectors past K are zeros. Taking the steps one at a time keeps one step of Y_i in registers, not
 // all of it (238 registers, not 255 and a spill), and frees each column block of L_i for the next
-// element as soon as it is used. The bits
-// differ from the other layouts' (the tensor cores add in their own order), and are the same every
-// run and for every batch size. MMA16 (compute capability 9.0 or later): one m16n8k8 instruction a
-// block step; otherwise four m8n8k4 (the same products, added in another order).
+// element as soon as it is used. The bits differ from the other layouts' (the tensor cores add in
+// their own order), and are the same every run and for every batch size. MMA16 (compute
+// capability 9.0 or later): one m16n8k8 instruction a block step; otherwise four m8n8k4 (the same
+// products, added in another order).
 #define NT ((L + 7) / 8)        // 8-row tiles of an element, and steps of 8 rows
 #define VT ((K + 7) / 8)        // 8-vector tiles ...
 #define VP ((VT + 1) / 2)       // ... in pairs
@@ -501,6 +501,13 @@ inline void tensor_gather_step(const int* dof, __global const REAL* restrict x, 
     }
 }
 
+#if L % 8 == 0
+// Element matrix m's stored block (a, b), a < b, in the tensor layout's storage order.
+inline __global const REAL* upper_block(__global const REAL* m, const uint a, const uint b) {
+  return m + 64 * (a * (2 * NT - a - 1) / 2 + b - a - 1);
+}
+#endif
+
 // lf[s NT + n] = L_i[step_row(s, q)][8 n + g] for column block n (0 past L). Elements of whole
 // tiles come in the tensor layout's storage order (tensor_storage_order, lib/ops/ebe.cpp): a block
 // above the diagonal is read whole, 16 bytes a lane; the one below, its transpose, from the same
@@ -512,17 +519,13 @@ inline void tensor_matrix_column(const uint e, __global const REAL* restrict mat
 #if L % 8 == 0
 #pragma unroll
   for (uint t = 0; t < NT; ++t) {
-    if (t != n) {
-      const uint lo = min(t, n), hi = max(t, n);
-      __global const REAL* block = m + 64 * (lo * (2 * NT - lo - 1) / 2 + hi - lo - 1);
-      if (t < n) {
-        const double2 v = *(__global const double2*)(block + 2 * (4 * g + q));
-        lf[2 * t * NT + n] = v.x;
-        lf[(2 * t + 1) * NT + n] = v.y;
-      } else {
-        lf[2 * t * NT + n] = block[16 * q + g];
-        lf[(2 * t + 1) * NT + n] = block[16 * q + 8 + g];
-      }
+    if (t < n) {
+      const double2 v = *(__global const double2*)(upper_block(m, t, n) + 2 * (4 * g + q));
+      lf[2 * t * NT + n] = v.x;
+      lf[(2 * t + 1) * NT + n] = v.y;
+    } else if (t > n) {
+      lf[2 * t * NT + n] = upper_block(m, n, t)[16 * q + g];
+      lf[(2 * t + 1) * NT + n] = upper_block(m, n, t)[16 * q + 8 + g];
     } else {
       __global const REAL* diagonal = m + 32 * NT * (NT - 1) + 36 * n;
 #pragma unroll
