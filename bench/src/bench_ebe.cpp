@@ -300,6 +300,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
     Route route{std::string("ziggurat EBE, resident, ") + to_string(other) + " layout", 0, 0, ""};
     try {
       EbeOperator<T> op(context, stiffness, k, {EbeScatter::colouring, 0, other});
+      if (op.factored()) route.name += ", elements factored";
       std::vector<double> result;
       route.seconds = best_of(o.repeat, [&] { result = op.project(dx); });
       route.difference = relative_difference(result, reference);
@@ -320,7 +321,8 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
   const double cpu_s = best_of(std::max<std::size_t>(1, o.repeat / 2), [&] { cpu_result = project(stiffness, x, k); });
 
   std::vector<Route> routes;
-  routes.push_back({std::string("ziggurat EBE, resident, ") + to_string(layout.layout) + " layout (measured faster; " +
+  routes.push_back({std::string("ziggurat EBE, resident, ") + to_string(layout.layout) + " layout" +
+                        (resident.factored() ? ", elements factored" : "") + " (measured faster; " +
                         std::to_string(resident.colours()) + " colours, chunks of " + std::to_string(kEbeChunk) + ")",
                     device_s, 0, "device " + number_text(resident.last_timing().kernels * 1e3) + " ms in kernels"});
   for (const Route& route : other_routes) routes.push_back(route);

@@ -7,8 +7,9 @@
 // product_place), TPT (projection tiles per work-item), CHUNK (elements per work-group),
 // REDUCE_GROUP (the reduction's group size), ATOMICS (1: scatter with atomic adds); COLUMNS (1: the
 // column-layout projection, with its group CWG >= K rounded up to 4 and its CTPT tiles per item);
-// TENSOR (1: the tensor-core projection, NVIDIA only, double, L and K at most 32; see there) and
-// MMA16 (1: with its m16n8k8 instruction, compute capability 9.0 or later).
+// TENSOR (1: the tensor-core projection, NVIDIA only, double, L and K at most 32; see there),
+// MMA16 (1: with its m16n8k8 instruction, compute capability 9.0 or later) and FACTORED (1: the
+// tensor projection reads the elements' Cholesky factors, ebe_factor.cl).
 //
 // A work-group takes CHUNK consecutive elements, one at a time. In the tile layout (ebe_multiply,
 // ebe_project) it stages the element's matrix (unpacked, in local memory) and X_i (its L rows of X,
@@ -433,6 +434,12 @@ __kernel __attribute__((reqd_work_group_size(CWG, 1, 1))) void ebe_project_colum
 // their own order), and are the same every run and for every batch size. MMA16 (compute
 // capability 9.0 or later): one m16n8k8 instruction a block step; otherwise four m8n8k4 (the same
 // products, added in another order).
+// FACTORED: the elements come as R, P L_i P^T = R^T R, with X_i's rows permuted alike
+// (ebe_factor.cl), and K+ += Z_i^T Z_i for Z_i = R X_i. The product takes R's upper triangle of
+// blocks only (6 of 9 for 24 DOFs: 27 instructions an element, not 33), column block t of R with
+// X_i's step t, so that step t of X_i and R is free for the next element's once used; all of Z_i
+// stays in registers until the projection, whose operands are Z_i's blocks where they lie (206
+// registers). 0.80 ms, not 0.99, for 27 vectors of 602,112 bricks on an H200.
 #define NT ((L + 7) / 8)        // 8-row tiles of an element, and steps of 8 rows
 #define VT ((K + 7) / 8)        // 8-vector tiles ...
 #define VP ((VT + 1) / 2)       // ... in pairs
@@ -544,6 +551,28 @@ inline void tensor_matrix_column(const uint e, __global const REAL* restrict mat
 #endif
 }
 
+#ifdef FACTORED
+// lf[2 t NT + n] and lf[(2 t + 1) NT + n] = R[8 n + g][step_row(2 t, q)] and [step_row(2 t + 1, q)]
+// for n <= t: column block t of the factor R (ebe_factor.cl; zero below the diagonal). A block above
+// the diagonal is stored by rows: one 16-byte load a lane.
+inline void factor_column(const uint e, __global const REAL* restrict matrices, REAL* lf, const uint t) {
+  const uint g = lane_group(), q = lane_quad();
+  __global const REAL* m = matrices + (size_t)e * PACKED;
+#pragma unroll
+  for (uint n = 0; n < t; ++n) {
+    const double2 v = *(__global const double2*)(upper_block(m, n, t) + 2 * (4 * g + q));
+    lf[2 * t * NT + n] = v.x;
+    lf[(2 * t + 1) * NT + n] = v.y;
+  }
+  __global const REAL* diagonal = m + 32 * NT * (NT - 1) + 36 * t;
+#pragma unroll
+  for (uint h = 0; h < 2; ++h) {
+    const uint c = 2 * q + h;
+    lf[(2 * t + h) * NT + t] = c >= g ? diagonal[g * (15 - g) / 2 + c] : 0;
+  }
+}
+#endif
+
 // Projection block i: Y_i's tile c against X_i's tiles r1 and r2 (VT: none), giving K+'s tiles
 // (r1, c) and (r2, c), or their transposes. The blocks take each pair of tiles {r, c} once: ceil of
 // half the VT (VT + 1) / 2 pairs, the fewest 16 x 8 blocks can (5, not the 6 that pairs of whole
@@ -573,6 +602,13 @@ inline double4 tile_operand(const REAL* xf, const uint t, const uint r1, const u
                    r2 < VT ? xf[(s + 1) * VT2 + r2] : 0);
 }
 
+#ifdef FACTORED
+// The A operand of Z_i^T's tiles r1 and r2 (VT: zeros) from a step's product, as it lies (zt).
+inline double4 result_operand(const double2* zt, const uint r1, const uint r2) {
+  return (double4)(zt[r1].x, r2 < VT ? zt[r2].x : 0, zt[r1].y, r2 < VT ? zt[r2].y : 0);
+}
+#endif
+
 // As ebe_project, in the tensor layout, chunk TENSOR_WARPS g + w by warp w of group g. Element
 // e + 1's column block n of L_i is loaded once e's product has used it, its X_i once e's last
 // product (all but the last step) and last projection step (the last step) have, and its DOF
@@ -593,9 +629,49 @@ __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe
 #pragma unroll
   for (uint t = 0; t < NT; ++t) {
     tensor_gather_step(dof, x, xf, t);
+#ifdef FACTORED
+    factor_column(begin, matrices, lf, t);
+#else
     tensor_matrix_column(begin, matrices, lf, t);
+#endif
   }
   if (begin + 1 < end) tensor_dofs(begin + 1, indices, dof);
+#ifdef FACTORED
+  for (uint e = begin; e < end; ++e) {
+    const bool more = e + 1 < end;
+    double4 z[NT * VP];  // Z_i^T's rows of step n, vector pair p: z[n VP + p], as yt below
+#pragma unroll
+    for (uint i = 0; i < NT * VP; ++i) z[i] = (double4)(0);
+#pragma unroll
+    for (uint t = 0; t < NT; ++t) {
+#pragma unroll
+      for (uint n = 0; n <= t; ++n)
+#pragma unroll
+        for (uint p = 0; p < VP; ++p)
+          z[n * VP + p] = mma_16x8x8(tile_operand(xf, t, 2 * p, 2 * p + 1),
+                                     (double2)(lf[2 * t * NT + n], lf[(2 * t + 1) * NT + n]), z[n * VP + p]);
+      if (more) {
+        factor_column(e + 1, matrices, lf, t);
+        tensor_gather_step(dof, x, xf, t);
+      }
+    }
+#pragma unroll
+    for (uint n = 0; n < NT; ++n) {
+      double2 zt[VT2];  // zt[v]: rows step_row(2 n, q), step_row(2 n + 1, q) of Z_i, vector 8 v + g
+#pragma unroll
+      for (uint p = 0; p < VP; ++p) {
+        zt[2 * p] = z[n * VP + p].xy;
+        zt[2 * p + 1] = z[n * VP + p].zw;
+      }
+#pragma unroll
+      for (uint i = 0; i < PB; ++i) {
+        const uint3 b = projection_block(i);
+        sum[i] = mma_16x8x8(result_operand(zt, b.y, b.z), zt[b.x], sum[i]);
+      }
+    }
+    if (more && e + 2 < end) tensor_dofs(e + 2, indices, dof);
+  }
+#else
   for (uint e = begin; e < end; ++e) {
     const bool more = e + 1 < end;
 #pragma unroll
@@ -629,6 +705,7 @@ __kernel __attribute__((reqd_work_group_size(32 * TENSOR_WARPS, 1, 1))) void ebe
       if (e + 2 < end) tensor_dofs(e + 2, indices, dof);
     }
   }
+#endif
   // Lane 4 g + q holds (A row g, columns 2 q, 2 q + 1) and (A row g + 8, the same columns) of each
   // block: K+ entries (8 r1 + g, 8 c + 2 q + h) and (8 r2 + g, ...), stored in the upper triangle;
   // of a diagonal tile (r = c) only the entries on and above the diagonal.

@@ -182,11 +182,13 @@ Tiling column_tiling(std::size_t l, std::size_t k, std::size_t max_group) {
 }
 
 // The tensor layout's tensor-core products of 8 x 8 x 4 an element (ebe.cl): the product's blocks of
-// 16 x 8 with steps of 8 rows, then the projection's.
+// 16 x 8 with steps of 8 rows, then the projection's. Elements of whole tiles are counted factored
+// (ebe_factor.cl: the product takes the upper triangle of R's blocks), as semi-definite ones run.
 std::size_t tensor_products(std::size_t l, std::size_t k) {
   const std::size_t rows = detail::ceil_div(l, 8), tiles = detail::ceil_div(k, 8), pairs = detail::ceil_div(k, 16);
   const std::size_t projection_blocks = detail::ceil_div(tiles * (tiles + 1) / 2, 2);  // ebe.cl's PB
-  return 4 * pairs * rows * rows + 4 * projection_blocks * rows;
+  const std::size_t product_blocks = l % 8 == 0 ? rows * (rows + 1) / 2 : rows * rows;
+  return 4 * pairs * product_blocks + 4 * projection_blocks * rows;
 }
 
 // The work-group size `kernel` declares (reqd_work_group_size): the tensor layout's kernel decides
@@ -248,9 +250,10 @@ std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k,
 }
 
 template <class T>
-std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements) {
-  // The packed matrix, the DOF numbers and the element's place in the colour order.
-  const std::size_t per_element = packed_size(elements.element_size) * sizeof(T) + elements.element_size * 4 + 4;
+std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements, EbeLayout layout) {
+  // The packed matrix, the DOF numbers and the element's place in the colour order; the factors.
+  const std::size_t l = elements.element_size, element = packed_size(l) * sizeof(T) + l * 4;
+  const std::size_t per_element = (tensor_storage(layout, l) ? 2 * element : element) + 4;
   if (per_element * elements.count() <= context.device().global_mem_bytes / 2) return 0;
   return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
 }
@@ -262,7 +265,10 @@ enum class BatchOrder { colours, elements };
 
 // The elements on the device: every element in the caller's order, with the colour order as a table
 // of element numbers (resident), or two batches with their pinned staging (streamed). Operators for
-// other numbers of vectors share it (no second copy).
+// other numbers of vectors share it (no second copy). The tensor layout's elements of whole tiles
+// are put in the tensor storage order as they arrive (ebe_storage.cl); for the projection, they
+// are also factored on the device (ebe_factor.cl) when every one is semi-definite, which factoring
+// them all at construction finds out.
 template <class T>
 struct EbeElements {
   Context context;
@@ -274,6 +280,11 @@ struct EbeElements {
   DeviceBuffer<cl_ushort> rc;       // stored value -> (row << 8) | column
   DeviceBuffer<cl_ushort> storage;  // stored value -> its packed position (empty: packed order)
   cl::Kernel store;                 // ebe_storage_order, where `storage` is not empty
+  cl::Kernel factor;                // ebe_cholesky, where `storage` is not empty, in double
+  DeviceBuffer<cl_int> failed;      // ebe_cholesky's flag: an element is not semi-definite
+  bool factored = false;            // the projection reads factors and factor_indices
+  DeviceBuffer<T> factors[2];             // R of each element (ebe_factor.cl)
+  DeviceBuffer<cl_int> factor_indices[2];  // its DOF numbers, permuted alike
   DeviceBuffer<cl_uint> colour_order;  // resident: colouring.order
   DeviceBuffer<T> matrices[2];
   DeviceBuffer<cl_int> indices[2];
@@ -305,8 +316,13 @@ struct EbeElements {
           context.program("ebe_storage", BuildOptions().real_type<T>().define("PACKED", packed).str()),
           "ebe_storage_order");
       detail::require_work_group(context.device(), store, kWarp, "ebe_storage_order");
+      if constexpr (std::is_same_v<T, double>) {
+        factor = context.kernel(context.program("ebe_factor", BuildOptions().real_type<T>().define("L", l).define(
+                                                                  "PACKED", packed).str()),
+                                "ebe_cholesky");
+        failed = upload(std::vector<cl_int>{0}, "element factoring flag", CL_MEM_READ_WRITE);
+      }
     }
-    rc = upload(rows_columns, "element unpacking table");
     batch = options.batch_elements == 0 ? count : detail::round_up(options.batch_elements, kEbeChunk);
     if (batch >= count) {
       batch = count;
@@ -314,6 +330,7 @@ struct EbeElements {
     } else {
       place_streamed();
     }
+    rc = upload(rows_columns, "element unpacking table");
   }
 
   template <class V>
@@ -334,19 +351,52 @@ struct EbeElements {
     });
   }
 
-  // The packed elements go up as the caller holds them: no host copy.
+  // The packed elements go up as the caller holds them: no host copy. They are factored before they
+  // are reordered.
   void place_resident() {
     matrices[0] = upload(source->matrices, "element matrices", CL_MEM_READ_WRITE);
+    indices[0] = upload(source->indices, "element indices");
+    if (factor() != nullptr) {
+      allocate_factors(1, count);
+      factor_elements(0, count, {});
+      settle_factoring();
+    }
     if (reordered()) {
       order_storage(0, count, {});
       check(context.compute_queue().finish(), "clFinish", "putting the element matrices in the storage order");
     }
-    indices[0] = upload(source->indices, "element indices");
     colour_order = upload(colouring.order, "element colour order");
   }
 
   // Whether the elements are kept in the tensor storage order (tensor_storage_order).
   bool reordered() const { return storage.size() != 0; }
+
+  void allocate_factors(int slots, std::size_t n) {
+    for (int s = 0; s < slots; ++s) {
+      factors[s] = DeviceBuffer<T>(context, n * packed, "element factors", CL_MEM_READ_WRITE);
+      factor_indices[s] = DeviceBuffer<cl_int>(context, n * l, "element factor indices", CL_MEM_READ_WRITE);
+    }
+  }
+
+  // Factors the n elements in slot `slot` (packed rows) into the slot's factors, after `wait`.
+  cl::Event factor_elements(int slot, std::size_t n, const std::vector<cl::Event>& wait) {
+    detail::set_args(factor, "ebe_cholesky", u32(n), matrices[slot].get(), indices[slot].get(), factors[slot].get(),
+                     factor_indices[slot].get(), failed.get());
+    cl::Event done;
+    check(context.compute_queue().enqueueNDRangeKernel(factor, cl::NullRange, cl::NDRange(detail::round_up(n, 64)),
+                                                       cl::NullRange, wait.empty() ? nullptr : &wait, &done),
+          "clEnqueueNDRangeKernel", "factoring element matrices");
+    return done;
+  }
+
+  // Once every element is factored: keeps the factors if none was found indefinite.
+  void settle_factoring() {
+    cl_int flag = 1;
+    detail::read_buffer(context.compute_queue(), failed.get(), &flag, sizeof flag);
+    factored = flag == 0;
+    if (!factored)
+      for (int s = 0; s < 2; ++s) factors[s] = {}, factor_indices[s] = {};
+  }
 
   // Puts the n elements in slot `slot` from packed rows into the storage order, after `wait`.
   cl::Event order_storage(int slot, std::size_t n, const std::vector<cl::Event>& wait) {
@@ -359,6 +409,7 @@ struct EbeElements {
     return done;
   }
 
+  // Factoring needs every element semi-definite, so a first pass factors each batch for the flag.
   void place_streamed() {
     for (int s = 0; s < 2; ++s) {
       matrices[s] = DeviceBuffer<T>(context, batch * packed, "element matrix batch", CL_MEM_READ_WRITE);
@@ -366,6 +417,18 @@ struct EbeElements {
       staged_matrices[s].emplace(context, batch * packed);
       staged_indices[s].emplace(context, batch * l);
     }
+    if (factor() == nullptr) return;
+    allocate_factors(2, batch);
+    cl::CommandQueue& queue = context.compute_queue();
+    for (std::size_t first = 0; first < count; first += batch) {
+      const std::size_t n = std::min(batch, count - first);
+      gather(BatchOrder::elements, first, n, staged_matrices[0]->data(), staged_indices[0]->data());
+      detail::write_buffer(queue, matrices[0].get(), staged_matrices[0]->data(), n * packed * sizeof(T));
+      detail::write_buffer(queue, indices[0].get(), staged_indices[0]->data(), n * l * sizeof(cl_int));
+      factor_elements(0, n, {});
+      check(queue.finish(), "clFinish", "factoring element matrices");
+    }
+    settle_factoring();
   }
 
   std::size_t batches() const { return detail::ceil_div(count, batch); }
@@ -400,7 +463,10 @@ struct EbeElements {
             "clEnqueueWriteBuffer", "uploading a batch of element indices");
       check(up.flush(), "clFlush", "uploading element batches");
       uploads.emplace_back(matrices_up, uploaded[s]);
-      if (reordered()) {
+      if (factored && order == BatchOrder::elements) {  // the projection's
+        matrices_up = factor_elements(s, n, {matrices_up, uploaded[s]});
+        kernels.emplace_back(matrices_up, matrices_up);
+      } else if (reordered()) {
         matrices_up = order_storage(s, n, {matrices_up});
         kernels.emplace_back(matrices_up, matrices_up);
       }
@@ -455,6 +521,7 @@ struct EbeOperator<T>::Impl {
       build.define("TENSOR", 1);
       if (ebe_tensor_uses_m16n8k8(context.device())) build.define("MMA16", 1);
     }
+    if (el->factored) build.define("FACTORED", 1);
     const cl::Program& program = context.program("ebe", build.str());
     multiply_kernel = context.kernel(program, "ebe_multiply");
     project_kernel = context.kernel(program, project_name());
@@ -485,7 +552,10 @@ struct EbeOperator<T>::Impl {
   cl::Event project_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x,
                           const std::vector<cl::Event>& wait) {
     const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
-    if (layout != EbeLayout::tiles)  // columns and tensor need no unpacking table
+    if (el->factored)
+      detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->factors[slot].get(),
+                       el->factor_indices[slot].get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
+    else if (layout != EbeLayout::tiles)  // columns and tensor need no unpacking table
       detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->matrices[slot].get(),
                        el->indices[slot].get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
     else
@@ -607,6 +677,8 @@ std::size_t EbeOperator<T>::colours() const noexcept { return impl_->el->colouri
 template <class T>
 bool EbeOperator<T>::resident() const noexcept { return impl_->el->batch == impl_->el->count; }
 template <class T>
+bool EbeOperator<T>::factored() const noexcept { return impl_->el->factored; }
+template <class T>
 const EbeOptions& EbeOperator<T>::options() const noexcept { return impl_->el->options; }
 template <class T>
 const EbeTiming& EbeOperator<T>::last_timing() const noexcept { return impl_->timing; }
@@ -664,8 +736,8 @@ double EbeOperator<T>::project_flops() const noexcept {
   return 2 * per_element * el.count;
 }
 
-template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&);
-template std::size_t default_batch_elements<double>(const Context&, const ElementSet<double>&);
+template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&, EbeLayout);
+template std::size_t default_batch_elements<double>(const Context&, const ElementSet<double>&, EbeLayout);
 template class EbeOperator<float>;
 template class EbeOperator<double>;
 

@@ -19,6 +19,7 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/program.hpp"
 #include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/solver/krylov.hpp"
@@ -277,6 +278,106 @@ TEST_CASE("EBE: the tile and column layouts give the same bits") {
       test::needs_for<double>());
 }
 
+// Where ebe_factor.cl keeps R[i][j] (i <= j) of an element of `tiles` 8-row tiles: the blocks above
+// the diagonal by rows, then the diagonal blocks' packed upper triangles (written out again here).
+std::size_t factored_position(std::size_t tiles, std::size_t i, std::size_t j) {
+  const std::size_t a = i / 8, b = j / 8, r = i % 8, c = j % 8;
+  if (a < b) return 64 * (a * (2 * tiles - a - 1) / 2 + b - a - 1) + 8 * r + c;
+  return 32 * tiles * (tiles - 1) + 36 * a + r * (15 - r) / 2 + c;
+}
+
+// Runs ebe_cholesky on packed elements of l DOFs: their factors and permuted DOF numbers into
+// `factors` and `numbers`; returns the flag (1: an element is indefinite).
+int factor_on_device(Context& context, std::size_t l, const std::vector<double>& matrices,
+                     const std::vector<cl_int>& indices, std::vector<double>& factors, std::vector<cl_int>& numbers) {
+  const std::size_t count = indices.size() / l;
+  DeviceBuffer<double> m(context, matrices.size()), r(context, matrices.size(), "factors", CL_MEM_READ_WRITE);
+  DeviceBuffer<cl_int> v(context, indices.size()), p(context, indices.size(), "numbers", CL_MEM_READ_WRITE);
+  DeviceBuffer<cl_int> failed(context, 1, "flag", CL_MEM_READ_WRITE);
+  const cl_int zero = 0;
+  copy_to_device(context.compute_queue(), matrices.data(), m);
+  copy_to_device(context.compute_queue(), indices.data(), v);
+  copy_to_device(context.compute_queue(), &zero, failed);
+  cl::Kernel factor = context.kernel(
+      context.program("ebe_factor", BuildOptions().real_type<double>().define("L", l).define("PACKED", l * (l + 1) / 2).str()),
+      "ebe_cholesky");
+  check(factor.setArg(0, static_cast<cl_uint>(count)), "clSetKernelArg");
+  check(factor.setArg(1, m.get()), "clSetKernelArg");
+  check(factor.setArg(2, v.get()), "clSetKernelArg");
+  check(factor.setArg(3, r.get()), "clSetKernelArg");
+  check(factor.setArg(4, p.get()), "clSetKernelArg");
+  check(factor.setArg(5, failed.get()), "clSetKernelArg");
+  check(context.compute_queue().enqueueNDRangeKernel(factor, cl::NullRange, cl::NDRange(count + 5)),
+        "clEnqueueNDRangeKernel");
+  cl_int flag = -1;
+  factors.resize(matrices.size());
+  numbers.resize(indices.size());
+  copy_to_host(context.compute_queue(), r, factors.data());
+  copy_to_host(context.compute_queue(), p, numbers.data());
+  copy_to_host(context.compute_queue(), failed, &flag);
+  return flag;
+}
+
+// The tensor layout's factoring (ebe_factor.cl) runs on every device: checked here on its own.
+TEST_CASE("EBE: factoring an element gives P L P^T = R^T R, its DOFs permuted alike, and finds indefinite ones") {
+  test::for_each_device(
+      [](Context& context) {
+        const std::size_t l = 24, packed = 300;
+        // Free bricks of a cantilever (rank 18: six rigid-body motions) and positive definite
+        // random elements.
+        const ElasticModel<double> model = cantilever<double>({1, 0.4, 0.2, 3, 2, 2}, Material{});
+        REQUIRE(model.stiffness.storage == ElementStorage::upper);
+        const ElementSet<double> definite = random_elements<double>(4, l, ElementStorage::upper, 5);
+        std::vector<double> given(model.stiffness.matrices.begin(), model.stiffness.matrices.begin() + 4 * packed);
+        given.insert(given.end(), definite.matrices.begin(), definite.matrices.end());
+        const std::size_t count = given.size() / packed;
+        std::vector<cl_int> indices(count * l);
+        for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<cl_int>(100 * (i / l) + i % l);
+        std::vector<double> factors;
+        std::vector<cl_int> numbers;
+        CHECK(factor_on_device(context, l, given, indices, factors, numbers) == 0);
+        for (std::size_t e = 0; e < count; ++e) {
+          CAPTURE(e);
+          const auto entry = [&](std::size_t i, std::size_t j) {  // L_e[i][j], packed upper rows
+            const std::size_t lo = std::min(i, j), hi = std::max(i, j);
+            return given[e * packed + lo * (2 * l - 1 - lo) / 2 + hi];
+          };
+          const auto r = [&](std::size_t i, std::size_t j) { return i > j ? 0.0 : factors[e * packed + factored_position(3, i, j)]; };
+          std::vector<std::size_t> perm(l);
+          std::vector<bool> seen(l, false);
+          for (std::size_t i = 0; i < l; ++i) {
+            const cl_int d = numbers[e * l + i] - static_cast<cl_int>(100 * e);
+            REQUIRE((d >= 0 && d < static_cast<cl_int>(l) && !seen[d]));
+            perm[i] = static_cast<std::size_t>(d);
+            seen[d] = true;
+          }
+          double scale = 0, worst = 0;
+          std::size_t rank = 0;
+          for (std::size_t i = 0; i < l; ++i) {
+            scale = std::max(scale, entry(i, i));
+            if (r(i, i) != 0) rank = i + 1;
+            if (i > 0) CHECK(r(i, i) <= r(i - 1, i - 1));  // the largest pivot first
+          }
+          for (std::size_t i = rank; i < l; ++i)
+            for (std::size_t j = i; j < l; ++j) CHECK(r(i, j) == 0);
+          for (std::size_t i = 0; i < l; ++i)
+            for (std::size_t j = i; j < l; ++j) {
+              double v = 0;
+              for (std::size_t k = 0; k <= i; ++k) v += r(k, i) * r(k, j);
+              worst = std::max(worst, std::abs(v - entry(perm[i], perm[j])));
+            }
+          CHECK(worst <= 1e-13 * scale);
+          CHECK(rank == (e < 4 ? 18 : l));
+        }
+        // An indefinite element among definite ones: flagged.
+        ElementSet<double> mixed = random_elements<double>(3, l, ElementStorage::upper, 9);
+        mixed.matrices[packed + 5 * (2 * l - 1 - 5) / 2 + 5] = -1;  // element 1's entry (5, 5)
+        CHECK(factor_on_device(context, l, mixed.matrices, std::vector<cl_int>(indices.begin(), indices.begin() + 3 * l),
+                               factors, numbers) == 1);
+      },
+      test::needs_for<double>());
+}
+
 // The tensor layout runs only on NVIDIA's tensor cores: elsewhere it must refuse, naming why.
 TEST_CASE("EBE: the tensor layout projects as the others do, with the same bits for every batch size") {
   using T = double;
@@ -302,23 +403,44 @@ TEST_CASE("EBE: the tensor layout projects as the others do, with the same bits 
           const ElementSet<T> set = random_elements<T>(300, l, ElementStorage::upper, l * 5 + k);
           const std::vector<T> x = random_vectors<T>(set.dofs, k, 6);
           EbeOperator<T> tensor(context, set, k, {EbeScatter::colouring, 0, EbeLayout::tensor});
+          CHECK(tensor.factored() == (l % 8 == 0));  // these elements are positive definite
           const std::vector<double> p = device_project(context, tensor, x);
           check_close<T>(p, assembled_projection(set, x, k), 10 * tolerance<T>());
           CHECK(device_project(context, tensor, x) == p);
           // Y = K X reads the tensor layout's storage order through its table: the same bits.
           EbeOperator<T> tiles(context, set, k, {EbeScatter::colouring, 0, EbeLayout::tiles});
-          CHECK(device_multiply(context, tensor, x) == device_multiply(context, tiles, x));
+          const std::vector<T> y = device_multiply(context, tiles, x);
+          CHECK(device_multiply(context, tensor, x) == y);
           for (const std::size_t batch : {std::size_t{32}, std::size_t{96}}) {
             EbeOperator<T> streamed(context, set, k, {EbeScatter::colouring, batch, EbeLayout::tensor});
+            CHECK(streamed.factored() == tensor.factored());
             CHECK(device_project(context, streamed, x) == p);
-            CHECK(device_multiply(context, streamed, x) == device_multiply(context, tiles, x));
+            CHECK(device_multiply(context, streamed, x) == y);
+            CHECK(device_project(context, streamed, x) == p);  // after Y = K X's batches
           }
         }
+        // One indefinite element of 24 DOFs: no factoring, resident or streamed.
+        ElementSet<T> indefinite = random_elements<T>(300, 24, ElementStorage::upper, 17);
+        indefinite.matrices[200 * 300] = -30;  // element 200's first diagonal entry
+        const std::vector<T> xi = random_vectors<T>(indefinite.dofs, 27, 8);
+        EbeOperator<T> unfactored(context, indefinite, 27, {EbeScatter::colouring, 0, EbeLayout::tensor});
+        CHECK_FALSE(unfactored.factored());
+        const std::vector<double> pi = device_project(context, unfactored, xi);
+        check_close<T>(pi, assembled_projection(indefinite, xi, 27), 10 * tolerance<T>());
+        EbeOperator<T> tiles(context, indefinite, 27, {EbeScatter::colouring, 0, EbeLayout::tiles});
+        CHECK(device_multiply(context, unfactored, xi) == device_multiply(context, tiles, xi));
+        EbeOperator<T> streamed(context, indefinite, 27, {EbeScatter::colouring, 64, EbeLayout::tensor});
+        CHECK_FALSE(streamed.factored());
+        CHECK(device_project(context, streamed, xi) == pi);
         const ElasticModel<T> model = cantilever<T>({1, 0.4, 0.2, 5, 4, 2}, Material{});  // clamped DOFs
         const std::vector<T> x = random_vectors<T>(model.stiffness.dofs, 27, 7);
         EbeOperator<T> tensor(context, model.stiffness, 27, {EbeScatter::colouring, 0, EbeLayout::tensor});
+        CHECK(tensor.factored());  // free bricks are singular: factored to their rank
         check_close<T>(device_project(context, tensor, x), assembled_projection(model.stiffness, x, 27),
                        10 * tolerance<T>());
+        EbeOperator<T> mass(context, model.mass, 27, {EbeScatter::colouring, 0, EbeLayout::tensor});
+        CHECK(mass.factored());
+        check_close<T>(device_project(context, mass, x), assembled_projection(model.mass, x, 27), 10 * tolerance<T>());
         const ElementSet<float> floats = random_elements<float>(20, 24, ElementStorage::upper, 3);
         CHECK_THROWS_WITH_AS(EbeOperator<float>(context, floats, 27, {EbeScatter::colouring, 0, EbeLayout::tensor}),
                              doctest::Contains("double only"), UnsupportedFeature);
@@ -351,8 +473,10 @@ TEST_CASE("EBE: the projection layout is measured once per kind of problem, kept
     CHECK(ebe_projection_steps(EbeLayout::columns, kEbeColumnDofs + 1, 27, group) == SIZE_MAX);
     CHECK(ebe_projection_steps(EbeLayout::tiles, 24, 27, group) == 240);
     CHECK(ebe_projection_steps(EbeLayout::columns, 24, 27, group) == 240);
-    // Tensor: 18 blocks of 16 x 8 x 8 for the product, 5 a row step for the projection, 8 steps each.
-    CHECK(ebe_projection_steps(EbeLayout::tensor, 24, 27, group) == 264);
+    // Tensor: 6 blocks of 16 x 8 x 8 for the factored product (R's upper triangle of 3 x 3 blocks) of
+    // each vector pair, 5 a row step for the projection, 8 steps each.
+    CHECK(ebe_projection_steps(EbeLayout::tensor, 24, 27, group) == 216);
+    CHECK(ebe_projection_steps(EbeLayout::tensor, 20, 27, group) == 264);  // unfactored: 18 blocks
     CHECK(ebe_projection_steps(EbeLayout::tensor, kEbeTensorLimit + 1, 27, group) == SIZE_MAX);
     for (const std::size_t l : {std::size_t{6}, kEbeColumnDofs + 1}) {
       const ElementSet<float> set = random_elements<float>(40, l, ElementStorage::upper, 9);

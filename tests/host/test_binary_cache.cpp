@@ -113,11 +113,11 @@ TEST_CASE("kernel sources are embedded behind the shared prologue, and ZIGGURAT_
   CHECK(embedded.find("__kernel void heat2d_naive") != std::string::npos);
   CHECK(embedded.rfind("// The prologue of every ziggurat kernel file", 0) == 0);  // the prologue comes first
   CHECK(embedded.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable") < embedded.find("__kernel"));
-  CHECK(embedded_kernel_names() == std::vector<std::string>{"block_ilu", "block_products", "ebe", "ebe_storage", "heat_blocked", "heat_stencil", "poisson_stencil", "spmm", "stream", "vector_ops", "wave_step"});
+  CHECK(embedded_kernel_names() == std::vector<std::string>{"block_ilu", "block_products", "ebe", "ebe_factor", "ebe_storage", "heat_blocked", "heat_stencil", "poisson_stencil", "spmm", "stream", "vector_ops", "wave_step"});
   for (const std::string& name : embedded_kernel_names()) {  // no kernel file repeats the prologue's work
     CHECK(kernel_source(name).find("cl_khr_fp64") == kernel_source(name).rfind("cl_khr_fp64"));
   }
-  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: block_ilu block_products ebe ebe_storage heat_blocked heat_stencil poisson_stencil spmm stream vector_ops"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: block_ilu block_products ebe ebe_factor ebe_storage heat_blocked heat_stencil poisson_stencil spmm stream vector_ops"), InvalidArgument);
   CHECK_THROWS_AS(kernel_source("prologue"), InvalidArgument);  // not a kernel family of its own
 
   TempDir dir;

@@ -116,6 +116,11 @@ class EbeOperator final : public sparse::LinearOperator<T> {
   std::size_t elements() const noexcept;
   std::size_t colours() const noexcept;
   bool resident() const noexcept;
+  /// Whether the projection reads the elements' pivoted Cholesky factors, P L_i P^T = R^T R (the
+  /// tensor layout, for elements of whole 8-row tiles that are all positive semi-definite): it then
+  /// multiplies by R's upper triangle of blocks only. The factors take as much device memory again
+  /// as the elements; Y = K X reads L_i as before.
+  bool factored() const noexcept;
   const EbeOptions& options() const noexcept;
 
   /// Y = K X (Y overwritten; X and Y dofs x k, distinct). Returns when the result is complete.
@@ -140,9 +145,11 @@ class EbeOperator final : public sparse::LinearOperator<T> {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The batch size to use for `elements` on this device: 0 (resident) when the packed elements take
-/// at most half the device's memory, else batches of about 256 MiB of element data.
+/// The batch size to use for `elements` on this device: 0 (resident) when the packed elements (for
+/// the tensor layout, with their factors: twice that) take at most half the device's memory, else
+/// batches of about 256 MiB of element data.
 template <class T>
-std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements);
+std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements,
+                                   EbeLayout layout = EbeLayout::tiles);
 
 }  // namespace ziggurat::fem
