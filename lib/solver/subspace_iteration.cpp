@@ -198,6 +198,8 @@ class SubspaceRun {
         solve_(context, stiffness, k_op_, q_, options) {
     x_.upload(starting_vectors(diagonal(stiffness), diagonal(mass), q_));
     result_.vectors = q_;
+    result_.stiffness_factored = k_op_.factored();
+    result_.mass_factored = m_op_.factored();
   }
 
   SubspaceResult<T> run() {

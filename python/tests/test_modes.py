@@ -78,6 +78,7 @@ def test_the_tensor_layout_runs_on_nvidia_tensor_cores_else_says_why(context):
         tensor = ziggurat.modes(mesh, modes=3, scatter="colouring", projection="tensor", context=context)
         tiles = ziggurat.modes(mesh, modes=3, scatter="colouring", projection="tiles", context=context)
         assert tensor[2]["projection_layout"] == "tensor"
+        assert tensor[2]["projection_factored"] == {"stiffness": True, "mass": True}
         np.testing.assert_allclose(tensor[0], tiles[0], rtol=1e-10)
     else:
         with pytest.raises(ziggurat.UnsupportedFeature, match="compute capability 8.0"):

@@ -963,6 +963,8 @@ class Modes(ScratchFolderTest):
         if device["nvidia_compute_capability"] >= 80 and device["fp64"]:
             tensor = self.modes(*args)
             self.assertEqual(tensor["projection_layout"], "tensor")
+            # Bricks' stiffness and consistent mass are semi-definite: both projections read factors.
+            self.assertEqual(tensor["projection_factored"], {"stiffness": True, "mass": True})
             tiles = self.modes("--mesh", self.MESH, "--modes", 4, "--scatter", "colouring", "--projection", "tiles")
             np.testing.assert_allclose(tensor["eigenvalues"], tiles["eigenvalues"], rtol=1e-10)
         else:

@@ -319,7 +319,8 @@ int factor_on_device(Context& context, std::size_t l, const std::vector<double>&
 }
 
 // The tensor layout's factoring (ebe_factor.cl) runs on every device: checked here on its own.
-TEST_CASE("EBE: factoring an element gives P L P^T = R^T R, its DOFs permuted alike, and finds indefinite ones") {
+TEST_CASE("EBE: factoring an element gives P L P^T = R^T R, its DOFs permuted alike, and finds indefinite ones" *
+          doctest::test_suite("oclgrind")) {
   test::for_each_device(
       [](Context& context) {
         const std::size_t l = 24, packed = 300;

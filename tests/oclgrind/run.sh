@@ -63,6 +63,10 @@ check "$tests" --test-suite=oclgrind --test-case="$rectangular"
 # see elsewhere) wrote all of Y just before and every result matches the host reference.
 checks=(--data-races --check-api)
 OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$tests" --test-suite=oclgrind --test-case='EBE*'
+# The elements' factoring (ebe_factor.cl; the tensor layout's, tested alone on every device) moves
+# whole buffers: again with the uninitialised-value check.
+checks=(--data-races --uninitialized --check-api)
+OCLGRIND_BUILD_OPTIONS=-cl-opt-disable check "$tests" --test-suite=oclgrind --test-case='EBE: factoring*'
 # The tensor layout's reordering of element matrices (ebe_storage.cl) runs only where that layout
 # does (NVIDIA's tensor cores): here it runs alone through oclgrind-kernel, 3 work-groups over 5
 # elements of 36 values in reversed order, with the data-race and uninitialised-value checks, and

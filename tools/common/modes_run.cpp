@@ -105,6 +105,7 @@ nlohmann::json modes_summary(const Context& context, const ModesSettings& o, con
           {"vectors", r.vectors},
           {"scatter", to_string(options.ebe.scatter)},
           {"projection_layout", to_string(options.ebe.projection)},
+          {"projection_factored", {{"stiffness", r.stiffness_factored}, {"mass", r.mass_factored}}},
           {"cg_operator", to_string(options.cg_operator)},
           {"preconditioner", sparse::to_string(options.preconditioner)},
           {"product_kernel", r.product_kernel},

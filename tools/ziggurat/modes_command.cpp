@@ -142,6 +142,15 @@ void show_progress(const SubspaceProgress& p) {
             << p.solve_iterations << " iterations   " << std::flush;
 }
 
+// Which operators' projections read factored elements (EbeOperator::factored), for the summary.
+template <class T>
+std::string factored_note(const SubspaceResult<T>& r) {
+  if (r.stiffness_factored && r.mass_factored) return " (K's and M's elements factored)";
+  if (r.stiffness_factored) return " (K's elements factored)";
+  if (r.mass_factored) return " (M's elements factored)";
+  return "";
+}
+
 template <class T>
 void print_text(const Context& context, const ModesOptions& o, const ModesModel<T>& model, const SubspaceResult<T>& r,
                 const SubspaceOptions& options) {
@@ -150,7 +159,8 @@ void print_text(const Context& context, const ModesOptions& o, const ModesModel<
             << "model       " << model.description << "\n"
             << "size        " << model.k().dofs << " DOFs, " << model.k().count() << " elements of "
             << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
-            << to_string(options.ebe.scatter) << ", projected in " << to_string(options.ebe.projection) << "\n"
+            << to_string(options.ebe.scatter) << ", projected in " << to_string(options.ebe.projection)
+            << factored_note(r) << "\n"
             << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
             << sparse::to_string(options.preconditioner) << ", products by " << r.product_kernel << "\n"
             << "iteration   " << o.settings.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("

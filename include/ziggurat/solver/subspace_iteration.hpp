@@ -100,6 +100,8 @@ struct SubspaceResult {
   std::size_t solve_iterations = 0;   ///< CG iterations over the whole run (the most over chunks, summed)
   std::string solve_report;           ///< the last CG report's reason when a solve did not converge
   std::string product_kernel;         ///< CG's product kernel, e.g. "multirow/2/v4" ("matrix-free": EBE)
+  bool stiffness_factored = false;    ///< K's projection read factored elements (EbeOperator::factored)
+  bool mass_factored = false;         ///< M's
   SubspaceTimes times;
 };
 
