@@ -71,7 +71,8 @@ bool ebe_tensor_uses_m16n8k8(const DeviceInfo& device);
 /// Warp-steps of multiply-adds (4 a work-item, counted per warp of 32) that the projection of one
 /// element of l DOFs with k vectors issues in `layout` with work-groups of at most max_group, or
 /// SIZE_MAX where the layout cannot run it. At 27 vectors of 24-DOF bricks tiles and columns both
-/// issue 240; tensor issues 288 (144 tensor-core products of 8 x 8 x 4), at the tensor cores' rate.
+/// issue 240; tensor issues 216 on factored elements (108 tensor-core products of 8 x 8 x 4), at the
+/// tensor cores' rate, and 264 on elements it cannot factor.
 std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k, std::size_t max_group);
 
 struct EbeOptions {
