@@ -250,11 +250,12 @@ std::size_t ebe_projection_steps(EbeLayout layout, std::size_t l, std::size_t k,
 }
 
 template <class T>
-std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements, EbeLayout layout) {
+std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements, EbeLayout layout,
+                                   std::size_t sets) {
   // The packed matrix, the DOF numbers and the element's place in the colour order; the factors.
   const std::size_t l = elements.element_size, element = packed_size(l) * sizeof(T) + l * 4;
   const std::size_t per_element = (tensor_storage(layout, l) ? 2 * element : element) + 4;
-  if (per_element * elements.count() <= context.device().global_mem_bytes / 2) return 0;
+  if (per_element * elements.count() * sets <= context.device().global_mem_bytes / 2) return 0;
   return std::max<std::size_t>(kEbeChunk, kStreamBatchBytes / per_element / kEbeChunk * kEbeChunk);
 }
 
@@ -736,8 +737,8 @@ double EbeOperator<T>::project_flops() const noexcept {
   return 2 * per_element * el.count;
 }
 
-template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&, EbeLayout);
-template std::size_t default_batch_elements<double>(const Context&, const ElementSet<double>&, EbeLayout);
+template std::size_t default_batch_elements<float>(const Context&, const ElementSet<float>&, EbeLayout, std::size_t);
+template std::size_t default_batch_elements<double>(const Context&, const ElementSet<double>&, EbeLayout, std::size_t);
 template class EbeOperator<float>;
 template class EbeOperator<double>;
 

@@ -29,7 +29,8 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
         measured once and recorded); projection: the layout of the projections' kernel, "tiles",
         "columns", "tensor" (NVIDIA GPUs of compute capability 8.0 or later, float64) or "auto" (as
         scatter; tiles and columns give the same bits, tensor its own); batch_elements: stream the elements in batches of this many
-        (default resident); deflation: deflate CG by the Ritz vectors (float64).
+        (default: resident where the stiffness and the mass fit in half the device's memory, else
+        batches of about 256 MiB); deflation: deflate CG by the Ritz vectors (float64).
     dtype: "float64" (default) or "float32".
     progress: called after each iteration with a dict (iteration, change, cg_iterations); an
         exception it raises stops the run, as Ctrl-C does after the iteration it interrupted.

@@ -984,6 +984,7 @@ class Modes(ScratchFolderTest):
         streamed = self.modes("--mesh", self.MESH, "--lumped", "--modes", 4, "--batch-elements", 32, "--scatter",
                               "colouring")
         np.testing.assert_allclose(streamed["eigenvalues"], double["eigenvalues"], rtol=1e-12)
+        self.assertEqual((double["batch_elements"], streamed["batch_elements"]), (0, 32))  # small: resident
         single = self.modes("--mesh", self.MESH, "--lumped", "--modes", 4, "--precision", "f32")
         self.assertEqual(single["precision"], "f32")
         np.testing.assert_allclose(single["eigenvalues"], want, rtol=5e-3)

@@ -278,6 +278,23 @@ TEST_CASE("EBE: the tile and column layouts give the same bits") {
       test::needs_for<double>());
 }
 
+// Elements stay resident while every set of them, with the tensor layout's factors, fits in half the
+// device's memory; beyond, they stream in whole chunks.
+TEST_CASE("EBE: the default batch size streams the elements only where they do not fit") {
+  test::for_each_device([](Context& context) {
+    const ElementSet<double> set = random_elements<double>(300, 24, ElementStorage::upper, 3);
+    CHECK(default_batch_elements(context, set) == 0);
+    CHECK(default_batch_elements(context, set, EbeLayout::tensor, 2) == 0);
+    // A set in the tensor layout: 300 elements of two matrices and two index vectors, and an order entry.
+    const std::size_t half = context.device().global_mem_bytes / 2, tensor_set = 300 * (2 * (300 * 8 + 24 * 4) + 4);
+    const std::size_t sets = half / tensor_set + 1;  // the tensor layout's factors no longer fit; L alone does
+    CHECK(default_batch_elements(context, set, EbeLayout::tiles, sets) == 0);
+    const std::size_t batch = default_batch_elements(context, set, EbeLayout::tensor, sets);
+    CHECK(batch >= kEbeChunk);
+    CHECK(batch % kEbeChunk == 0);
+  });
+}
+
 // Where ebe_factor.cl keeps R[i][j] (i <= j) of an element of `tiles` 8-row tiles: the blocks above
 // the diagonal by rows, then the diagonal blocks' packed upper triangles (written out again here).
 std::size_t factored_position(std::size_t tiles, std::size_t i, std::size_t j) {

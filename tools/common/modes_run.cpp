@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "product_kernel.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/tuning/ebe_autotune.hpp"
 
 namespace ziggurat::cli {
@@ -83,7 +84,9 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
     s.ebe.scatter = choose_ebe_scatter(context, stiffness, iteration_vectors(s, stiffness.dofs)).scatter;
   if (settings.projection == "auto")
     s.ebe.projection = choose_ebe_layout(context, stiffness, iteration_vectors(s, stiffness.dofs)).layout;
-  s.ebe.batch_elements = settings.batch_elements;
+  // 0: resident where the stiffness and the mass fit in half the device's memory, else streamed.
+  s.ebe.batch_elements = settings.batch_elements != 0 ? settings.batch_elements
+                                                      : default_batch_elements(context, stiffness, s.ebe.projection, 2);
   // The assembled K's products: the kernel that measured fastest for this kind of matrix.
   s.product_kernel = measured_product_kernel(context);
   return s;
@@ -106,6 +109,7 @@ nlohmann::json modes_summary(const Context& context, const ModesSettings& o, con
           {"scatter", to_string(options.ebe.scatter)},
           {"projection_layout", to_string(options.ebe.projection)},
           {"projection_factored", {{"stiffness", r.stiffness_factored}, {"mass", r.mass_factored}}},
+          {"batch_elements", options.ebe.batch_elements},
           {"cg_operator", to_string(options.cg_operator)},
           {"preconditioner", sparse::to_string(options.preconditioner)},
           {"product_kernel", r.product_kernel},

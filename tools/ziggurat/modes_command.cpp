@@ -142,6 +142,11 @@ void show_progress(const SubspaceProgress& p) {
             << p.solve_iterations << " iterations   " << std::flush;
 }
 
+// How the elements reach the device, for the summary: resident says nothing.
+std::string streaming_note(std::size_t batch_elements) {
+  return batch_elements == 0 ? "" : ", streamed in batches of " + std::to_string(batch_elements) + " elements";
+}
+
 // Which operators' projections read factored elements (EbeOperator::factored), for the summary.
 template <class T>
 std::string factored_note(const SubspaceResult<T>& r) {
@@ -160,7 +165,7 @@ void print_text(const Context& context, const ModesOptions& o, const ModesModel<
             << "size        " << model.k().dofs << " DOFs, " << model.k().count() << " elements of "
             << model.k().element_size << " DOFs, " << type_name<T>() << ", element products scattered by "
             << to_string(options.ebe.scatter) << ", projected in " << to_string(options.ebe.projection)
-            << factored_note(r) << "\n"
+            << factored_note(r) << streaming_note(options.ebe.batch_elements) << "\n"
             << "CG          on the " << to_string(options.cg_operator) << " K, preconditioned by "
             << sparse::to_string(options.preconditioner) << ", products by " << r.product_kernel << "\n"
             << "iteration   " << o.settings.modes << " modes with " << r.vectors << " vectors: " << r.reason << " ("
@@ -264,7 +269,8 @@ void add_modes_command(CLI::App& app) {
                                                            "fastest on this device, measured once and recorded)")
       ->capture_default_str();
   command->add_option("--batch-elements", options->settings.batch_elements, "Stream the elements through the device in "
-                                                                   "batches of this many (default: resident)");
+                                                                   "batches of this many (default: resident where the stiffness and the mass fit in half the device's memory, "
+                                                                   "else batches of about 256 MiB)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default f64");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   command->add_option("--out", options->out, "Write the modes here (.npy of shape (dofs, modes), M-orthonormal)");

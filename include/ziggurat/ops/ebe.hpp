@@ -146,11 +146,11 @@ class EbeOperator final : public sparse::LinearOperator<T> {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The batch size to use for `elements` on this device: 0 (resident) when the packed elements (for
-/// the tensor layout, with their factors: twice that) take at most half the device's memory, else
-/// batches of about 256 MiB of element data.
+/// The batch size to use for `elements` on this device: 0 (resident) when `sets` element sets of
+/// this size (a stiffness and a mass: 2) take at most half the device's memory, packed (for the
+/// tensor layout, with their factors: twice that), else batches of about 256 MiB of element data.
 template <class T>
 std::size_t default_batch_elements(const Context& context, const ElementSet<T>& elements,
-                                   EbeLayout layout = EbeLayout::tiles);
+                                   EbeLayout layout = EbeLayout::tiles, std::size_t sets = 1);
 
 }  // namespace ziggurat::fem
