@@ -283,8 +283,7 @@ struct EbeElements {
   cl::Kernel store;                 // ebe_storage_order, where `storage` is not empty
   cl::Kernel factor;                // ebe_cholesky, where `storage` is not empty, in double
   DeviceBuffer<cl_int> failed;      // ebe_cholesky's flag: an element is not semi-definite
-  bool factored = false;            // the projection reads factors and factor_indices
-  DeviceBuffer<T> factors[2];             // R of each element (ebe_factor.cl)
+  DeviceBuffer<T> factors[2];             // R of each element (ebe_factor.cl); empty: not factored
   DeviceBuffer<cl_int> factor_indices[2];  // its DOF numbers, permuted alike
   DeviceBuffer<cl_uint> colour_order;  // resident: colouring.order
   DeviceBuffer<T> matrices[2];
@@ -394,10 +393,12 @@ struct EbeElements {
   void settle_factoring() {
     cl_int flag = 1;
     detail::read_buffer(context.compute_queue(), failed.get(), &flag, sizeof flag);
-    factored = flag == 0;
-    if (!factored)
+    if (flag != 0)
       for (int s = 0; s < 2; ++s) factors[s] = {}, factor_indices[s] = {};
   }
+
+  // Whether the projection reads the factors (kept only when every element factored).
+  bool factored() const { return factors[0].size() != 0; }
 
   // Puts the n elements in slot `slot` from packed rows into the storage order, after `wait`.
   cl::Event order_storage(int slot, std::size_t n, const std::vector<cl::Event>& wait) {
@@ -464,7 +465,7 @@ struct EbeElements {
             "clEnqueueWriteBuffer", "uploading a batch of element indices");
       check(up.flush(), "clFlush", "uploading element batches");
       uploads.emplace_back(matrices_up, uploaded[s]);
-      if (factored && order == BatchOrder::elements) {  // the projection's
+      if (factored() && order == BatchOrder::elements) {  // the projection's
         matrices_up = factor_elements(s, n, {matrices_up, uploaded[s]});
         kernels.emplace_back(matrices_up, matrices_up);
       } else if (reordered()) {
@@ -522,7 +523,7 @@ struct EbeOperator<T>::Impl {
       build.define("TENSOR", 1);
       if (ebe_tensor_uses_m16n8k8(context.device())) build.define("MMA16", 1);
     }
-    if (el->factored) build.define("FACTORED", 1);
+    if (el->factored()) build.define("FACTORED", 1);
     const cl::Program& program = context.program("ebe", build.str());
     multiply_kernel = context.kernel(program, "ebe_multiply");
     project_kernel = context.kernel(program, project_name());
@@ -553,7 +554,7 @@ struct EbeOperator<T>::Impl {
   cl::Event project_range(int slot, std::size_t first, std::size_t n, const cl::Buffer& x,
                           const std::vector<cl::Event>& wait) {
     const std::size_t chunks = detail::ceil_div(el->count, kEbeChunk);
-    if (el->factored)
+    if (el->factored())
       detail::set_args(project_kernel, project_name(), u32(0), u32(n), el->factors[slot].get(),
                        el->factor_indices[slot].get(), x, partial.get(), u32(first / kEbeChunk), u32(chunks));
     else if (layout != EbeLayout::tiles)  // columns and tensor need no unpacking table
@@ -678,7 +679,7 @@ std::size_t EbeOperator<T>::colours() const noexcept { return impl_->el->colouri
 template <class T>
 bool EbeOperator<T>::resident() const noexcept { return impl_->el->batch == impl_->el->count; }
 template <class T>
-bool EbeOperator<T>::factored() const noexcept { return impl_->el->factored; }
+bool EbeOperator<T>::factored() const noexcept { return impl_->el->factored(); }
 template <class T>
 const EbeOptions& EbeOperator<T>::options() const noexcept { return impl_->el->options; }
 template <class T>
