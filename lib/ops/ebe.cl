@@ -513,6 +513,11 @@ inline void tensor_gather_step(const int* dof, __global const REAL* restrict x, 
 inline __global const REAL* upper_block(__global const REAL* m, const uint a, const uint b) {
   return m + 64 * (a * (2 * NT - a - 1) / 2 + b - a - 1);
 }
+
+// ... and its diagonal block n, a packed upper triangle: entry (r, c), r <= c, at r (15 - r) / 2 + c.
+inline __global const REAL* diagonal_block(__global const REAL* m, const uint n) {
+  return m + 32 * NT * (NT - 1) + 36 * n;
+}
 #endif
 
 // lf[s NT + n] = L_i[step_row(s, q)][8 n + g] for column block n (0 past L). Elements of whole
@@ -534,7 +539,7 @@ inline void tensor_matrix_column(const uint e, __global const REAL* restrict mat
       lf[2 * t * NT + n] = upper_block(m, n, t)[16 * q + g];
       lf[(2 * t + 1) * NT + n] = upper_block(m, n, t)[16 * q + 8 + g];
     } else {
-      __global const REAL* diagonal = m + 32 * NT * (NT - 1) + 36 * n;
+      __global const REAL* diagonal = diagonal_block(m, n);
 #pragma unroll
       for (uint h = 0; h < 2; ++h) {
         const uint r = 2 * q + h, lo = min(r, g), hi = max(r, g);
@@ -564,7 +569,7 @@ inline void factor_column(const uint e, __global const REAL* restrict matrices, 
     lf[2 * t * NT + n] = v.x;
     lf[(2 * t + 1) * NT + n] = v.y;
   }
-  __global const REAL* diagonal = m + 32 * NT * (NT - 1) + 36 * t;
+  __global const REAL* diagonal = diagonal_block(m, t);
 #pragma unroll
   for (uint h = 0; h < 2; ++h) {
     const uint c = 2 * q + h;
