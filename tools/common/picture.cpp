@@ -1,7 +1,6 @@
 #include "picture.hpp"
 
 #include <png.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
 
 namespace ziggurat::cli {
 namespace {
@@ -76,29 +76,24 @@ void viridis(double t, unsigned char* rgb) {
   }
 }
 
-// Writes 8-bit RGB rows, top row first, as a PNG file, atomically.
+// Writes 8-bit RGB rows, top row first, as a PNG file, atomically (publish_file's rules).
 void write_rgb_png(const std::filesystem::path& path, const std::vector<unsigned char>& rgb, std::size_t width,
                    std::size_t height) {
-  const std::string temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + ".png";
+  const std::filesystem::path temporary = temporary_beside(path);
   const std::string what = "cannot write the picture '" + path.string() + "': ";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  std::FILE* file = std::fopen(temporary.c_str(), "wbx");
   if (file == nullptr) throw IoError(what + std::strerror(errno));
   char error[kMessageSize] = "";
   const bool encoded =
       encode_png(file, rgb.data(), static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), error);
   const bool closed = std::fclose(file) == 0;  // may be the first to see a full disk
   const int close_errno = errno;
-  std::error_code ignored;
   if (!encoded || !closed) {
+    std::error_code ignored;
     std::filesystem::remove(temporary, ignored);
     throw IoError(what + (encoded ? std::strerror(close_errno) : error));
   }
-  std::error_code renamed;
-  std::filesystem::rename(temporary, path, renamed);
-  if (renamed) {
-    std::filesystem::remove(temporary, ignored);
-    throw IoError(what + renamed.message());
-  }
+  publish_file(temporary, path);
 }
 
 }  // namespace

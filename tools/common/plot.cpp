@@ -1,11 +1,15 @@
 #include "plot.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
 
 #ifdef ZIGGURAT_HAVE_PLPLOT
 #include <plstream.h>
@@ -24,8 +28,12 @@ void plot_lines(const std::filesystem::path& png, const std::string& title, cons
   }
   if (series.empty() || !(x1 > x0) || !(y1 > 0)) throw InvalidArgument("nothing to plot: the series are empty or flat");
 
-  // PLplot writes to the file as it goes: draw into a temporary file, then rename it.
-  const auto temporary = png.string() + ".tmp-" + std::to_string(::getpid()) + ".png";
+  // PLplot writes to the file as it goes, and ends the whole process when it cannot open it: it
+  // draws into a temporary file made here first, which is then published.
+  const std::filesystem::path temporary = temporary_beside(png);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw IoError("cannot write the plot '" + png.string() + "': " + std::strerror(errno));
+  ::close(fd);
   {
     plstream pls;
     pls.sdev("pngcairo");
@@ -67,12 +75,7 @@ void plot_lines(const std::filesystem::path& png, const std::string& title, cons
                nullptr, nullptr, nullptr, nullptr, colours.data(), styles.data(), widths.data(), nullptr, nullptr, nullptr,
                nullptr);
   }  // the stream closes the file here
-  std::error_code error;
-  std::filesystem::rename(temporary, png, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw IoError("cannot write the plot '" + png.string() + "': " + error.message());
-  }
+  publish_file(temporary, png);
 }
 
 #else
