@@ -8,9 +8,12 @@
 #include <cstddef>
 #include <string>
 
+#include "file_options.hpp"
+
 namespace ziggurat::cli {
 
 struct BenchHeatOptions {
+  FileOptions files;  // --plot, checked before any work
   std::string size2d = "32768x32768";
   std::string size3d = "512x512x4096";
   std::size_t steps = 256;

@@ -471,6 +471,7 @@ void bench(const BenchHeatOptions& options) {
 }  // namespace
 
 void run_bench_heat(const BenchHeatOptions& options) {
+  options.files.check();
   with_precision(options.precision, [&](auto zero) { bench<decltype(zero)>(options); });
 }
 
@@ -486,7 +487,7 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
       ->capture_default_str();
   command->add_option("--sweep-steps", options.sweep_steps, "Steps of each sweep run")->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--plot", options.plot, "Draw the sweep, measured and predicted time against n (PNG)");
+  options.files.add_output(command, "--plot", options.plot, "Draw the sweep, measured and predicted time against n (PNG)");
   add_precision_option(command, options.precision);
   command->add_option("--depths", options.depths, "Steps a launch of the blocked in-device kernel, comma-separated (the fastest also runs the pyramids)")
       ->capture_default_str();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
 #include "run_profile.hpp"
@@ -28,6 +29,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct LongVectorOptions {
+  FileOptions files;  // --profile and --plot, checked before any work
   std::size_t min_n = 10;
   std::size_t max_n = 2000;
   std::size_t step_small = 2;    // N below 100
@@ -214,13 +216,16 @@ void add_bench_long_vector_command(CLI::App& app) {
   command->add_option("--min-time", o->min_time_ms, "Milliseconds each timed run lasts at least")->capture_default_str();
   command->add_option("--repeat", o->repeat, "Timed runs per size (their median counts)")->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--profile", o->profile, "Model with this device profile (`ziggurat calibrate --json`) "
+  o->files.add_input(command, "--profile", o->profile, "Model with this device profile (`ziggurat calibrate --json`) "
                                                "instead of the device's cached or measured one");
-  command->add_option("--plot", o->plot, "Draw measured and modelled time per step against n = N^2 (PNG)");
+  o->files.add_output(command, "--plot", o->plot, "Draw measured and modelled time per step against n = N^2 (PNG)");
   add_precision_option(command, o->precision);
   command->add_option("--device", o->device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", o->json, "Print JSON");
-  command->callback([o] { with_precision(o->precision, [&](auto zero) { bench<decltype(zero)>(*o); }); });
+  command->callback([o] {
+    o->files.check();
+    with_precision(o->precision, [&](auto zero) { bench<decltype(zero)>(*o); });
+  });
 }
 
 }  // namespace ziggurat::cli

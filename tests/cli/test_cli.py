@@ -3,63 +3,18 @@
 
 Usage: test_cli.py PATH/TO/ziggurat
 """
-import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import numpy as np
 
-ZIGGURAT = None
-
-
-def lsan_tracer_crash(done):
-    """LeakSanitizer's own tracer died at exit (a known sanitizer flake, google/sanitizers#1353): no
-    leak was reported and nothing else failed."""
-    return ("Tracer caught signal" in done.stderr and "LeakSanitizer has encountered a fatal error" in done.stderr
-            and "SUMMARY:" not in done.stderr and "ERROR: AddressSanitizer" not in done.stderr)
-
-
-def run(*args, expect=0, env=None):
-    """Runs ziggurat (with `env` added to the environment); checks its exit code; returns (stdout, stderr).
-    A run whose only failure was LeakSanitizer's tracer crashing at exit is run once more."""
-    def once():
-        return subprocess.run([ZIGGURAT, *map(str, args)], capture_output=True, text=True, timeout=600,
-                              env={**os.environ, **(env or {})})
-    done = once()
-    if done.returncode != expect and lsan_tracer_crash(done):
-        print(f"ziggurat {' '.join(map(str, args))}: LeakSanitizer's tracer crashed at exit; run again",
-              file=sys.stderr)
-        done = once()
-    if done.returncode != expect:
-        raise AssertionError(f"ziggurat {' '.join(map(str, args))} exited {done.returncode}, expected {expect}\n"
-                             f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}")
-    return done.stdout, done.stderr
-
-
-def numpy_heat(u, alpha, steps):
-    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in the same order of operations
-    (neighbours along x, the LAST array axis, first), in u's dtype."""
-    u = u.copy()
-    a = u.dtype.type(alpha)
-    b = u.dtype.type(1.0 - 2.0 * u.ndim * alpha)
-    inner = (slice(1, -1),) * u.ndim
-    for _ in range(steps):
-        s = None
-        for axis in reversed(range(u.ndim)):  # x, then y, then z
-            for shift in (slice(None, -2), slice(2, None)):
-                side = list(inner)
-                side[axis] = shift
-                s = u[tuple(side)] if s is None else s + u[tuple(side)]
-        v = u.copy()
-        v[inner] = a * s + b * u[inner]
-        u = v
-    return u
+import cli_support as support
+from cli_support import ScratchFolderTest, digest, mpi_environment, numpy_heat, run
 
 
 def tuned_or_given(summary, args):
@@ -81,11 +36,6 @@ def tuned_or_given(summary, args):
     return int(depth), group or "default"
 
 
-def digest(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 class Devices(unittest.TestCase):
     def test_json_lists_devices_with_one_default(self):
         devices = json.loads(run("devices", "--json")[0])
@@ -102,20 +52,6 @@ class Devices(unittest.TestCase):
         out = run("devices")[0]
         self.assertIn("WG mult", out)
         self.assertEqual(len(re.findall(r"^\d+\*\s", out, re.MULTILINE)), 1, out)
-
-
-class ScratchFolderTest(unittest.TestCase):
-    """A test with its own temporary folder."""
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.tmp = self.dir.name
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
 
 
 class Heat(ScratchFolderTest):
@@ -313,7 +249,7 @@ class Heat(ScratchFolderTest):
         same = "name:" + one["device"]  # every rank on the device of the single run
 
         def ranks(count, *args):
-            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", ZIGGURAT, "heat", "--device", same,
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", support.ZIGGURAT, "heat", "--device", same,
                                    "--quiet", *map(str, args)],
                                   capture_output=True, text=True, timeout=300, env=mpi_environment())
         rng = np.random.default_rng(7)
@@ -397,7 +333,7 @@ class LongVector(ScratchFolderTest):
         self.assertEqual(os.listdir(self.tmp), [])
 
     def test_benchmark_through_the_tool(self):
-        bench = os.path.join(os.path.dirname(ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
+        bench = os.path.join(os.path.dirname(support.ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
         if not os.path.exists(bench):
             self.skipTest("the optional benchmark component is not built")
         report = json.loads(run("bench", "long-vector", "--min-n", 10, "--max-n", 110, "--step-small", 40,
@@ -552,7 +488,7 @@ class Model(unittest.TestCase):
         table = run(*args)[0]
         self.assertIn("speedup", table)
         png = os.path.join(self.dir.name, "sweep.png")
-        done = subprocess.run([ZIGGURAT, *args, "--plot", png], capture_output=True, text=True)
+        done = subprocess.run([support.ZIGGURAT, *args, "--plot", png], capture_output=True, text=True)
         if done.returncode == 0:
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
@@ -741,7 +677,7 @@ class Autotuning(ScratchFolderTest):
         env = {**os.environ, "ZIGGURAT_CACHE_DIR": self.tmp}
         matrix = os.path.join(MATRICES, "fs_183_1.mtx")
         ks = [1, 2, 3, 4, 5, 6]  # a kind of problem each
-        children = [subprocess.Popen([ZIGGURAT, "spmm", "--matrix", matrix, "--vectors", str(k), "--repeat", "1",
+        children = [subprocess.Popen([support.ZIGGURAT, "spmm", "--matrix", matrix, "--vectors", str(k), "--repeat", "1",
                                       "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                     for k in ks]
         keys = set()
@@ -762,7 +698,7 @@ class Misc(unittest.TestCase):
         self.assertIn("device profiles", out)
 
     def test_benchmarks_run_through_the_tool(self):
-        bench = os.path.join(os.path.dirname(ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
+        bench = os.path.join(os.path.dirname(support.ZIGGURAT), "..", "libexec", "ziggurat", "ziggurat-bench")
         if os.path.exists(bench):
             out = json.loads(run("bench", "build", "--repeat", 1, "--json")[0])
             self.assertGreater(out["cold_build_ms_median"], 0)
@@ -771,7 +707,7 @@ class Misc(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             alone = os.path.join(folder, "bin", "ziggurat")
             os.makedirs(os.path.dirname(alone))
-            shutil.copy(ZIGGURAT, alone)
+            shutil.copy(support.ZIGGURAT, alone)
             done = subprocess.run([alone, "bench", "heat"], capture_output=True, text=True)
             self.assertEqual(done.returncode, 1)
             self.assertIn("optional component", done.stderr)
@@ -1044,14 +980,6 @@ class Modes(ScratchFolderTest):
         self.check_error(["--mesh", self.MESH, "--preconditioner", "magic"], "--preconditioner")
 
 
-def mpi_environment():
-    """The environment of an mpirun run. Open MPI's plugins leak, and are unloaded at MPI_Finalize, so
-    LeakSanitizer cannot name them for a suppression: leak checks are off for mpirun runs only (ASan's
-    others stay on)."""
-    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-            "ASAN_OPTIONS": "detect_leaks=0"}
-
-
 class Wave(ScratchFolderTest):
     """`ziggurat wave`: 2D and 3D elastic waves, seismograms of a Ricker source."""
 
@@ -1108,7 +1036,7 @@ class Wave(ScratchFolderTest):
         same = "name:" + one["device"]
 
         def ranks(count, *args, environment=env):
-            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", ZIGGURAT, "wave",
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", support.ZIGGURAT, "wave",
                                    *map(str, common), *map(str, args)],
                                   capture_output=True, text=True, timeout=300, env=environment)
         for count, s in ((2, 1), (3, 2)):
@@ -1195,7 +1123,7 @@ class Wave(ScratchFolderTest):
         mpirun = shutil.which("mpirun")
         if mpirun is None:
             return
-        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", ZIGGURAT, "wave", *map(str, common), "--device",
+        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, "wave", *map(str, common), "--device",
                                same, "--out", self.path("ranks.npy"), "--json", "--quiet"],
                               capture_output=True, text=True, timeout=300, env=mpi_environment())
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -1203,5 +1131,4 @@ class Wave(ScratchFolderTest):
 
 
 if __name__ == "__main__":
-    ZIGGURAT = os.path.abspath(sys.argv.pop(1))
-    unittest.main(verbosity=2)
+    support.main()

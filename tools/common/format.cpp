@@ -192,23 +192,6 @@ void Table::print_markdown(std::ostream& out) const {
   }
 }
 
-void check_output_path(const std::string& path, const char* option, const std::string& input, const char* input_option) {
-  if (path.empty()) return;
-  const std::filesystem::path out(path);
-  std::error_code error;
-  if (!input.empty() && std::filesystem::equivalent(out, input, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + " is the " + input_option + " file: ziggurat never overwrites its "
-                          "input; choose another output path");
-  }
-  if (std::filesystem::is_directory(out, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + " is a folder; give a file name");
-  }
-  const auto folder = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(folder, error)) {
-    throw InvalidArgument(std::string(option) + " " + path + ": folder '" + folder.string() + "' does not exist");
-  }
-}
-
 std::string precision_or_input_type(const std::string& precision, const std::string& input) {
   if (!precision.empty()) return precision;
   return !input.empty() && read_npy_header(input).type == NpyType::f64 ? "f64" : "f32";

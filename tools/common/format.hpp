@@ -54,10 +54,6 @@ void with_precision(const std::string& precision, Run run) {
   }
 }
 
-/// Refuses an output path (`option`, e.g. "--out") before any work: one that names the input file
-/// (`input`, given as `input_option`; ziggurat never overwrites its input), a folder, or a file in a
-/// folder that does not exist. An empty path passes.
-void check_output_path(const std::string& path, const char* option, const std::string& input, const char* input_option);
 /// 1536 -> "1.5 KiB"
 std::string bytes_text(std::uint64_t bytes);
 

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "outcome_json.hpp"
 #include "picture.hpp"
@@ -40,6 +41,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct HeatOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::size_t dims = 0;  // 0: from --size or --init, else 2
   std::string size;
   std::size_t steps = 1000;
@@ -348,7 +350,11 @@ HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& o
 template <class T>
 void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& extents, double alpha,
                const HeatPlanRequest& requested) {
-  on_ranks([&](const mpi::Communicator& world) {
+  on_ranks({{"--precision", options.precision},
+            {"--steps", std::to_string(options.steps)},
+            {"--height", options.height > 0 ? std::to_string(options.height) : "the model's"},
+            {"the grid (--size, --init)", extents_string(extents)}},
+           [&](const mpi::Communicator& world) {
     if (options.method != "stencil") throw InvalidArgument("--method long-vector runs in one process: drop mpirun");
     if (!options.png.empty())
       throw UnsupportedFeature("--png draws the field of one process: under mpirun write --out and draw that file");
@@ -426,8 +432,6 @@ void run(const HeatOptions& options) {
   const auto extents = grid_extents(options);
   const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
-  check_output_path(options.out, "--out", options.init, "--init");
-  check_output_path(options.png, "--png", options.init, "--init");
   if (launched_with_ranks()) {  // a tool without MPI refuses
 #ifdef ZIGGURAT_HAVE_MPI
     return run_ranks<T>(options, extents, alpha, requested);
@@ -526,11 +530,11 @@ void add_heat_command(CLI::App& app) {
   command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/(2 dims) (default 0.4 / dims)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --init array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
-  command->add_option("--init", options->init, "Initial field, a .npy float32/float64 array of shape (W), (H, W) or "
+  options->files.add_input(command, "--init", options->init, "Initial field, a .npy float32/float64 array of shape (W), (H, W) or "
                                                "(D, H, W); default: the slowest mode, product of sin(pi i/(E-1))");
-  command->add_option("--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
-  command->add_option("--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
-  command->add_option("--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
+  options->files.add_output(command, "--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
+  options->files.add_output(command, "--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
+  options->files.add_output(command, "--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
                                                        "(Trace Event JSON for chrome://tracing or Perfetto)");
   command->add_option("--method", options->method, "stencil (the heat kernels, in core or by pyramids) or long-vector "
                                                    "(CLBlast calls on the unrolled grid, in device memory, 2D only)")
@@ -546,12 +550,13 @@ void add_heat_command(CLI::App& app) {
       ->check(whole_number(1));
   command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "
                                                            "(default: 90% of the device's)");
-  command->add_option("--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
+  options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
                                                      "instead of the device's cached or measured one");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
+    options->files.check();
     options->precision = precision_or_input_type(options->precision, options->init);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });

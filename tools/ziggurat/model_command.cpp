@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
 #include "ziggurat/base/host_cores.hpp"
@@ -27,6 +28,7 @@ namespace {
 using namespace ziggurat::model;
 
 struct ModelOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::string scheme = "explicit";
   std::size_t dims = 2;
   std::size_t grid = 32768;
@@ -411,7 +413,7 @@ void add_model_command(CLI::App& app) {
   command->add_option("--device-mem", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB");
   command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(CLI::PositiveNumber);
   command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(CLI::PositiveNumber);
-  command->add_option("--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");
+  o->files.add_input(command, "--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");
   command->add_option("--device", o->device, "Take the constants (and memory) from this device's calibration");
   command->add_option("--decomposition", o->decomposition, "strip, block or auto")
       ->check(CLI::IsMember({"strip", "block", "auto"}))->capture_default_str();
@@ -423,7 +425,7 @@ void add_model_command(CLI::App& app) {
   command->add_flag("--sweep", o->sweep, "A table over tau_c/tau_a ratios and memory sizes");
   command->add_option("--ratios", o->ratios, "--sweep: tau_c/tau_a ratios")->capture_default_str();
   command->add_option("--memories", o->memories, "--sweep: device-memory budgets")->capture_default_str();
-  command->add_option("--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
+  o->files.add_output(command, "--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
   command->add_option("--stream-ns", o->stream_ns, "blocking: ns a node and step through device memory (default: "
                                                    "2 values at the calibrated copy bandwidth)")->check(CLI::PositiveNumber);
   command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(CLI::PositiveNumber);
@@ -433,6 +435,7 @@ void add_model_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--json", o->json, "Print JSON");
   command->callback([o] {
+    o->files.check();
     if (!o->plot.empty() && !o->sweep) throw InvalidArgument("--plot draws a --sweep: add --sweep");
     const Inputs inputs = load_inputs(*o);
     if (o->scheme == "jacobi") {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "modes_run.hpp"
 #include "picture.hpp"
@@ -29,6 +30,7 @@ namespace {
 using namespace ziggurat::fem;
 
 struct ModesOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::string mesh;
   std::string material = "210e9,0.3,7850";
   bool lumped = false;
@@ -63,11 +65,6 @@ void check_sources(const ModesOptions& o) {
     throw InvalidArgument("--mass and --dofs go with --elements, not with --mesh");
   if (!o.png.empty() && o.mesh.empty())
     throw InvalidArgument("--png draws a generated --mesh; element files carry no geometry");
-  for (const auto& [path, option] : {std::pair{o.out, "--out"}, std::pair{o.png, "--png"}}) {
-    check_output_path(path, option, o.elements, "--elements");
-    check_output_path(path, option, o.mass, "--mass");
-    check_output_path(path, option, o.dofs, "--dofs");
-  }
 }
 
 // The box's surface grid lines, displaced by `scale` times mode `mode`, in an oblique view (x right,
@@ -230,10 +227,10 @@ void add_modes_command(CLI::App& app) {
   command->add_option("--material", options->material, "E,nu,rho of the generated model (Pa, -, kg/m^3)")
       ->capture_default_str();
   command->add_flag("--lumped", options->lumped, "Lumped (diagonal) mass for the generated model; default consistent");
-  command->add_option("--elements", options->elements, "Element stiffness matrices: .npy of shape (m, l, l)");
-  command->add_option("--dofs", options->dofs, "The DOF of each local DOF: integer .npy of shape (m, l); negative: "
+  options->files.add_input(command, "--elements", options->elements, "Element stiffness matrices: .npy of shape (m, l, l)");
+  options->files.add_input(command, "--dofs", options->dofs, "The DOF of each local DOF: integer .npy of shape (m, l); negative: "
                                                "constrained");
-  command->add_option("--mass", options->mass, "Element mass matrices, .npy (m, l, l) with the same --dofs; default: "
+  options->files.add_input(command, "--mass", options->mass, "Element mass matrices, .npy (m, l, l) with the same --dofs; default: "
                                                "the identity (K phi = lambda phi)");
   command->add_option("--modes", options->settings.modes, "How many of the lowest modes")->capture_default_str()->check(whole_number(1));
   command->add_option("--vectors", options->settings.vectors, "Iteration vectors q (default min(2p, p + 8))")->check(whole_number(1));
@@ -273,13 +270,15 @@ void add_modes_command(CLI::App& app) {
                                                                    "else batches of about 256 MiB)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default f64");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
-  command->add_option("--out", options->out, "Write the modes here (.npy of shape (dofs, modes), M-orthonormal)");
-  command->add_option("--png", options->png, "Draw mode 1 of a generated --mesh here (surface lines, displaced)");
-  command->add_option("--save-model", options->save_model, "Write the generated model's elements as "
+  options->files.add_output(command, "--out", options->out, "Write the modes here (.npy of shape (dofs, modes), M-orthonormal)");
+  options->files.add_output(command, "--png", options->png, "Draw mode 1 of a generated --mesh here (surface lines, displaced)");
+  options->files.add_output_prefix(command, "--save-model", options->save_model,
+                                   {"-stiffness.npy", "-mass.npy", "-dofs.npy"}, "Write the generated model's elements as "
                                                            "PREFIX-stiffness.npy, PREFIX-mass.npy, PREFIX-dofs.npy");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
+    options->files.check();
     if (options->precision.empty()) options->precision = "f64";
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });

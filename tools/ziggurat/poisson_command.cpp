@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "outcome_json.hpp"
 #include "picture.hpp"
@@ -29,6 +30,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct PoissonOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::string size;
   std::string rhs;
   std::string problem;
@@ -145,10 +147,6 @@ void run(const PoissonOptions& o) {
   const auto extents = grid_extents(o);
   const double spacing = o.spacing > 0 ? o.spacing : 1.0 / static_cast<double>(extents[0] - 1);
   jacobi_coefficients<T>(spacing);
-  for (const auto& [path, option] : {std::pair{o.out, "--out"}, std::pair{o.png, "--png"}}) {
-    check_output_path(path, option, o.rhs, "--rhs");
-    check_output_path(path, option, o.boundary, "--boundary");
-  }
   // f and the initial field here, two layers and f in the solver (and u* for a manufactured problem).
   check_host_memory((o.problem.empty() ? 5 : 6) * checked_node_count(extents) * sizeof(T),
                     "a " + extents_string(extents) + " Poisson problem in " + type_name<T>());
@@ -229,10 +227,10 @@ void add_poisson_command(CLI::App& app) {
                                                 "grid does not fit the device");
   command->add_option("--size", options->size, "Grid nodes WxHxD including the boundary, e.g. 400x400x20000 "
                                                "(default: from --rhs or --boundary)");
-  command->add_option("--rhs", options->rhs, "Right-hand side f, a .npy float32/float64 array of shape (D, H, W)");
+  options->files.add_input(command, "--rhs", options->rhs, "Right-hand side f, a .npy float32/float64 array of shape (D, H, W)");
   command->add_option("--problem", options->problem, "manufactured: u* = sin(0.3x)cos(0.2y) + sin(0.1z + 0.5) in grid "
                                                      "coordinates, f = -Laplace_h u*; reports max |u - u*|");
-  command->add_option("--boundary", options->boundary, "Dirichlet values on the boundary and the first guess inside "
+  options->files.add_input(command, "--boundary", options->boundary, "Dirichlet values on the boundary and the first guess inside "
                                                        "(.npy, shape (D, H, W)); default: zero (manufactured: u* on the "
                                                        "boundary)");
   command->add_option("--spacing", options->spacing, "Grid spacing h (default 1/(W-1))")->check(CLI::PositiveNumber);
@@ -252,13 +250,14 @@ void add_poisson_command(CLI::App& app) {
                                                            "(default: 90% of the device's)");
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --rhs array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
-  command->add_option("--out", options->out, "Write the solution here (.npy, shape (D, H, W); written atomically)");
-  command->add_option("--png", options->png, "Draw the solution's middle plane here, colour-mapped");
-  command->add_option("--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`)");
+  options->files.add_output(command, "--out", options->out, "Write the solution here (.npy, shape (D, H, W); written atomically)");
+  options->files.add_output(command, "--png", options->png, "Draw the solution's middle plane here, colour-mapped");
+  options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`)");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and sweeps");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
+    options->files.check();
     options->precision = precision_or_input_type(options->precision, options->rhs);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });

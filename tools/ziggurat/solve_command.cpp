@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "product_kernel.hpp"
 #include "generated_systems.hpp"
@@ -29,6 +30,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct SolveOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::string matrix, generate, system = "dominant", rhs = "ones", exact, out, history, plot;
   std::string method = "bicgstab", precond = "ilu0", ordering = "natural", sweep = "auto", block = "auto", precision = "f64";
   std::string kernel = "auto";
@@ -52,7 +54,6 @@ void check_options(const SolveOptions& o) {
   sparse::parse_preconditioner(o.precond);
   sparse::parse_ordering(o.ordering);
   sparse::parse_triangular_sweep(o.sweep);
-  check_output_path(o.out, "--out", o.rhs, "--rhs");
 }
 
 std::size_t block_size(const std::string& text) {
@@ -227,7 +228,7 @@ void add_solve_command(CLI::App& app) {
   auto options = std::make_shared<SolveOptions>();
   auto* command = app.add_subcommand("solve", "A x = b with a preconditioned Krylov method (cg, bicgstab, gmres) on "
                                               "the device; block ILU(0) factorised there");
-  command->add_option("--matrix", options->matrix, "A, a Matrix Market coordinate file (square)");
+  options->files.add_input(command, "--matrix", options->matrix, "A, a Matrix Market coordinate file (square)");
   command->add_option("--generate", options->generate,
                       "Instead of --matrix: a seven-point block system on an NXxNYxNZ grid of blocks (--block b), "
                       "diagonally dominant, nonsymmetric unless --symmetric");
@@ -236,7 +237,7 @@ void add_solve_command(CLI::App& app) {
                       "convection (convection-diffusion, weakly dominant: iterations grow with the grid)")
       ->capture_default_str();
   command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
-  command->add_option("--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
+  options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
   command->add_option("--exact", options->exact, "random: b = A x* for a random x*, and report the error against x*");
   command->add_option("--vectors", options->vectors, "k right-hand sides with --rhs ones or --exact random (cg, bicgstab)")
       ->capture_default_str()
@@ -263,15 +264,18 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
   command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));
   add_precision_option(command, options->precision, "f32 (float) or f64 (double, the default)");
-  command->add_option("--out", options->out, "Write x here (.npy, atomically)");
-  command->add_option("--history", options->history, "Write the residual history here (CSV)");
-  command->add_option("--plot", options->plot, "Plot the residual history here (PNG)");
+  options->files.add_output(command, "--out", options->out, "Write x here (.npy, atomically)");
+  options->files.add_output(command, "--history", options->history, "Write the residual history here (CSV)");
+  options->files.add_output(command, "--plot", options->plot, "Plot the residual history here (PNG)");
   command->add_option("--seed", options->seed, "Seed of --generate and --exact random")->capture_default_str();
   command->add_flag("--unfused", options->unfused, "Vector operations unfused (to measure the fused ones against)");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
-  command->callback([options] { with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); }); });
+  command->callback([options] {
+    options->files.check();
+    with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
+  });
 }
 
 }  // namespace ziggurat::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "spmm_products.hpp"
 #include "ziggurat/base/error.hpp"
@@ -19,6 +20,7 @@ namespace ziggurat::cli {
 namespace {
 
 struct SpmmOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::string matrix;
   std::string block = "auto";
   std::string format = "bsr";
@@ -68,7 +70,6 @@ void check_options(const SpmmOptions& o) {
   }
   if (o.lanes != 0 && o.kernel != "multirow") throw InvalidArgument("--lanes is for --kernel multirow");
   if (!o.x.empty() && o.vectors != 0) throw InvalidArgument("give --vectors or --x, not both: --x says how many vectors");
-  check_output_path(o.out, "--out", o.x, "--x");
 }
 
 // X from --x (an n x k or, for k = 1, n array) or seeded random; k set from it.
@@ -187,13 +188,13 @@ void add_spmm_command(CLI::App& app) {
   auto options = std::make_shared<SpmmOptions>();
   auto* command = app.add_subcommand("spmm", "Y = A X: a Matrix Market matrix times a set of k vectors, on the device, "
                                              "timed and checked against the CPU reference");
-  command->add_option("--matrix", options->matrix, "A, a Matrix Market coordinate file")->required();
+  options->files.add_input(command, "--matrix", options->matrix, "A, a Matrix Market coordinate file")->required();
   command->add_option("--block", options->block, "Block size b of --format bsr, 1 to 16, or auto (the least fill)")
       ->capture_default_str();
   command->add_option("--format", options->format, "bsr, csr or dia")->capture_default_str();
   command->add_option("--vectors", options->vectors, "k, the number of random vectors (default 1)")->check(whole_number(1));
-  command->add_option("--x", options->x, "X, a .npy array of shape (n, k) or (n), float32 or float64");
-  command->add_option("--out", options->out, "Write Y here (.npy, shape (m, k), or (m) when X is 1-D; atomically)");
+  options->files.add_input(command, "--x", options->x, "X, a .npy array of shape (n, k) or (n), float32 or float64");
+  options->files.add_output(command, "--out", options->out, "Write Y here (.npy, shape (m, k), or (m) when X is 1-D; atomically)");
   command->add_option("--kernel", options->kernel, "Block CSR kernel: auto, row, group or multirow")->capture_default_str();
   command->add_option("--lanes", options->lanes, "Work-items per (line, vector) of --kernel multirow: 1, 2, 4, .. 32 "
                                                  "(default: the power of two nearest below the mean row length)")
@@ -204,6 +205,7 @@ void add_spmm_command(CLI::App& app) {
   command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str();
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
+    options->files.check();
     options->precision = precision_or_input_type(options->precision, options->x);
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
   });

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "device_list.hpp"
+#include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
@@ -33,6 +34,7 @@ namespace {
 using namespace ziggurat::wave;
 
 struct WaveOptions {
+  FileOptions files;  // every file read or written, checked before any work
   std::size_t dims = 2;
   std::string size;                       // NXxNZ or NXxNYxNZ nodes
   double dx = 10;
@@ -182,10 +184,7 @@ WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
 
 // The run's grid and set-up, the same on every rank.
 std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
-  check_output_path(o.out, "--out", o.vp, "--vp");
   if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
-  if (!o.png_dir.empty() && !std::filesystem::is_directory(o.png_dir))
-    throw InvalidArgument("--png-dir " + o.png_dir + " is not a folder: create it first");
   ElasticGrid grid = load_grid(o);
   WaveSettings settings = settings_of(o, grid.dims);
   WaveSetup w = wave_setup(std::move(grid), settings);
@@ -288,7 +287,8 @@ void run_local(const WaveOptions& o) {
 // mpirun -np R: one block a rank.
 template <class T>
 void run_ranks(const WaveOptions& o) {
-  on_ranks([&](const mpi::Communicator& world) {
+  on_ranks({{"--precision", o.precision}, {"--steps", std::to_string(o.steps)}, {"--halo-steps", o.halo_steps}},
+           [&](const mpi::Communicator& world) {
     if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
     if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
     const Context device = rank_device(o.device, world);
@@ -328,11 +328,11 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(CLI::PositiveNumber);
   command->add_option("--medium", options->medium, "vp,vs,rho of a homogeneous model (m/s, m/s, kg/m^3)")
       ->capture_default_str();
-  command->add_option("--model", options->model, "Layers: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"}");
-  command->add_option("--vp", options->vp, "vp per cell, .npy of shape (nz - 1, nx - 1), or (nz - 1, ny - 1, nx - 1) "
+  options->files.add_input(command, "--model", options->model, "Layers: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"}");
+  options->files.add_input(command, "--vp", options->vp, "vp per cell, .npy of shape (nz - 1, nx - 1), or (nz - 1, ny - 1, nx - 1) "
                                            "with --dims 3");
-  command->add_option("--vs", options->vs, "vs per cell, the same shape");
-  command->add_option("--rho", options->rho, "rho per cell, the same shape");
+  options->files.add_input(command, "--vs", options->vs, "vs per cell, the same shape");
+  options->files.add_input(command, "--rho", options->rho, "rho per cell, the same shape");
   command->add_option("--dt", options->dt, "Time step, s (default 0.9 of the stability limit; above it is refused)")
       ->check(CLI::PositiveNumber);
   command->add_option("--steps", options->steps, "Time steps")->capture_default_str()->check(whole_number(1));
@@ -343,7 +343,7 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--freq", options->frequency, "Peak frequency of the Ricker wavelet, Hz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  command->add_option("--receivers", options->receivers, ".npy of shape (r, dims): x, z (x, y, z) in metres "
+  options->files.add_input(command, "--receivers", options->receivers, ".npy of shape (r, dims): x, z (x, y, z) in metres "
                                                          "(default: every tenth surface node along x)");
   command->add_option("--absorbing", options->absorbing, "Sponge cells on every side but the top")
       ->capture_default_str();
@@ -358,16 +358,19 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--split", options->split, "With several devices: blocks by each device's measured copy "
                                                  "bandwidth (measured) or equal")
       ->capture_default_str();
-  command->add_option("--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
+  options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
                                                      "instead of each device's cached or measured one");
   add_precision_option(command, options->precision);
-  command->add_option("--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
+  options->files.add_output(command, "--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
   command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
                                                          "the x-z slice through the source)");
-  command->add_option("--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
+  options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
-  command->callback([options] { with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); }); });
+  command->callback([options] {
+    options->files.check();
+    with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });
+  });
 }
 
 }  // namespace ziggurat::cli
