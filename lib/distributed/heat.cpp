@@ -1,13 +1,14 @@
 #include "ziggurat/distributed/heat.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <map>
 #include <string>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
+#include "ziggurat/base/precision.hpp"
 #include "ziggurat/io/npy.hpp"
 
 namespace ziggurat::mpi {
@@ -30,6 +31,18 @@ RowRange owned_rows(const Communicator& communicator, const std::vector<std::siz
   return split[static_cast<std::size_t>(communicator.rank())];
 }
 
+// The values every rank of a heat run must hold alike, checked before any exchange.
+template <class T>
+std::vector<SharedValue> run_values(const std::vector<std::size_t>& extents) {
+  return {{"the element type", type_name<T>()}, {"the grid's extents", extents_string(extents)}};
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
 // The slab: the owned rows and `depth` halo rows on each side with a neighbour.
 RowRange stored_rows(const Communicator& communicator, RowRange owned, std::size_t depth) {
   const std::size_t before = communicator.rank() > 0 ? depth : 0;
@@ -49,6 +62,9 @@ template <class T>
 std::size_t plan_halo_depth(const Communicator& communicator, const DeviceInfo& device,
                             const std::vector<std::size_t>& extents, std::size_t steps, const HeatPlanRequest& request,
                             const DeviceProfile& profile) {
+  std::vector<SharedValue> values = run_values<T>(extents);
+  values.push_back({"the steps", std::to_string(steps)});
+  communicator.require_agreement(values);
   if (steps == 0) return 1;
   std::size_t smallest = extents.back();
   for (const RowRange& r : split_rows(extents.back(), static_cast<std::size_t>(communicator.size())))
@@ -73,12 +89,23 @@ DistributedHeat<T>::DistributedHeat(const Communicator& communicator, const Cont
                                     const std::vector<std::size_t>& extents, double alpha, std::size_t depth,
                                     const std::function<Grid<T>(std::size_t, std::size_t)>& rows)
     : communicator_(communicator),
-      extents_(extents),
+      extents_(agreed(communicator, extents, alpha, depth)),
       depth_(depth),
       owned_(owned_rows(communicator, extents, depth)),
       stored_(stored_rows(communicator, owned_, depth)),
       row_values_(checked_node_count(extents) / extents.back()),
       solver_(device, rows(stored_.first, stored_.count), alpha) {}
+
+template <class T>
+std::vector<std::size_t> DistributedHeat<T>::agreed(const Communicator& communicator,
+                                                    const std::vector<std::size_t>& extents, double alpha,
+                                                    std::size_t depth) {
+  std::vector<SharedValue> values = run_values<T>(extents);
+  values.push_back({"alpha", number(alpha)});
+  values.push_back({"the halo depth", std::to_string(depth)});
+  communicator.require_agreement(values);
+  return extents;
+}
 
 template <class T>
 const T* DistributedHeat<T>::owned_data() const noexcept {
@@ -112,6 +139,7 @@ DistributedHeatRun DistributedHeat<T>::advance(std::size_t steps, const HeatPlan
   if (request.height && *request.height > depth_)
     throw InvalidArgument("a pass of " + std::to_string(*request.height) + " steps reaches past the halos of " +
                           std::to_string(depth_) + " rows: give a height of at most the halo depth");
+  communicator_.require_agreement({{"the steps", std::to_string(steps)}});
   DistributedHeatRun run;
   run.depth = depth_;
   run.steps = steps;
@@ -153,15 +181,13 @@ template <class T>
 void DistributedHeat<T>::write_npy(const std::filesystem::path& path) const {
   std::string partial;
   if (communicator_.rank() == 0) {
-    char host[256] = "host";
-    ::gethostname(host, sizeof host - 1);
-    partial = path.string() + "." + host + "." + std::to_string(::getpid()) + ".partial";
+    partial = temporary_beside(path).string();
     create_npy<T>(partial, std::vector<std::size_t>(extents_.rbegin(), extents_.rend()));
   }
   communicator_.broadcast(partial);
   write_npy_rows<T>(partial, owned_.first, owned_data(), owned_.count);
   communicator_.barrier();
-  if (communicator_.rank() == 0) std::filesystem::rename(partial, path);
+  if (communicator_.rank() == 0) publish_file(partial, path);
   communicator_.barrier();
 }
 

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <type_traits>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/precision.hpp"
 
 namespace ziggurat::mpi {
 
@@ -101,6 +103,42 @@ void Communicator::broadcast(std::string& text, int root) const {
   check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
 }
 
+void Communicator::require_agreement(const std::vector<SharedValue>& values) const {
+  std::string mine;
+  for (const SharedValue& v : values) mine += v.name + '\x1f' + v.value + '\x1e';
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(lengths.size() + 1, 0);
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r + 1] = offsets[r] + lengths[r];
+  std::string all(static_cast<std::size_t>(offsets.back()), '\0');
+  check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                           MPI_COMM_WORLD),
+            "MPI_Allgatherv");
+  const auto of_rank = [&](std::size_t r) {
+    std::vector<SharedValue> parsed;
+    const std::string text = all.substr(std::size_t(offsets[r]), std::size_t(lengths[r]));
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t split = text.find('\x1f', at), end = text.find('\x1e', split);
+      parsed.push_back({text.substr(at, split - at), text.substr(split + 1, end - split - 1)});
+      at = end + 1;
+    }
+    return parsed;
+  };
+  const std::vector<SharedValue> first = of_rank(0);
+  for (std::size_t r = 1; r < lengths.size(); ++r) {
+    const std::vector<SharedValue> other = of_rank(r);
+    for (std::size_t i = 0; i < std::max(first.size(), other.size()); ++i) {
+      const SharedValue none{"(nothing)", "(nothing)"};
+      const SharedValue& a = i < first.size() ? first[i] : none;
+      const SharedValue& b = i < other.size() ? other[i] : none;
+      if (a.name == b.name && a.value == b.value) continue;
+      throw InvalidArgument("the ranks disagree on " + (a.name == b.name ? a.name : a.name + " / " + b.name) +
+                            ": rank 0 has " + a.value + ", rank " + std::to_string(r) + " has " + b.value +
+                            "; give every rank the same arguments, and inputs of the same shape");
+    }
+  }
+}
+
 void HaloTransport::exchange(const std::vector<Send>& sends, const std::vector<Receive>& receives) {
   // Pieces of one message keep their order: MPI does not overtake between one pair of ranks and tag.
   const auto pieces = [](std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kPiece - 1) / kPiece); };
@@ -125,13 +163,42 @@ DistributedWave<T>::DistributedWave(const Communicator& communicator, const Cont
                                     const std::vector<wave::GridNode>& receivers, std::size_t halo_steps)
     : communicator_(communicator),
       transport_(communicator),
-      receiver_nodes_(receivers),
+      receiver_nodes_(agreed(communicator, system, source, frequency, receivers, halo_steps)),
       solver_({device}, std::move(system), std::move(source), frequency, receivers,
               {{}, halo_steps, static_cast<std::size_t>(communicator.size()),
                static_cast<std::size_t>(communicator.rank()), &transport_}) {}
 
 template <class T>
+std::vector<wave::GridNode> DistributedWave<T>::agreed(const Communicator& communicator,
+                                                       const wave::WaveSystem<T>& system,
+                                                       const wave::PointSource& source, double frequency,
+                                                       const std::vector<wave::GridNode>& receivers,
+                                                       std::size_t halo_steps) {
+  const auto list = [](const auto& values) {
+    std::ostringstream text;
+    text.precision(17);
+    for (const auto& v : values) text << v << " ";
+    return text.str();
+  };
+  std::string nodes;
+  for (const wave::GridNode& r : receivers) nodes += list(std::vector<std::size_t>{r.ix, r.iy, r.iz}) + "; ";
+  communicator.require_agreement({
+      {"the element type", type_name<T>()},
+      {"the grid's nodes", list(std::vector<std::size_t>{system.dims, system.nx, system.ny, system.nz})},
+      {"the time step", list(std::vector<double>{system.dt})},
+      {"K1's diagonals", list(system.k1.offsets)},
+      {"the source's DOFs", list(source.dofs)},
+      {"the source's forces", list(source.forces)},
+      {"the source's frequency", list(std::vector<double>{frequency})},
+      {"the receivers", nodes},
+      {"the halo steps", std::to_string(halo_steps)},
+  });
+  return receivers;
+}
+
+template <class T>
 wave::WaveRun<T> DistributedWave<T>::run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress) {
+  communicator_.require_agreement({{"the steps", std::to_string(steps)}});
   communicator_.barrier();  // the clocks start together: no rank's time holds another's set-up
   wave::WaveRun<T> mine = solver_.run(steps, progress);
   mine.seconds = communicator_.max(mine.seconds);

@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "ziggurat/base/context.hpp"
 #ifdef ZIGGURAT_HAVE_MPI
@@ -27,13 +28,16 @@ Context rank_device(const std::string& device, const mpi::Communicator& world);
 /// runtime's transfer threads) then shares that core.
 void warn_if_bound(const mpi::Communicator& world);
 
-/// Runs body(world) on this rank; an exception on any rank ends the whole job with its message, so
-/// that no rank is left waiting for one that failed. MPI is finalised at exit.
+/// Runs body(world) on this rank once every rank holds the same `options` (those that decide
+/// what the ranks do together: the type, the steps, the exchange depth); an exception on any rank
+/// ends the whole job with its message, so that no rank is left waiting for one that failed. MPI
+/// is finalised at exit.
 template <class Body>
-void on_ranks(Body body) {
+void on_ranks(const std::vector<mpi::SharedValue>& options, Body body) {
   static mpi::Environment environment;
   const mpi::Communicator world;
   try {
+    world.require_agreement(options);
     warn_if_bound(world);
     body(world);
   } catch (const std::exception& e) {

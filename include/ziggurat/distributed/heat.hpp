@@ -81,6 +81,9 @@ class DistributedHeat {
   void write_npy(const std::filesystem::path& path) const;
 
  private:
+  // `extents`, once every rank holds the same grid, type, alpha and depth.
+  static std::vector<std::size_t> agreed(const Communicator& communicator, const std::vector<std::size_t>& extents,
+                                         double alpha, std::size_t depth);
   void exchange();
 
   const Communicator& communicator_;

@@ -22,6 +22,12 @@ class Environment {
   Environment& operator=(const Environment&) = delete;
 };
 
+/// A named value that every rank of a run must hold alike (a grid's extents, the element type, the
+/// steps), as text.
+struct SharedValue {
+  std::string name, value;
+};
+
 /// MPI_COMM_WORLD, with what the wave solver needs of it.
 class Communicator {
  public:
@@ -44,6 +50,10 @@ class Communicator {
   void barrier() const;
   /// `text` of rank `root` on every rank.
   void broadcast(std::string& text, int root = 0) const;
+  /// Returns when every rank passed the same names and values; else throws InvalidArgument on
+  /// every rank, naming the first value that differs, rank 0's and the first other rank's. Ranks
+  /// given different arguments then fail before any exchange rather than hang or compute garbage.
+  void require_agreement(const std::vector<SharedValue>& values) const;
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
@@ -72,6 +82,11 @@ class DistributedWave {
   wave::WaveRun<T> run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress = {});
 
  private:
+  // `receivers`, once every rank holds the same grid, type, time step, source, receivers and halo steps.
+  static std::vector<wave::GridNode> agreed(const Communicator& communicator, const wave::WaveSystem<T>& system,
+                                            const wave::PointSource& source, double frequency,
+                                            const std::vector<wave::GridNode>& receivers, std::size_t halo_steps);
+
   const Communicator& communicator_;
   HaloTransport transport_;
   std::vector<wave::GridNode> receiver_nodes_;
