@@ -149,3 +149,38 @@ def test_errors_name_what_is_wrong(context):
     with pytest.raises(ziggurat.InvalidArgument, match="float64"):
         matrix.multiply(ziggurat.DeviceMatrix(a, dtype=np.float64, context=context).input_vectors(1),
                         matrix.output_vectors(1))
+
+
+def corrupted(fmt, fault):
+    """A 6 x 5 SciPy matrix of format `fmt` whose arrays are then made inconsistent by `fault`."""
+    a = sp.csr_matrix(np.arange(30, dtype=np.float64).reshape(6, 5) % 4)
+    a = a.tobsr(blocksize=(1, 1)) if fmt == "bsr" else a.asformat(fmt)
+    fault(a)
+    return a
+
+
+def decreasing(a):
+    a.indptr[2], a.indptr[3] = a.indptr[3], a.indptr[2]
+
+
+def past_the_end(a):
+    a.indptr[-1] += 50
+
+
+def index_outside(a):
+    a.indices[0] = 77
+
+
+def row_outside(a):
+    a.row[0] = -4
+
+
+@pytest.mark.parametrize("fmt, fault, problem", [
+    ("csr", decreasing, "indptr decreases"), ("csr", past_the_end, "indptr"), ("csr", index_outside, "outside"),
+    ("csc", decreasing, "indptr decreases"), ("bsr", index_outside, "outside"), ("coo", row_outside, "row")])
+def test_a_corrupt_scipy_matrix_is_refused_before_scipy_reads_it(context, fmt, fault, problem):
+    a = corrupted(fmt, fault)
+    for call in (lambda: ziggurat.DeviceMatrix(a, context=context), lambda: ziggurat.spmm(a, np.ones(5), context=context),
+                 lambda: ziggurat.solve(a, np.ones(6), context=context)):
+        with pytest.raises(ziggurat.InvalidArgument, match=f"corrupt.*{problem}"):
+            call()

@@ -19,6 +19,7 @@ def _scipy_arrays(a):
     """(rows, cols, b, indptr, indices, data) of a scipy.sparse matrix: its own arrays where it is
     CSR, or BSR with square blocks of at most 16, in canonical form; else those of a CSR copy."""
     _require_sparse(a)
+    _check_structure(a)
     rows, cols = a.shape
     if a.format == "bsr" and a.blocksize[0] == a.blocksize[1] <= 16:
         b = a.blocksize[0]
@@ -28,6 +29,43 @@ def _scipy_arrays(a):
         a = a.copy()
         a.sum_duplicates()
     return (rows, cols, b, a.indptr, a.indices, a.data)
+
+
+def _corrupt(a, problem):
+    return InvalidArgument(f"A ({a.format}, shape {a.shape}) is corrupt: {problem}; build it again through SciPy's "
+                           "constructors (A.check_format(full_check=True) names the fault)")
+
+
+def _check_structure(a):
+    """Refuses a CSR, CSC, BSR or COO matrix whose arrays contradict each other, before SciPy's own
+    routines read them (they index without checks, and may crash the interpreter)."""
+    if a.format in ("csr", "csc", "bsr"):
+        b = a.blocksize if a.format == "bsr" else (1, 1)
+        lines, length = (a.shape[0] // b[0], a.shape[1] // b[1]) if a.format != "csc" else (a.shape[1], a.shape[0])
+        indptr, indices = np.asarray(a.indptr), np.asarray(a.indices)
+        if indptr.ndim != 1 or indptr.shape[0] != lines + 1 or indptr.dtype.kind not in "iu":
+            raise _corrupt(a, f"indptr must be {lines + 1} integers, not an array of shape {indptr.shape} "
+                              f"and dtype {indptr.dtype}")
+        if indices.ndim != 1 or indices.dtype.kind not in "iu":
+            raise _corrupt(a, f"indices must be one-dimensional integers, not shape {indices.shape}, {indices.dtype}")
+        if indptr[0] != 0:
+            raise _corrupt(a, f"indptr[0] is {indptr[0]}, not 0")
+        falls = np.flatnonzero(indptr[1:] < indptr[:-1])
+        if falls.size:
+            raise _corrupt(a, f"indptr decreases at {falls[0]} ({indptr[falls[0]]} then {indptr[falls[0] + 1]})")
+        stored = int(indptr[-1])
+        if stored > indices.shape[0] or stored > np.shape(a.data)[0]:
+            raise _corrupt(a, f"indptr[-1] = {stored} but indices holds {indices.shape[0]} and data "
+                              f"{np.shape(a.data)[0]}")
+        if stored and (indices[:stored].min() < 0 or indices[:stored].max() >= length):
+            raise _corrupt(a, f"an index lies outside 0..{length - 1}")
+    elif a.format == "coo":
+        row, col = np.asarray(a.row), np.asarray(a.col)
+        if row.shape != col.shape or row.shape[:1] != np.shape(a.data)[:1]:
+            raise _corrupt(a, f"row, col and data differ in length ({row.shape}, {col.shape}, {np.shape(a.data)})")
+        for name, index, extent in (("row", row, a.shape[0]), ("col", col, a.shape[1])):
+            if index.size and (index.min() < 0 or index.max() >= extent):
+                raise _corrupt(a, f"an entry of {name} lies outside 0..{extent - 1}")
 
 
 def _require_sparse(a, also=""):
