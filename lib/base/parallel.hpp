@@ -41,4 +41,15 @@ void parallel_for(std::size_t n, std::size_t grain, Body body) {
   }
 }
 
+/// Calls body(first, last) for the consecutive chunks of `size` items that cover [0, n), on every
+/// core. The chunks do not depend on the number of cores, so neither does any result that is
+/// combined chunk by chunk in order.
+template <class Body>
+void for_chunks(std::size_t n, std::size_t size, Body body) {
+  const std::size_t chunks = (n + size - 1) / size;
+  parallel_for(chunks, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t c = first; c < last; ++c) body(c * size, std::min(n, (c + 1) * size));
+  });
+}
+
 }  // namespace ziggurat::detail

@@ -4,9 +4,18 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/integer_math.hpp"
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat::sparse {
+
+namespace {
+
+// Block rows a chunk of the host loops takes.
+constexpr std::size_t kRowChunk = 4096;
+
+}  // namespace
 
 template <class T>
 IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
@@ -20,15 +29,27 @@ IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
   }
   const std::size_t b = a.block_size, bb = b * b;
   IluPattern<T> pattern{std::vector<Index>(a.block_rows), {}};
-  for (std::size_t i = 0; i < a.block_rows; ++i) {
-    const auto first = a.block_col.begin() + a.block_row_ptr[i], last = a.block_col.begin() + a.block_row_ptr[i + 1];
-    const auto at = std::lower_bound(first, last, static_cast<Index>(i));
-    if (at == last || *at != i) {
-      throw InvalidArgument("block row " + std::to_string(i) + " has no diagonal block: ILU(0) and block Jacobi need "
-                            "every diagonal block stored (store explicit zeros there and use a diagonal shift, or "
-                            "choose the preconditioner none)");
+  // The diagonal blocks' positions on every core; the least row without one is named.
+  constexpr Index kNone = ~Index{0};
+  std::vector<Index> missing(ziggurat::detail::ceil_div(a.block_rows, kRowChunk), kNone);
+  ziggurat::detail::for_chunks(a.block_rows, kRowChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      const auto begin = a.block_col.begin() + a.block_row_ptr[i], end = a.block_col.begin() + a.block_row_ptr[i + 1];
+      const auto at = std::lower_bound(begin, end, static_cast<Index>(i));
+      if (at == end || *at != i) {
+        missing[first / kRowChunk] = static_cast<Index>(i);
+        return;
+      }
+      pattern.diagonal[i] = static_cast<Index>(at - a.block_col.begin());
     }
-    pattern.diagonal[i] = static_cast<Index>(at - a.block_col.begin());
+  });
+  for (const Index i : missing) {
+    if (i == kNone) continue;
+    throw InvalidArgument("block row " + std::to_string(i) + " has no diagonal block: ILU(0) and block Jacobi need "
+                          "every diagonal block stored (store explicit zeros there and use a diagonal shift, or "
+                          "choose the preconditioner none)");
+  }
+  for (std::size_t i = 0; i < a.block_rows; ++i) {
     const bool padded = (i + 1) * b > a.rows;
     if (!padded && shift == 0) continue;  // nothing changes: the values stay untouched (and uncached)
     const T* d = a.values.data() + pattern.diagonal[i] * bb;

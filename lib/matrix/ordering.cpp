@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/integer_math.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -30,16 +31,36 @@ LevelSets group_by_level(const std::vector<Index>& level) {
   return sets;
 }
 
+// Block rows a chunk of the host loops takes.
+constexpr std::size_t kRowChunk = 4096;
+
 // An undirected graph in CSR form; a vertex may list itself or a neighbour twice.
 struct Graph {
   std::vector<Index> ptr{0}, adjacent;
   std::size_t vertices() const noexcept { return ptr.size() - 1; }
 };
 
+// Whether every stored block (i, j) has a stored (j, i), checked on every core.
+template <class T>
+bool structurally_symmetric(const Bsr<T>& a) {
+  std::vector<char> mirrored(ziggurat::detail::ceil_div(a.block_rows, kRowChunk), 1);
+  ziggurat::detail::for_chunks(a.block_rows, kRowChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last && mirrored[first / kRowChunk]; ++i) {
+      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+        const Index j = a.block_col[p];
+        const auto row = a.block_col.begin() + a.block_row_ptr[j], end = a.block_col.begin() + a.block_row_ptr[j + 1];
+        if (!std::binary_search(row, end, static_cast<Index>(i))) mirrored[first / kRowChunk] = 0;
+      }
+    }
+  });
+  return std::all_of(mirrored.begin(), mirrored.end(), [](char m) { return m != 0; });
+}
+
 // The pattern made symmetric: row i's neighbours are the columns it stores and the rows that
-// store column i.
+// store column i (A's own pattern where it is symmetric already, as most PDE matrices are).
 template <class T>
 Graph symmetric_pattern(const Bsr<T>& a) {
+  if (structurally_symmetric(a)) return {a.block_row_ptr, a.block_col};
   const std::size_t n = a.block_rows;
   std::vector<Index> t_ptr(n + 1, 0), t_row(a.blocks());
   for (Index c : a.block_col) ++t_ptr[c + 1];
@@ -241,28 +262,27 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   out.block_size = a.block_size;
   out.block_rows = a.block_rows;
   out.block_cols = a.block_cols;
-  out.block_row_ptr.assign(1, 0);
-  out.block_row_ptr.reserve(n + 1);
-  out.block_col.reserve(a.blocks());
-  std::vector<Index> source;  // the old position of each new block
-  source.reserve(a.blocks());
-  std::vector<std::pair<Index, Index>> row;  // (new column, old position)
+  out.block_row_ptr.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) {
     const Index old = p.old_of_new[r];
-    row.clear();
-    for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q) row.emplace_back(new_of_old[a.block_col[q]], q);
-    std::sort(row.begin(), row.end());
-    for (const auto& [column, q] : row) {
-      out.block_col.push_back(column);
-      source.push_back(q);
-    }
-    out.block_row_ptr.push_back(static_cast<Index>(out.block_col.size()));
+    out.block_row_ptr[r + 1] = out.block_row_ptr[r] + (a.block_row_ptr[old + 1] - a.block_row_ptr[old]);
   }
-  // The values, most of the bytes: copied block by block on every core.
+  out.block_col.resize(a.blocks());
   out.values.resize(a.values.size());
-  ziggurat::detail::parallel_for(source.size(), 4096, [&](std::size_t first, std::size_t last) {
-    for (std::size_t q = first; q < last; ++q) {
-      std::copy_n(a.values.begin() + std::size_t{source[q]} * bb, bb, out.values.begin() + q * bb);
+  // Each new row: its blocks sorted by new column, values copied block by block; on every core.
+  ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<std::pair<Index, Index>> row;  // (new column, old position)
+    for (std::size_t r = first; r < last; ++r) {
+      const Index old = p.old_of_new[r];
+      row.clear();
+      for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q) row.emplace_back(new_of_old[a.block_col[q]], q);
+      std::sort(row.begin(), row.end());
+      std::size_t at = out.block_row_ptr[r];
+      for (const auto& [column, q] : row) {
+        out.block_col[at] = column;
+        std::copy_n(a.values.begin() + std::size_t{q} * bb, bb, out.values.begin() + at * bb);
+        ++at;
+      }
     }
   });
   // Padding stays in the last block row and column only when the permutation keeps them last:

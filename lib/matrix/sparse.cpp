@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/integer_math.hpp"
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat::sparse {
@@ -91,15 +92,25 @@ void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std
     throw InvalidArgument(at + n.col + " has " + str(col.size()) + " entries, expected " + n.ptr + "[" + n.row +
                           "s] = " + str(ptr[rows]));
   }
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p) {
-      const bool outside = col[p] >= cols, unordered = p > ptr[i] && col[p] <= col[p - 1];
-      if (!outside && !unordered) continue;
-      const std::string where = at + n.row + " " + str(i) + ": " + n.column + " " + str(col[p]);
-      if (outside) throw InvalidArgument(where + " is out of range (" + str(cols) + " " + n.column + "s)");
-      throw InvalidArgument(where + " not after " + n.column + " " + str(col[p - 1]) + " (" + n.column +
-                            "s must be strictly increasing)");
-    }
+  // Each row's columns, on every core; the least row that fails is named.
+  const auto bad = [&](std::size_t i, std::size_t p) {
+    return col[p] >= cols || (p > ptr[i] && col[p] <= col[p - 1]);
+  };
+  constexpr std::size_t kChunk = 16384, kNone = ~std::size_t{0};
+  std::vector<std::size_t> first_bad(ceil_div(rows, kChunk), kNone);
+  detail::for_chunks(rows, kChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last && first_bad[first / kChunk] == kNone; ++i)
+      for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p)
+        if (bad(i, p)) first_bad[first / kChunk] = i;
+  });
+  for (const std::size_t i : first_bad) {
+    if (i == kNone) continue;
+    std::size_t p = ptr[i];
+    while (!bad(i, p)) ++p;
+    const std::string where = at + n.row + " " + str(i) + ": " + n.column + " " + str(col[p]);
+    if (col[p] >= cols) throw InvalidArgument(where + " is out of range (" + str(cols) + " " + n.column + "s)");
+    throw InvalidArgument(where + " not after " + n.column + " " + str(col[p - 1]) + " (" + n.column +
+                          "s must be strictly increasing)");
   }
 }
 
@@ -138,22 +149,21 @@ Bsr<T> bsr_shell(std::size_t rows, std::size_t cols, std::size_t b, const std::s
   return m;
 }
 
-// Calls add(bc) once for each block column holding an entry in block row br. seen[bc] holds the
-// last block row (plus one) that met bc, so one array serves every block row without clearing.
-// The entries of the block row's b rows lie together in a.col, hence a single loop.
-template <class T, class Add>
-void scan_block_row(const Csr<T>& a, std::size_t b, std::size_t br, std::vector<Index>& seen, Add add) {
-  const auto mark = static_cast<Index>(br + 1);
+// The block columns holding an entry in block row br, sorted, into `out`. The entries of the block
+// row's b rows lie together in a.col, hence a single loop.
+template <class T>
+void block_columns(const Csr<T>& a, std::size_t b, std::size_t br, std::vector<Index>& out) {
+  out.clear();
   const auto block = static_cast<Index>(b);
   const std::size_t end = a.row_ptr[std::min(a.rows, (br + 1) * b)];
-  for (std::size_t p = a.row_ptr[br * b]; p < end; ++p) {
-    const Index bc = a.col[p] / block;
-    if (seen[bc] != mark) {
-      seen[bc] = mark;
-      add(bc);
-    }
-  }
+  for (std::size_t p = a.row_ptr[br * b]; p < end; ++p) out.push_back(a.col[p] / block);
+  if (b == 1) return;  // a row's columns are increasing already
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
 }
+
+// Block rows a chunk of the host loops takes: enough to amortise a thread, few enough to share.
+constexpr std::size_t kBlockRowChunk = 4096;
 
 // Refuses x unless it holds cols x k values, k >= 1 (written so that cols * k cannot wrap).
 void check_x(const char* format, std::size_t cols, std::size_t k, std::size_t given) {
@@ -254,28 +264,51 @@ Bsr<T> to_bsr(const Csr<T>& a, std::size_t block_size) {
   validate(a);
   const std::size_t b = block_size;
   Bsr<T> m = bsr_shell<T>(a.rows, a.cols, b, "to_bsr");
-  // Pass 1: the block columns of each block row (each holds an entry, so blocks <= nonzeros).
-  std::vector<Index> seen(m.block_cols, 0);
-  m.block_row_ptr.reserve(m.block_rows + 1);
-  for (std::size_t br = 0; br < m.block_rows; ++br) {
-    const std::size_t first = m.block_col.size();
-    scan_block_row(a, b, br, seen, [&](Index bc) { m.block_col.push_back(bc); });
-    // Entries of later rows may add block columns before earlier ones (already sorted for b = 1).
-    std::sort(m.block_col.begin() + static_cast<std::ptrdiff_t>(first), m.block_col.end());
-    m.block_row_ptr.push_back(static_cast<Index>(m.block_col.size()));
+  if (b == 1) {  // the same arrays
+    m.block_row_ptr = a.row_ptr;
+    m.block_col = a.col;
+    m.values = a.values;
+    return m;
   }
-  m.values.assign(checked_product(m.blocks(), b * b, "to_bsr: stored values (blocks x b x b)"), T(0));
-  // Pass 2: scatter the values; slot[bc] = the block of block column bc in the current block row.
-  std::vector<Index>& slot = seen;
-  for (std::size_t br = 0; br < m.block_rows; ++br) {
-    for (Index p = m.block_row_ptr[br]; p < m.block_row_ptr[br + 1]; ++p) slot[m.block_col[p]] = p;
-    for (std::size_t r = br * b; r < std::min(a.rows, (br + 1) * b); ++r) {
-      for (std::size_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
-        const std::size_t bc = a.col[q] / static_cast<Index>(b);  // 32-bit division: cheaper
-        m.values[(std::size_t{slot[bc]} * b + r - br * b) * b + a.col[q] - bc * b] = a.values[q];
+  // The block columns of each block row, counted, then placed (each holds an entry, so blocks <=
+  // nonzeros); every pass on every core.
+  m.block_row_ptr.assign(m.block_rows + 1, 0);
+  detail::for_chunks(m.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<Index> columns;
+    for (std::size_t br = first; br < last; ++br) {
+      block_columns(a, b, br, columns);
+      m.block_row_ptr[br + 1] = static_cast<Index>(columns.size());
+    }
+  });
+  for (std::size_t br = 0; br < m.block_rows; ++br) m.block_row_ptr[br + 1] += m.block_row_ptr[br];
+  m.block_col.resize(m.block_row_ptr.back());
+  m.values.resize(checked_product(m.blocks(), b * b, "to_bsr: stored values (blocks x b x b)"));
+  detail::for_chunks(m.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<Index> columns;
+    for (std::size_t br = first; br < last; ++br) {
+      block_columns(a, b, br, columns);
+      std::copy(columns.begin(), columns.end(), m.block_col.begin() + m.block_row_ptr[br]);
+      for (std::size_t r = br * b; r < std::min(a.rows, (br + 1) * b); ++r) {
+        for (std::size_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
+          const Index bc = a.col[q] / static_cast<Index>(b);  // 32-bit division: cheaper
+          const std::size_t slot =
+              m.block_row_ptr[br] + std::size_t(std::lower_bound(columns.begin(), columns.end(), bc) - columns.begin());
+          m.values[(slot * b + r - br * b) * b + a.col[q] - bc * b] = a.values[q];
+        }
       }
     }
-  }
+  });
+  return m;
+}
+
+template <class T>
+Bsr<T> to_bsr(Csr<T>&& a, std::size_t block_size) {
+  if (block_size != 1) return to_bsr(static_cast<const Csr<T>&>(a), block_size);
+  validate(a);
+  Bsr<T> m = bsr_shell<T>(a.rows, a.cols, 1, "to_bsr");
+  m.block_row_ptr = std::move(a.row_ptr);
+  m.block_col = std::move(a.col);
+  m.values = std::move(a.values);
   return m;
 }
 
@@ -313,31 +346,64 @@ Csr<T> to_csr(const Bsr<T>& a) {
   return m;
 }
 
+namespace {
+
+// The blocks of size b in the block rows [0, block_rows) whose index is a multiple of `stride`,
+// and the entries of their rows, counted on every core.
+template <class T>
+std::pair<std::size_t, std::size_t> count_blocks(const Csr<T>& a, std::size_t b, std::size_t stride) {
+  const std::size_t sampled = ceil_div(ceil_div(a.rows, b), stride);
+  std::vector<std::size_t> blocks(sampled), entries(sampled);
+  detail::for_chunks(sampled, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<Index> columns;
+    for (std::size_t s = first; s < last; ++s) {
+      const std::size_t br = s * stride;
+      block_columns(a, b, br, columns);
+      blocks[s] = columns.size();
+      entries[s] = a.row_ptr[std::min(a.rows, (br + 1) * b)] - a.row_ptr[br * b];
+    }
+  });
+  std::pair<std::size_t, std::size_t> total{0, 0};
+  for (std::size_t s = 0; s < sampled; ++s) total.first += blocks[s], total.second += entries[s];
+  return total;
+}
+
+BlockFill fill_of(std::size_t b, std::pair<std::size_t, std::size_t> counted) {
+  const auto [blocks, entries] = counted;
+  return {b, blocks, entries == 0 ? 1.0 : static_cast<double>(blocks * b * b) / static_cast<double>(entries)};
+}
+
+// propose_block_size samples every kSampleStride-th block row of matrices of at least
+// kSampledRows rows, and counts exactly only the block sizes whose sampled fill is within
+// kSampleSlack of max_fill.
+constexpr std::size_t kSampleStride = 16, kSampledRows = 1 << 16;
+constexpr double kSampleSlack = 1.25;
+
+}  // namespace
+
 template <class T>
 std::vector<BlockFill> block_fills(const Csr<T>& a, std::size_t max_block) {
   check_block_size(max_block, "block_fills: max_block");
   validate(a);
   std::vector<BlockFill> fills;
-  std::vector<Index> seen;
-  for (std::size_t b = 1; b <= max_block; ++b) {
-    seen.assign(ceil_div(a.cols, b), 0);
-    std::size_t blocks = 0;
-    const std::size_t block_rows = ceil_div(a.rows, b);
-    for (std::size_t br = 0; br < block_rows; ++br) scan_block_row(a, b, br, seen, [&](Index) { ++blocks; });
-    const auto stored = static_cast<double>(blocks * b * b);
-    fills.push_back({b, blocks, a.nonzeros() == 0 ? 1.0 : stored / static_cast<double>(a.nonzeros())});
-  }
+  for (std::size_t b = 1; b <= max_block; ++b) fills.push_back(fill_of(b, count_blocks(a, b, 1)));
   return fills;
 }
 
 template <class T>
 std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block, double tolerance, double max_fill) {
   check_nonnegative(tolerance, "propose_block_size: tolerance");
-  const auto fills = block_fills(a, max_block);
-  const auto candidates = fills.begin() + 1;  // b = 1 is the fallback, never a candidate
-  if (candidates == fills.end()) return 1;
+  check_block_size(max_block, "propose_block_size: max_block");
+  validate(a);
+  const bool sample = a.rows >= kSampledRows;
+  std::vector<BlockFill> fills;  // b = 1 is the fallback, never a candidate
+  for (std::size_t b = 2; b <= max_block; ++b) {
+    if (sample && fill_of(b, count_blocks(a, b, kSampleStride)).fill > kSampleSlack * max_fill) continue;
+    fills.push_back(fill_of(b, count_blocks(a, b, 1)));
+  }
+  if (fills.empty()) return 1;
   const double least =
-      std::min_element(candidates, fills.end(), [](const auto& u, const auto& v) { return u.fill < v.fill; })->fill;
+      std::min_element(fills.begin(), fills.end(), [](const auto& u, const auto& v) { return u.fill < v.fill; })->fill;
   if (least > max_fill) return 1;
   return std::find_if(fills.rbegin(), fills.rend(), [&](const auto& f) { return f.fill <= least + tolerance; })
       ->block_size;
@@ -616,6 +682,7 @@ Bsr<T> symmetric_part(const Bsr<T>& a) {
   template void validate<T>(const Bsr<T>&);                                                              \
   template void validate<T>(const Dia<T>&);                                                              \
   template Bsr<T> to_bsr<T>(const Csr<T>&, std::size_t);                                                 \
+  template Bsr<T> to_bsr<T>(Csr<T>&&, std::size_t);                                                      \
   template Csr<T> to_csr<T>(const Bsr<T>&);                                                              \
   template std::vector<BlockFill> block_fills<T>(const Csr<T>&, std::size_t);                            \
   template std::size_t propose_block_size<T>(const Csr<T>&, std::size_t, double, double);                \

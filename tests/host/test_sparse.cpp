@@ -600,3 +600,21 @@ TEST_CASE("seven_point_bsr: chains, single cells, empty grids and refusals") {
   CHECK_THROWS_WITH_AS(seven_point_bsr<float>(1024, 1024, 1024, 4), doctest::Contains("more than 2^32 - 1"),
                        InvalidArgument);
 }
+
+TEST_CASE("conversions and the block size of large matrices: chunks on every core, the same arrays") {
+  // 27,000 block rows of 3 x 3: more than a chunk of the host loops, and sampled by propose_block_size.
+  const Bsr<double> blocks = seven_point_bsr<double>(30, 30, 30, 3, 5);
+  Csr<double> csr = to_csr(blocks);
+  const Bsr<double> again = to_bsr(csr, 3);
+  CHECK(again.block_row_ptr == blocks.block_row_ptr);
+  CHECK(again.block_col == blocks.block_col);
+  CHECK(again.values == blocks.values);
+  CHECK(block_fills(csr, 4)[2].blocks == blocks.blocks());
+  CHECK(propose_block_size(csr) == 3);
+  const Bsr<double> scalar = to_bsr(Csr<double>(csr), 1);
+  const Bsr<double> moved = to_bsr(std::move(csr), 1);
+  CHECK(moved.block_col == scalar.block_col);
+  CHECK(moved.values == scalar.values);
+  CHECK(moved.block_size == 1);
+  CHECK(propose_block_size(to_csr(seven_point_bsr<double>(45, 45, 45, 1, 5))) == 1);  // sampled, no b fits
+}

@@ -65,8 +65,10 @@ template <class T> void validate(const Dia<T>& a);
 
 /// CSR -> BSR with blocks of b x b: every block that holds a stored entry is kept whole, the
 /// rest of it zero-filled (also past the last row or column when b does not divide the size).
-/// InvalidArgument when b is outside 1..16.
+/// InvalidArgument when b is outside 1..16. On every core.
 template <class T> Bsr<T> to_bsr(const Csr<T>& a, std::size_t block_size);
+/// The same from a CSR that is no longer needed: for b = 1 its arrays move into the result.
+template <class T> Bsr<T> to_bsr(Csr<T>&& a, std::size_t block_size);
 /// BSR -> CSR: every value of every stored block inside the matrix's own size is kept, zeros
 /// included (so to_csr(to_bsr(a, b)) has the pattern of a's blocks).
 template <class T> Csr<T> to_csr(const Bsr<T>& a);
@@ -84,7 +86,9 @@ std::vector<BlockFill> block_fills(const Csr<T>& a, std::size_t max_block = 16);
 /// The block size to use: the largest b in 2..max_block whose fill is at most least + `tolerance`
 /// (an absolute tolerance >= 0), least being the least fill over b = 2..max_block (ties go to the
 /// larger block, which moves fewer indices); or 1 when that least fill exceeds `max_fill` (blocks
-/// would mostly move zeros), or when max_block is 1.
+/// would mostly move zeros), or when max_block is 1. On every core; from 65,536 rows, a block size
+/// whose fill over every 16th block row exceeds 1.25 max_fill is dropped without counting the rest
+/// (so a scalar matrix costs about one pass over its entries).
 template <class T>
 std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block = 16,
                                double tolerance = 0.0, double max_fill = 1.5);
