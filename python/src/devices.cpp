@@ -3,6 +3,10 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
 #include "format.hpp"
 #include "module.hpp"
 #include "ziggurat/base/device.hpp"
@@ -54,18 +58,42 @@ std::string type_name(const py::handle& value) { return py::str(py::type::of(val
 
 }  // namespace
 
+namespace {
+
+// The selection text of `device` (None: "", a number, a text).
+std::string selection_of(const py::object& device) {
+  if (device.is_none()) return "";
+  // True is an int to Python, but no device number.
+  if (PyBool_Check(device.ptr()) == 0 && PyIndex_Check(device.ptr()) != 0) {
+    return std::to_string(py::int_(device).cast<long long>());
+  }
+  if (!py::isinstance<py::str>(device)) {
+    throw InvalidArgument("the device is a selection text ('gpu', 'name:H100', ...), a device number, a Context or None, "
+                          "not a " + type_name(device));
+  }
+  return device.cast<std::string>();
+}
+
+// A new context on the device `selection` names ("": ZIGGURAT_DEVICE, else the default).
+Context new_context(const std::string& selection) { return selection.empty() ? Context() : Context(selection); }
+
+}  // namespace
+
 Context context_of(const py::object& context) {
   if (py::isinstance<Context>(context)) return context.cast<Context>();
-  if (context.is_none()) return Context();
-  // True is an int to Python, but no device number.
-  if (PyBool_Check(context.ptr()) == 0 && PyIndex_Check(context.ptr()) != 0) {
-    return Context(std::to_string(py::int_(context).cast<long long>()));
+  // One context a selection for the process: its queues and built programs serve every later call,
+  // so a call pays no device set-up or program load after the first. ZIGGURAT_DEVICE is read at
+  // each call, so a changed variable selects again.
+  std::string key = selection_of(context);
+  if (key.empty()) {
+    const char* environment = std::getenv("ZIGGURAT_DEVICE");
+    key = "\n" + std::string(environment ? environment : "");
   }
-  if (!py::isinstance<py::str>(context)) {
-    throw InvalidArgument("the device is a selection text ('gpu', 'name:H100', ...), a device number, a Context or None, "
-                          "not a " + type_name(context));
-  }
-  return Context(context.cast<std::string>());
+  static std::mutex mutex;
+  static std::map<std::string, Context> contexts;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = contexts.find(key); found != contexts.end()) return found->second;
+  return contexts.emplace(key, new_context(selection_of(context))).first->second;
 }
 
 std::uint64_t memory_size(const py::object& size, const char* what) {
@@ -115,7 +143,11 @@ void register_devices(py::module_& module) {
   py::class_<Context>(module, "Context",
                       "An OpenCL context on one device with its compute, upload and download queues and the programs "
                       "built for it. Copies share one context; keep one and pass it to every call to build kernels once.")
-      .def(py::init([](const py::object& device) { return context_of(device); }), py::arg("device") = py::none(),
+      .def(py::init([](const py::object& device) {
+             if (py::isinstance<Context>(device)) return device.cast<Context>();
+             return new_context(selection_of(device));
+           }),
+           py::arg("device") = py::none(),
            "The device `device` selects: a selection text ('gpu', 'cpu', 'nvidia', 'name:H100', 'gpu,fp64', ...), a "
            "device number of ziggurat.devices(), or None (ZIGGURAT_DEVICE, else the first GPU, else the first CPU).")
       .def_property_readonly("device", [](const Context& c) { return device_dict(c.device()); },

@@ -51,7 +51,8 @@ class DeviceWork {
 };
 
 /// The Context a call runs on: `context` itself when it is one, else the device it selects (a
-/// selection text, a device number, or None for the default device).
+/// selection text, a device number, or None for the default device), one context a selection for
+/// the whole process, so that its built programs serve every later call.
 Context context_of(const py::object& context);
 
 /// A memory size given as bytes (an int, or a float that is a whole number) or as text ("512MiB",

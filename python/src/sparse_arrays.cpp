@@ -87,8 +87,9 @@ template <class T>
 sparse::Bsr<T> bsr_of(const py::tuple& arrays, std::optional<std::size_t> block_size) {
   const Arrays a = shape_of(arrays);
   if (a.block_size != 1 && (!block_size || *block_size == a.block_size)) return own_blocks<T>(arrays);
-  const sparse::Csr<T> csr = csr_of<T>(arrays);
-  return sparse::to_bsr(csr, block_size ? *block_size : sparse::propose_block_size(csr));
+  sparse::Csr<T> csr = csr_of<T>(arrays);
+  const std::size_t b = block_size ? *block_size : sparse::propose_block_size(csr);
+  return sparse::to_bsr(std::move(csr), b);
 }
 
 template sparse::Csr<float> csr_of<float>(const py::tuple&);
