@@ -49,7 +49,7 @@ void run_bench_spmm(const BenchSpmmOptions& options);
 
 struct BenchSolveOptions {
   std::string grid;  // empty: by device type
-  std::string systems = "convection,dominant";
+  std::string systems;  // empty: convection,dominant; with suite, every kind
   std::string blocks = "4,5";
   std::string matrices;
   std::string precision = "f32,f64";
@@ -59,6 +59,7 @@ struct BenchSolveOptions {
   bool no_peers = false;
   std::string device;
   bool json = false;
+  bool suite = false;  // the suite of systems users bring, with every ordering and sweep
 };
 void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options);
 void run_bench_solve(const BenchSolveOptions& options);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -98,21 +99,32 @@ struct ZigguratConfig {
   sparse::SolverOptions options;
 };
 
-std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations) {
+std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite) {
   using sparse::KrylovMethod;
   using sparse::Ordering;
   using sparse::PreconditionerKind;
+  using sparse::TriangularSweep;
   const auto config = [&](std::string name, KrylovMethod method, PreconditionerKind precond, Ordering ordering,
-                          bool fuse = true) {
+                          bool fuse = true, TriangularSweep sweep = TriangularSweep::automatic) {
     ZigguratConfig c{std::move(name), {}};
     c.options.method = method;
     c.options.preconditioner = precond;
     c.options.ordering = ordering;
     c.options.fuse = fuse;
+    c.options.sweep = sweep;
     c.options.tolerance = tolerance;
     c.options.max_iterations = max_iterations;
     return c;
   };
+  if (suite) {  // every ordering, each sweep where the ordering leaves many levels
+    const auto ilu = [&](std::string name, Ordering ordering, TriangularSweep sweep = TriangularSweep::automatic) {
+      return config("bicgstab+ilu0 " + std::move(name), KrylovMethod::bicgstab, PreconditionerKind::ilu0, ordering,
+                    true, sweep);
+    };
+    return {ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
+            ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free), ilu("colours", Ordering::colours),
+            ilu("block-colours", Ordering::block_colours)};
+  }
   return {config("bicgstab+ilu0 natural", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::natural),
           config("bicgstab+ilu0 levels", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::levels),
           config("bicgstab+ilu0 colours", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::colours),
@@ -200,7 +212,7 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
   const BenchSystem<T> warm_up =
       make_system<T>("warm-up", sparse::convection_diffusion_bsr<T>(10, 10, 10, s.bsr.block_size));
   std::vector<SolveRow> rows;
-  for (const ZigguratConfig& config : ziggurat_configs(tolerance, options.max_iterations)) {
+  for (const ZigguratConfig& config : ziggurat_configs(tolerance, options.max_iterations, options.suite)) {
     rows.push_back(run_ziggurat(context, s, warm_up, config));
   }
   if (!options.no_peers) {
@@ -208,9 +220,13 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
     settings.tolerance = tolerance;
     settings.max_iterations = options.max_iterations;
     settings.block_size = s.bsr.block_size;
-    for (const PeerSolve& peer : viennacl_solves(context, s.csr, s.b, s.exact, settings)) rows.push_back(peer_row(peer));
+    settings.ilu_only = options.suite;  // the suite's peers: cuSPARSE's ILU(0), and SciPy's spilu where it fits
+    if (!options.suite)
+      for (const PeerSolve& peer : viennacl_solves(context, s.csr, s.b, s.exact, settings)) rows.push_back(peer_row(peer));
     if (!options.python.empty()) {
-      for (const PeerSolve& peer : python_solves(options.python, s.csr, s.b, s.exact, settings)) {
+      // The suite's large systems leave SciPy out: its CPU solves of millions of rows take minutes.
+      const std::size_t scipy_limit = options.suite ? 1'000'000 : 30'000'000;
+      for (const PeerSolve& peer : python_solves(options.python, s.csr, s.b, s.exact, settings, scipy_limit)) {
         rows.push_back(peer_row(peer));
       }
     }
@@ -223,16 +239,52 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
   return rows;
 }
 
+// A system of the suite: its kind (generated_systems.hpp), grid and block size (0: its own).
+struct SuiteSystem {
+  std::string kind;
+  std::size_t n, b;
+};
+
+// The suite: scalar and small-block systems of about 2 M rows or more on a GPU (the sizes users
+// bring there), of about 14,000 on other devices.
+std::vector<SuiteSystem> suite_systems(const Context& context) {
+  const bool gpu = context.device().type == DeviceType::gpu;
+  const auto size = [&](std::size_t on_gpu, std::size_t elsewhere) { return gpu ? on_gpu : elsewhere; };
+  return {{"laplace7", size(128, 24), 0},    {"laplace27", size(128, 24), 0}, {"anisotropic", size(128, 24), 0},
+          {"upwind", size(128, 24), 0},      {"convection", size(104, 19), 2}, {"elasticity", size(88, 16), 0},
+          {"convection", size(90, 17), 3},   {"convection", size(100, 15), 4}, {"convection", size(80, 14), 5}};
+}
+
+// The suite's systems of the kinds --systems lists, when it is given.
+std::vector<SuiteSystem> chosen_suite(const Context& context, const BenchSolveOptions& options) {
+  std::vector<SuiteSystem> chosen;
+  const std::vector<std::string> kinds = split(options.systems, ',');
+  for (const SuiteSystem& s : suite_systems(context))
+    if (kinds.empty() || std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end()) chosen.push_back(s);
+  return chosen;
+}
+
+// Every system's rows; `done` (if set) gets each system's rows as soon as they are measured.
 template <class T>
-std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOptions& options, double copy_bytes_per_s) {
+std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOptions& options, double copy_bytes_per_s,
+                                      const std::function<void(const std::vector<SolveRow>&)>& done) {
   std::vector<SolveRow> rows;
   const auto add = [&](const BenchSystem<T>& s) {
     std::cerr << "solving " << s.name << " in " << (sizeof(T) == 4 ? "f32" : "f64") << "\n";
     const std::vector<SolveRow> more = bench_system(context, s, options, copy_bytes_per_s);
     rows.insert(rows.end(), more.begin(), more.end());
+    if (done) done(more);
   };
+  if (options.suite) {
+    for (const SuiteSystem& s : chosen_suite(context, options)) {
+      const std::vector<std::size_t> grid(3, s.n);
+      sparse::Bsr<T> a = generated_system<T>(s.kind, grid, s.b, 1, "--suite");
+      add(make_system<T>(s.kind + " " + extents_string(grid) + " b=" + std::to_string(a.block_size), std::move(a)));
+    }
+  }
   const std::vector<std::size_t> grid = default_grid(options, context);
-  for (const std::string& kind : split(options.systems, ',')) {
+  const std::string systems = options.systems.empty() ? "convection,dominant" : options.systems;
+  for (const std::string& kind : options.suite ? std::vector<std::string>{} : split(systems, ',')) {
     for (const double b : parse_numbers(options.blocks, "--blocks")) {
       const auto block = static_cast<std::size_t>(b);
       add(make_system<T>(kind + " " + extents_string(grid) + " b=" + std::to_string(block),
@@ -333,9 +385,10 @@ nlohmann::json rows_json(const std::vector<SolveRow>& rows) {
 void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
   command->add_option("--grid", options.grid, "Block rows of the generated systems, NXxNYxNZ (default 100x100x100 on "
                                               "a GPU, 24x24x24 elsewhere)");
-  command->add_option("--systems", options.systems, "Generated systems: convection (convection-diffusion) and/or "
-                                                    "dominant (random, strongly diagonally dominant)")
-      ->capture_default_str();
+  command->add_option("--systems", options.systems, "Generated systems (default convection,dominant): convection "
+                                                    "(convection-diffusion) and/or dominant (random, strongly "
+                                                    "diagonally dominant); with --suite, the suite's kinds to run "
+                                                    "(default all)");
   command->add_option("--blocks", options.blocks, "Block sizes of the generated systems")->capture_default_str();
   command->add_option("--matrices", options.matrices, "Matrix Market files or folders of them, comma-separated "
                                                       "(each with the block size of least fill)");
@@ -349,23 +402,52 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
                                                   "(empty: leave them out)")
       ->capture_default_str();
   command->add_flag("--no-peers", options.no_peers, "ziggurat alone");
+  command->add_flag("--suite", options.suite, "The suite of systems users bring instead of --systems: laplace7, "
+                                              "laplace27, anisotropic, upwind, elasticity (b = 3) and convection "
+                                              "with b = 2..5, about 2 M rows each on a GPU, with every ordering and "
+                                              "sweep");
   command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options.json, "Print JSON");
+}
+
+// What the tables say, and on which device.
+void print_heading(const Context& context, const BenchSolveOptions& options, double copy_bytes_per_s, std::ostream& out) {
+  out << "ziggurat " << version << " bench solve, " << now_text() << "\n\n"
+      << "device: " << context.device().label() << ", driver " << context.device().driver_version
+      << "; copy bandwidth " << number_text(copy_bytes_per_s * 1e-9) << " GB/s (read + write)\n\n"
+      << "Tolerance " << number_text(options.tolerance) << " (f64), " << number_text(options.tolerance_f32)
+      << " (f32), on ||b - A x|| / ||b|| for ziggurat (each peer's own rule: see its note). b = A x* for a "
+         "random x*; residual and error are computed on the host in double from each x. Setup and solve are "
+         "wall times of one run after a warm-up on a small system; time to solution = setup + solve. vs "
+         "natural: iterations over those of ziggurat's natural-order ILU(0) (the sequential CPU algorithm's, "
+         "within 1). vs ViennaCL / vs cuSPARSE: the peer's fastest BiCGStab + ILU(0)-type time to solution "
+         "among its runs whose true residual reached the tolerance (within 2x), over this row's (> 1: "
+         "ziggurat is faster). of bound: device time per iteration over the "
+         "bound.\n\n";
 }
 
 void run_bench_solve(const BenchSolveOptions& options) {
   Context context(options.device);
   const auto copy = measure_copy_bandwidth(context, std::size_t{256} << 20, 5);
   const double copy_bytes_per_s = std::max(copy.first, copy.second);
+  // The suite's tables come system by system, as measured: a long run shows its results as it goes.
+  const bool incremental = options.suite && !options.json;
+  if (incremental) print_heading(context, options, copy_bytes_per_s, std::cout);
+  const auto done = [&](const std::vector<SolveRow>& rows) {
+    print_markdown(rows, options, std::cout);
+    std::cout << std::endl;
+  };
   std::vector<SolveRow> rows;
   for (const std::string& precision : split(options.precision, ',')) {
     if (precision != "f32" && precision != "f64") throw InvalidArgument("--precision lists f32 and f64, not '" + precision + "'");
     if (precision == "f64" && !context.device().fp64) continue;
     with_precision(precision, [&](auto zero) {
-      const auto more = bench_precision<decltype(zero)>(context, options, copy_bytes_per_s);
+      const auto more = bench_precision<decltype(zero)>(context, options, copy_bytes_per_s,
+                                                        incremental ? done : std::function<void(const std::vector<SolveRow>&)>{});
       rows.insert(rows.end(), more.begin(), more.end());
     });
   }
+  if (incremental) return;
   if (options.json) {
     nlohmann::json j = {{"benchmark", "solve"}, {"library_version", version}, {"date", now_text()},
                         {"device", {{"name", context.device().name}, {"platform", context.device().platform_name},
@@ -375,18 +457,7 @@ void run_bench_solve(const BenchSolveOptions& options) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << "ziggurat " << version << " bench solve, " << now_text() << "\n\n"
-            << "device: " << context.device().label() << ", driver " << context.device().driver_version
-            << "; copy bandwidth " << number_text(copy_bytes_per_s * 1e-9) << " GB/s (read + write)\n\n"
-            << "Tolerance " << number_text(options.tolerance) << " (f64), " << number_text(options.tolerance_f32)
-            << " (f32), on ||b - A x|| / ||b|| for ziggurat (each peer's own rule: see its note). b = A x* for a "
-               "random x*; residual and error are computed on the host in double from each x. Setup and solve are "
-               "wall times of one run after a warm-up on a small system; time to solution = setup + solve. vs "
-               "natural: iterations over those of ziggurat's natural-order ILU(0) (the sequential CPU algorithm's, "
-               "within 1). vs ViennaCL / vs cuSPARSE: the peer's fastest BiCGStab + ILU(0)-type time to solution "
-               "among its runs whose true residual reached the tolerance (within 2x), over this row's (> 1: "
-               "ziggurat is faster). of bound: device time per iteration over the "
-               "bound.\n\n";
+  print_heading(context, options, copy_bytes_per_s, std::cout);
   print_markdown(rows, options, std::cout);
 }
 

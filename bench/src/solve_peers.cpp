@@ -320,7 +320,8 @@ void write_system(const std::filesystem::path& folder, const sparse::Csr<T>& a, 
              {"max_iterations", settings.max_iterations},
              {"restart", settings.restart},
              {"block_size", settings.block_size},
-             {"scipy_ilu_limit", scipy_ilu_limit}});
+             {"scipy_ilu_limit", scipy_ilu_limit},
+             {"ilu_only", settings.ilu_only}});
   write_array(folder / "b", b);
 }
 

@@ -19,6 +19,7 @@ struct PeerSolveSettings {
   std::size_t max_iterations = 1000;
   std::size_t restart = 30;         ///< GMRES(m)
   std::size_t block_size = 1;       ///< b of the block system (ViennaCL's block ILU(0) uses blocks of b rows)
+  bool ilu_only = false;            ///< the Python peers' ILU configs alone (no Jacobi, no GMRES on the GPU)
 };
 
 /// One peer solve of A x = b: wall seconds of the preconditioner setup and of the solve (a
@@ -83,7 +84,7 @@ std::vector<PeerSolve> viennacl_solves(const Context& context, const sparse::Csr
 /// and the x each config wrote, and judges every x here (one definition of the residual for all
 /// peers). The script's configs, each its own PeerSolve (its docstring tells the details):
 ///   SciPy (CPU):  bicgstab + spilu, gmres<m> + spilu (SuperLU's ILUTP with about ILU(0)'s
-///                 storage, not ILU(0)), bicgstab + jacobi; spilu is skipped (ran = false) when
+///                 storage, not ILU(0)), bicgstab + jacobi; each is skipped (ran = false) when
 ///                 the matrix has more than `scipy_ilu_limit` stored values
 ///   cuSPARSE (CuPy, NVIDIA GPU):  bicgstab + ilu0 (csrilu02 and SpSM triangular solves inside a
 ///                 right-preconditioned BiCGStab with ziggurat's stopping rule), gmres<m> + ilu0

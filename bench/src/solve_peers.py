@@ -6,7 +6,7 @@ Usage: solve_peers.py FOLDER
 
 FOLDER (written by bench/src/solve_peers.cpp) holds descriptor.json, {"rows", "cols", "nnz",
 "dtype": "float32" | "float64", "tolerance", "max_iterations", "restart", "block_size",
-"scipy_ilu_limit"}, and raw arrays in the host's byte order: row_ptr (uint32, rows + 1), col
+"scipy_ilu_limit", "ilu_only": leave out every config but the ILU ones of SciPy and cuSPARSE's bicgstab + ilu0}, and raw arrays in the host's byte order: row_ptr (uint32, rows + 1), col
 (uint32, nnz), values (dtype, nnz) and b (dtype, rows).
 
 Prints one JSON line, {"runs": [run, ...]}, a run per config:
@@ -26,7 +26,7 @@ The configs, the peers' arithmetic in the system's dtype:
                                column order, fill_factor 1 for about ILU(0)'s storage) in bicgstab
             gmres<m> + spilu   the same factors in gmres(restart = m)
             bicgstab + jacobi  1 / diagonal
-            spilu is skipped when nnz > scipy_ilu_limit (SuperLU would take too long).
+            Each is skipped when nnz > scipy_ilu_limit (SuperLU, and any CPU solve, would take too long).
   cuSPARSE  bicgstab + ilu0    cupyx.cusparse.csrilu02 (cuSPARSE's exact ILU(0) of the CSR
                                pattern, with level information) applied by two cuSPARSE triangular
                                solves (SpSM analysed once; csrsm2 where a CUDA 11 CuPy has no SpSM)
@@ -264,9 +264,11 @@ def scipy_runs(answer, descriptor, system, warm):
     configs = [lambda s: peer.bicgstab(s, peer.spilu), peer.gmres, lambda s: peer.bicgstab(s, peer.jacobi)]
     for (method, preconditioner), config in zip(names, configs):
         run = new_run(f"SciPy {scipy.__version__}", method, preconditioner, device)
-        if preconditioner == "spilu" and system.nnz > limit:
+        if descriptor.get("ilu_only") and preconditioner != "spilu":
+            continue
+        if system.nnz > limit:
             run["why_not"] = (f"the matrix has {system.nnz} stored values, more than the {limit} up to which SciPy's "
-                              "spilu is run (SuperLU would take too long)")
+                              "solves are run (SuperLU's ILU, and any CPU solve, would take too long)")
             answer.runs.append(run)
             continue
         attempt(answer, run, config, system, warm)
@@ -564,6 +566,8 @@ def cupy_runs(answer, descriptor, system, warm):
     peer = CupyPeer(cupy, cupyx, descriptor)
     device = gpu_name(cupy)
     for (method, preconditioner), config in zip(names, (peer.bicgstab_ilu0, peer.gmres_ilu0, peer.bicgstab_jacobi)):
+        if descriptor.get("ilu_only") and method != "bicgstab" or descriptor.get("ilu_only") and preconditioner != "ilu0":
+            continue
         attempt(answer, new_run(peer_name, method, preconditioner, device), config, system, warm)
         cupy.get_default_memory_pool().free_all_blocks()  # the next config starts with the GPU's memory free
 

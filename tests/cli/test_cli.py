@@ -795,7 +795,21 @@ class Solve(ScratchFolderTest):
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--sweep", "fast", expect=1)
         self.assertIn("unknown triangular sweep 'fast'", err)
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--system", "poisson", expect=1)
-        self.assertIn("--system takes dominant or convection", err)
+        self.assertIn("--system takes dominant, convection, laplace7", err)
+
+    def test_model_problems_solve_with_their_own_blocks(self):
+        for system, method, block in (("laplace7", "cg", 1), ("laplace27", "cg", 1), ("anisotropic", "cg", 1),
+                                      ("upwind", "bicgstab", 1), ("elasticity", "cg", 3)):
+            summary = json.loads(run("solve", "--generate", "6x5x4", "--system", system, "--method", method,
+                                     "--exact", "random", "--tol", 1e-9, "--max-iter", 2000, "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            self.assertEqual(summary["block_size"], block)
+            self.assertLess(summary["error"], 1e-5)
+            self.assertEqual(summary["matrix"], f"{system} 6x5x4")
+        _, err = run("solve", "--generate", "4x4x4", "--system", "elasticity", "--block", 2, expect=1)
+        self.assertIn("elasticity has blocks of 3, not 2", err)
+        _, err = run("solve", "--generate", "4x4x4", "--system", "dominant", expect=1)
+        self.assertIn("--system dominant needs --block b", err)
 
     def test_padded_blocks_solve(self):
         """48 rows in blocks of 5: the padded last block row stays out of the answer."""

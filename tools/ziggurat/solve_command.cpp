@@ -49,7 +49,8 @@ void check_options(const SolveOptions& o) {
   check_system_name(o.system, "--system");
   if (!o.exact.empty() && o.exact != "random") throw InvalidArgument("--exact takes random, not '" + o.exact + "'");
   if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
-  if (!o.generate.empty() && o.block == "auto") throw InvalidArgument("--generate needs --block b (1 to 16)");
+  if (!o.generate.empty() && o.block == "auto" && !is_model_problem(o.system))
+    throw InvalidArgument("--generate --system " + o.system + " needs --block b (1 to 16)");
   sparse::parse_krylov_method(o.method);
   sparse::parse_preconditioner(o.precond);
   sparse::parse_ordering(o.ordering);
@@ -66,9 +67,9 @@ template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
     const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
-    sparse::Bsr<T> a = generated_system<T>(o.system, n, block_size(o.block), o.seed, "--system");
-    source = (o.system == "convection" ? "convection-diffusion " : "seven-point ") + o.generate +
-             (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
+    sparse::Bsr<T> a = generated_system<T>(o.system, n, o.block == "auto" ? 0 : block_size(o.block), o.seed, "--system");
+    source = (o.system == "convection" ? "convection-diffusion " : o.system == "dominant" ? "seven-point " : o.system + " ") +
+             o.generate + (o.symmetric ? " (symmetric part)" : is_model_problem(o.system) ? "" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
   }
   source = o.matrix;
@@ -230,11 +231,13 @@ void add_solve_command(CLI::App& app) {
                                               "the device; block ILU(0) factorised there");
   options->files.add_input(command, "--matrix", options->matrix, "A, a Matrix Market coordinate file (square)");
   command->add_option("--generate", options->generate,
-                      "Instead of --matrix: a seven-point block system on an NXxNYxNZ grid of blocks (--block b), "
-                      "diagonally dominant, nonsymmetric unless --symmetric");
+                      "Instead of --matrix: a generated system (--system) on an NXxNYxNZ grid (of blocks of --block b "
+                      "for dominant and convection; of bricks for elasticity)");
   command->add_option("--system", options->system,
-                      "--generate's system: dominant (random blocks, strongly diagonally dominant: few iterations) or "
-                      "convection (convection-diffusion, weakly dominant: iterations grow with the grid)")
+                      "--generate's system: dominant (random blocks, strongly diagonally dominant: few iterations, "
+                      "nonsymmetric unless --symmetric), convection (convection-diffusion, weakly dominant: iterations "
+                      "grow with the grid), or a model problem: laplace7, laplace27, anisotropic, upwind (scalar) or "
+                      "elasticity (blocks of 3)")
       ->capture_default_str();
   command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
   options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
