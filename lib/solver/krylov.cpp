@@ -16,6 +16,7 @@
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/ilu2.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/block_products.hpp"
@@ -48,16 +49,18 @@ const char* to_string(PreconditionerKind kind) {
     case PreconditionerKind::jacobi: return "jacobi";
     case PreconditionerKind::block_jacobi: return "block-jacobi";
     case PreconditionerKind::ilu0: return "ilu0";
+    case PreconditionerKind::ilu2: return "ilu2";
   }
   return "?";
 }
 
 PreconditionerKind parse_preconditioner(std::string_view text) {
   for (auto p : {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::block_jacobi,
-                 PreconditionerKind::ilu0}) {
+                 PreconditionerKind::ilu0, PreconditionerKind::ilu2}) {
     if (text == to_string(p)) return p;
   }
-  throw InvalidArgument("unknown preconditioner '" + std::string(text) + "': use none, jacobi, block-jacobi or ilu0");
+  throw InvalidArgument("unknown preconditioner '" + std::string(text) +
+                        "': use none, jacobi, block-jacobi, ilu0 or ilu2");
 }
 
 const char* to_string(SolveStatus status) {
@@ -98,9 +101,17 @@ void check_options(const SolverOptions& o, std::size_t k) {
     throw InvalidArgument("gmres solves one right-hand side at a time; use cg or bicgstab for " + std::to_string(k) +
                           " at once, or call solve once per right-hand side");
   }
-  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0) {
+  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0 &&
+      o.preconditioner != PreconditionerKind::ilu2) {
     throw InvalidArgument(std::string("the ordering ") + to_string(o.ordering) +
-                          " is for the ilu0 preconditioner; use natural with " + to_string(o.preconditioner));
+                          " is for the ilu0 and ilu2 preconditioners; use natural with " + to_string(o.preconditioner));
+  }
+  if (!(o.threshold >= 0) || !std::isfinite(o.threshold)) {
+    throw InvalidArgument("the ILU2 threshold must be a finite number >= 0, not " + std::to_string(o.threshold));
+  }
+  if (o.method == KrylovMethod::cg && o.static_pivoting == StaticPivoting::on) {
+    throw InvalidArgument("static pivoting permutes rows, which cg's IC2 cannot take (it needs A symmetric); use "
+                          "static pivoting auto or off with cg, or bicgstab or gmres");
   }
 }
 
@@ -198,6 +209,9 @@ struct KrylovSolver<T>::Impl {
   std::optional<BsrMultiplier<T>> multiplier;   // otherwise
   VectorOps<T> ops;
   std::unique_ptr<DeviceBlockIlu<T>> ilu;
+  Permutation matched;            // ilu2: static pivoting's rows of the ordered matrix (empty: none)
+  DeviceBuffer<Index> matched_rows;  // their old_of_new on the device
+  DeviceBuffer<T> gathered;          // the residual in the matched rows' order
   std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
   DeviceBuffer<T> jacobi;
   DeviceVectors<T> x, r, rhs, p, q, z, s, t, shat, r0;
@@ -214,7 +228,7 @@ struct KrylovSolver<T>::Impl {
   SolveTimes times;
 
   Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered,
-       std::shared_ptr<LinearOperator<T>> op = nullptr)
+       std::shared_ptr<LinearOperator<T>> op = nullptr, Permutation matched_ = {})
       : context(c),
         options(std::move(o)),
         k(k_),
@@ -225,6 +239,7 @@ struct KrylovSolver<T>::Impl {
         external(std::move(op)),
         ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
             kGmres + 2 * (options.restart + 2)),
+        matched(std::move(matched_)),
         x(input_vectors(c, matrix, k_)),
         r(input_vectors(c, matrix, k_)),
         rhs(input_vectors(c, matrix, k_)),
@@ -254,7 +269,9 @@ struct KrylovSolver<T>::Impl {
   void setup_preconditioner(const Bsr<T>& ordered) {
     if (options.preconditioner == PreconditionerKind::none) return;
     const auto start = Clock::now();
-    const IluPattern<T> pattern = ilu_pattern(ordered, options.shift);
+    // ILU2 takes missing or zero diagonal blocks (its fill and static pivoting mend them).
+    const IluPattern<T> pattern =
+        options.preconditioner == PreconditionerKind::ilu2 ? IluPattern<T>{} : ilu_pattern(ordered, options.shift);
     switch (options.preconditioner) {
       case PreconditionerKind::none: break;
       case PreconditionerKind::jacobi: {
@@ -273,11 +290,38 @@ struct KrylovSolver<T>::Impl {
         setup_report.lower_levels = ilu->lower_levels();
         setup_report.upper_levels = ilu->upper_levels();
         setup_report.sweep = to_string(ilu->sweep());
+        setup_report.fill = 1;
         break;
+      case PreconditionerKind::ilu2: setup_ilu2(ordered); break;
     }
     check(context.compute_queue().finish(), "clFinish", "waiting for the preconditioner's setup");
     setup_times.preconditioner_setup = seconds_since(start);
     resolve();
+  }
+
+  // ILU2 (IC2 for cg) factorised on the host, of the ordered matrix with its matched rows; the
+  // device takes the factors for its triangular solves.
+  void setup_ilu2(const Bsr<T>& ordered) {
+    Ilu2Options o;
+    o.threshold = options.threshold;
+    o.symmetric = options.method == KrylovMethod::cg;
+    o.shift = options.shift;
+    o.replace_tiny_pivots = !o.symmetric && options.static_pivoting != StaticPivoting::off;
+    const auto start = Clock::now();
+    const Ilu2Factors<T> f = factorize_ilu2(matched.identity() ? ordered : permute_block_rows(ordered, matched), o);
+    setup_times.host_factorization = seconds_since(start);
+    ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep);
+    setup_report.lower_levels = ilu->lower_levels();
+    setup_report.upper_levels = ilu->upper_levels();
+    setup_report.sweep = to_string(ilu->sweep());
+    setup_report.fill = f.fill;
+    setup_report.matched_rows = !matched.identity();
+    setup_report.replaced_pivots = f.replaced_pivots;
+    if (!matched.identity()) {
+      matched_rows = DeviceBuffer<Index>(context, matched.old_of_new.size(), "static pivoting's rows");
+      copy_to_device(context.compute_queue(), matched.old_of_new.data(), matched_rows);
+      gathered = DeviceBuffer<T>(context, padded * k, "the residual in the matched rows");
+    }
   }
 
   // ---- timing ----
@@ -310,6 +354,14 @@ struct KrylovSolver<T>::Impl {
       case PreconditionerKind::jacobi: span = ops.multiply_rows(jacobi, in, out); break;
       case PreconditionerKind::block_jacobi: span = block_jacobi->apply(in, out); break;
       case PreconditionerKind::ilu0: span = ilu->apply(in, out); break;
+      case PreconditionerKind::ilu2:
+        if (matched.identity()) {
+          span = ilu->apply(in, out);
+        } else {  // M = P^T L U: the residual's rows matched first
+          span.first = ops.gather_columns({matched_rows, b, rows}, in, {k, 0, k}, gathered, k).first;
+          span.last = ilu->apply(gathered, out).last;
+        }
+        break;
     }
     add(span, options.preconditioner == PreconditionerKind::none ? times.vector_ops : times.preconditioner);
   }
@@ -992,12 +1044,33 @@ void KrylovSolver<T>::Impl::finish_deflation(std::size_t m) {
 
 namespace {
 
-// The renumbered matrix, or nothing for the natural ordering (A itself: no copy).
+// The renumbered matrix, or nothing for the natural ordering (A itself: no copy). With ILU2's
+// static pivoting the rows are matched first (`matched`, in the renumbered matrix's numbering: its
+// block row r goes to row matched.old_of_new[r]), and the ordering is made for the matched rows.
 template <class T>
 std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation,
-                                     std::size_t& colours) {
-  if (options.preconditioner != PreconditionerKind::ilu0 || options.ordering == Ordering::natural) return std::nullopt;
-  permutation = make_ordering(a, options.ordering, &colours, options.aggregate);
+                                     std::size_t& colours, Permutation& matched) {
+  const bool ilu2 = options.preconditioner == PreconditionerKind::ilu2;
+  const StaticPivoting pivoting = options.method == KrylovMethod::cg ? StaticPivoting::off : options.static_pivoting;
+  Permutation rows;
+  if (ilu2 && (pivoting == StaticPivoting::on || (pivoting == StaticPivoting::automatic && needs_matching(a)))) {
+    rows = diagonal_matching(a);
+  }
+  if ((!ilu2 && options.preconditioner != PreconditionerKind::ilu0) || options.ordering == Ordering::natural) {
+    matched = std::move(rows);
+    return std::nullopt;
+  }
+  permutation = make_ordering(rows.identity() ? a : permute_block_rows(a, rows), options.ordering, &colours,
+                              options.aggregate);
+  if (!rows.identity() && !permutation.identity()) {  // Q R Q^T: row r of the ordered matrix's factors
+    std::vector<Index> new_of_old(a.block_rows);
+    for (std::size_t r = 0; r < a.block_rows; ++r) new_of_old[permutation.old_of_new[r]] = static_cast<Index>(r);
+    matched.old_of_new.resize(a.block_rows);
+    for (std::size_t r = 0; r < a.block_rows; ++r)
+      matched.old_of_new[r] = new_of_old[rows.old_of_new[permutation.old_of_new[r]]];
+  } else {
+    matched = std::move(rows);
+  }
   return permute(a, permutation);
 }
 
@@ -1009,11 +1082,12 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
-  Permutation permutation;
+  Permutation permutation, matched;
   std::size_t colours = 0;
-  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours);
+  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours, matched);
   const double ordering = seconds_since(start);
-  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a);
+  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a, nullptr,
+                                 std::move(matched));
   impl_->permutation = std::move(permutation);
   impl_->place_renumbering();
   if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {
@@ -1030,9 +1104,9 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
   require_precision<T>(context.device(), "a solve in double");
   if (!a) throw InvalidArgument("a matrix-free solve needs an operator, not a null pointer");
   check_options(options, a->vectors());
-  if (options.preconditioner == PreconditionerKind::ilu0)
-    throw InvalidArgument("ILU(0) needs the assembled matrix; a matrix-free solve takes the preconditioner none, "
-                          "jacobi or block-jacobi");
+  if (options.preconditioner == PreconditionerKind::ilu0 || options.preconditioner == PreconditionerKind::ilu2)
+    throw InvalidArgument(std::string(to_string(options.preconditioner)) + " needs the assembled matrix; a matrix-free "
+                          "solve takes the preconditioner none, jacobi or block-jacobi");
   check_matrix(diagonal_blocks);
   if (diagonal_blocks.rows != a->size())
     throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +
