@@ -344,7 +344,8 @@ class Factorizer {
       for (std::size_t r = 0; r < b_; ++r) d[r * b_ + r] += d[r * b_ + r] < T(0) ? -add : add;
       out.inverse = d;
       out.replaced = true;
-      if (!invertible(out.inverse, i, failed)) throw ZeroPivot(i, message(i, failed));
+      // The replacement's size is chosen, not tested against the bound again (it may sit on it).
+      if (!invert_block(out.inverse.data(), b_, &failed)) throw ZeroPivot(i, message(i, failed));
     }
     if (o_.symmetric) symmetrize(out.inverse.data(), b_);
     out.pivot = norm(d.data(), bb_) / scale_[i];

@@ -240,6 +240,8 @@ TEST_CASE("a failing ILU2 pivot names its block row and the remedies; static piv
   o.replace_tiny_pivots = true;
   const Ilu2Factors<double> f = factorize_ilu2(a, o);
   CHECK(f.replaced_pivots == 1);
+  o.threshold = 0;  // the smallest replacement, sqrt(eps) s_i, sits on the bound: still taken
+  CHECK(factorize_ilu2(a, o).replaced_pivots == 1);
   // A missing diagonal block is filled: a 2 x 2 matrix of blocks with none on its diagonal.
   Bsr<double> swap;
   swap.rows = swap.cols = 2;
