@@ -554,14 +554,15 @@ Permutation diagonal_matching(const Bsr<T>& a) {
   // Duals u (columns) and v (rows) keep every reduced cost c - u - v >= 0, matched ones at 0.
   std::vector<double> u(m, 0), v(m, 0);
   std::vector<Index> row_of(m, kNone), col_of(m, kNone);
-  for (std::size_t j = 0; j < m; ++j) {  // the cheap matches first: each column's largest block
-    if (ptr[j] == ptr[j + 1]) throw singular(j);
+  for (std::size_t j = 0; j < m; ++j) {  // the cheap matches first: each column's largest block,
+    if (ptr[j] == ptr[j + 1]) throw singular(j);  // the diagonal one among equals
+    Index pick = kNone;
     for (Index q = ptr[j]; q < ptr[j + 1]; ++q)
-      if (cost[q] == 0 && col_of[row[q]] == kNone) {
-        row_of[j] = row[q];
-        col_of[row[q]] = static_cast<Index>(j);
-        break;
-      }
+      if (cost[q] == 0 && col_of[row[q]] == kNone && (pick == kNone || row[q] == j)) pick = row[q];
+    if (pick != kNone) {
+      row_of[j] = pick;
+      col_of[pick] = static_cast<Index>(j);
+    }
   }
   // Then a shortest augmenting path (Dijkstra on the reduced costs) for each column left.
   const double infinity = std::numeric_limits<double>::infinity();
@@ -623,6 +624,9 @@ Permutation diagonal_matching(const Bsr<T>& a) {
     settled.clear();
   }
   Permutation p;
+  bool identity = true;
+  for (std::size_t j = 0; j < m; ++j) identity = identity && row_of[j] == j;
+  if (identity) return p;
   p.old_of_new.assign(row_of.begin(), row_of.end());
   if (m < n) p.old_of_new.push_back(static_cast<Index>(n - 1));
   return p;

@@ -1052,10 +1052,9 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
                                      std::size_t& colours, Permutation& matched) {
   const bool ilu2 = options.preconditioner == PreconditionerKind::ilu2;
   const StaticPivoting pivoting = options.method == KrylovMethod::cg ? StaticPivoting::off : options.static_pivoting;
+  // (the identity when every column's largest block is its diagonal one: nothing then permuted)
   Permutation rows;
-  if (ilu2 && (pivoting == StaticPivoting::on || (pivoting == StaticPivoting::automatic && needs_matching(a)))) {
-    rows = diagonal_matching(a);
-  }
+  if (ilu2 && pivoting != StaticPivoting::off) rows = diagonal_matching(a);
   if ((!ilu2 && options.preconditioner != PreconditionerKind::ilu0) || options.ordering == Ordering::natural) {
     matched = std::move(rows);
     return std::nullopt;

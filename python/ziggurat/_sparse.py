@@ -179,9 +179,9 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     "sync-free" or "auto"; shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
-    static_pivoting "auto" (bicgstab, gmres: tiny pivots replaced, rows matched to large diagonal
-    blocks where a diagonal block is missing or singular), "on" (rows always matched) or "off" (a
-    tiny pivot raises ZeroPivot). kernel: the products' block
+    static_pivoting "auto" (on with bicgstab and gmres, off with cg), "on" (rows matched to large
+    diagonal blocks, tiny pivots replaced) or "off" (a tiny pivot raises ZeroPivot). kernel: the
+    products' block
     CSR kernel, "auto" (the fastest for this kind of matrix on this device, measured once and
     recorded), "rule" (nothing measured) or a name as spmm reports it ("multirow/2/v4"). tol: on the true relative
     residual ||b - A x|| / ||b||. x0: the first guess (default zeros). dtype: float32 or float64

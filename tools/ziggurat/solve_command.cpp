@@ -268,9 +268,8 @@ void add_solve_command(CLI::App& app) {
                       "down to tau^2 used while factorising; 0 is the complete LU")
       ->capture_default_str();
   command->add_option("--static-pivoting", options->static_pivoting,
-                      "ILU2 (bicgstab, gmres): auto (tiny pivots replaced, rows matched to large diagonal blocks where "
-                      "a diagonal block is missing or singular), on (rows always matched) or off (a tiny pivot is an "
-                      "error)")
+                      "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
+                      "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
       ->capture_default_str();
   command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: natural, levels, colours, block-colours "
                       "or nested-dissection (METIS)")

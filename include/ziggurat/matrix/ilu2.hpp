@@ -46,12 +46,12 @@ namespace ziggurat::sparse {
 /// that SciPy's spilu (drop_tol 1e-4, fill_factor 10) solves, within 1.5x its iterations + 5.
 constexpr double kDefaultIlu2Threshold = 0.003;
 
-/// Static pivoting (SuperLU_DIST's): a row permutation that puts large blocks on the diagonal
-/// (diagonal_matching), and tiny pivots replaced instead of failing.
+/// Static pivoting (SuperLU_DIST's, its default): a row permutation that puts large blocks on the
+/// diagonal (diagonal_matching; the identity where the diagonal blocks are already the largest,
+/// then nothing is permuted), and tiny pivots replaced instead of failing.
 enum class StaticPivoting {
-  automatic,  ///< the nonsymmetric ILU2: tiny pivots replaced, rows matched where a diagonal block
-              ///< of A is missing or singular; IC2 (cg): off
-  on,         ///< rows always matched, tiny pivots replaced (nonsymmetric methods only)
+  automatic,  ///< on for the nonsymmetric ILU2 (bicgstab, gmres), off for IC2 (cg)
+  on,         ///< rows matched, tiny pivots replaced (nonsymmetric methods only)
   off,        ///< neither: a tiny pivot is ZeroPivot
 };
 const char* to_string(StaticPivoting pivoting);
@@ -85,12 +85,12 @@ Ilu2Factors<T> factorize_ilu2(const Bsr<T>& a, const Ilu2Options& options = {});
 /// The block row permutation of static pivoting: new block row r is the old block row matched to
 /// block column r in a matching that maximises the product of the diagonal blocks' norms (MC64's
 /// criterion on the block norms: shortest augmenting paths on the costs log(max_k ||A_kj||) -
-/// log ||A_ij||). A padded last block row stays last. InvalidArgument when A is structurally
-/// singular (no such matching: then A is singular whatever its values).
+/// log ||A_ij||). A padded last block row stays last; the identity comes back empty. InvalidArgument
+/// when A is structurally singular (no such matching: then A is singular whatever its values).
 template <class T>
 Permutation diagonal_matching(const Bsr<T>& a);
-/// True where a diagonal block of A is missing or singular (invert_block's rule): where
-/// StaticPivoting::automatic matches the rows.
+/// True where a diagonal block of A is missing or singular (invert_block's rule): where ILU(0)
+/// cannot start, and where only a matching of the rows gives ILU2 its pivots.
 template <class T>
 bool needs_matching(const Bsr<T>& a);
 /// P A: block rows renumbered (new block row r is old block row rows.old_of_new[r]), block

@@ -17,7 +17,7 @@
 // (block ILU2 with threshold tau, factorised on the host, in parallel over the subdomains of the
 // nested-dissection ordering, matrix/ilu2.hpp; the same orderings and device triangular solves;
 // with cg it is IC2, the symmetric form, automatically; with bicgstab and gmres, static pivoting
-// by default: rows matched where a diagonal block is missing or singular, tiny pivots replaced).
+// by default: rows matched to large diagonal blocks, tiny pivots replaced).
 //
 // With k > 1, cg and bicgstab run k independent solves that share every product and every kernel
 // launch (each vector has its own coefficients; a converged vector is frozen).
