@@ -131,7 +131,7 @@ def test_errors(context):
 
 # ILU2 (issue 37): robust where ILU(0) is not. The real matrices beside the C++ tests'.
 MATRICES = __import__("pathlib").Path(__file__).resolve().parents[2] / "tests" / "data" / "matrices"
-REAL = ["bcsstk01", "bp_1200", "can___24", "fs_183_1", "olm500", "west0067"]
+REAL = ["bcsstk01", "bp_1200", "can___24", "fs_183_1", "gre_115", "olm500", "west0067"]
 
 
 def gmres_inner_iterations(a, b, apply_m):
