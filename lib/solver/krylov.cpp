@@ -17,6 +17,7 @@
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ilu2.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/block_products.hpp"

@@ -15,6 +15,7 @@
 #include "ziggurat/matrix/ilu_factors.hpp"
 #include "ziggurat/matrix/nested_dissection.hpp"
 #include "ziggurat/matrix/ordering.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 
 using namespace ziggurat;
 using namespace ziggurat::sparse;

@@ -22,7 +22,7 @@
 //
 // Pivots: D_i fails when invert_block fails or ||D_i|| <= sqrt(eps) s_i (zero, tiny or NaN); that
 // is ZeroPivot naming the block row with the remedies, unless tiny pivots are replaced (static
-// pivoting, below): then every diagonal entry of D_i gets max(tau, sqrt(eps)) s_i / sqrt(b) added
+// pivoting, static_pivoting.hpp): then every diagonal entry of D_i gets max(tau, sqrt(eps)) s_i / sqrt(b) added
 // with its sign, and the replacement is counted.
 //
 // Parallel: block row i depends only on its descendants in the elimination tree of A's pattern
@@ -33,11 +33,9 @@
 // subdomains are such subtrees; with other orderings there may be little to share (a natural
 // ordering of a grid is mostly one chain of rows, factorised on one core).
 #include <cstddef>
-#include <string_view>
 #include <vector>
 
 #include "ziggurat/matrix/ilu_factors.hpp"
-#include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 
 namespace ziggurat::sparse {
@@ -45,18 +43,6 @@ namespace ziggurat::sparse {
 /// tau when none is given: GMRES(50) with it converges on every real matrix of the shared set
 /// that SciPy's spilu (drop_tol 1e-4, fill_factor 10) solves, within 1.5x its iterations + 5.
 constexpr double kDefaultIlu2Threshold = 0.003;
-
-/// Static pivoting (SuperLU_DIST's, its default): a row permutation that puts large blocks on the
-/// diagonal (diagonal_matching; the identity where the diagonal blocks are already the largest,
-/// then nothing is permuted), and tiny pivots replaced instead of failing.
-enum class StaticPivoting {
-  automatic,  ///< on for the nonsymmetric ILU2 (bicgstab, gmres), off for IC2 (cg)
-  on,         ///< rows matched, tiny pivots replaced (nonsymmetric methods only)
-  off,        ///< neither: a tiny pivot is ZeroPivot
-};
-const char* to_string(StaticPivoting pivoting);
-/// "auto", "on" or "off"; InvalidArgument otherwise.
-StaticPivoting parse_static_pivoting(std::string_view text);
 
 struct Ilu2Options {
   double threshold = kDefaultIlu2Threshold;  ///< tau >= 0, finite
@@ -81,21 +67,5 @@ struct Ilu2Factors {
 /// one a sequential factorisation meets first).
 template <class T>
 Ilu2Factors<T> factorize_ilu2(const Bsr<T>& a, const Ilu2Options& options = {});
-
-/// The block row permutation of static pivoting: new block row r is the old block row matched to
-/// block column r in a matching that maximises the product of the diagonal blocks' norms (MC64's
-/// criterion on the block norms: shortest augmenting paths on the costs log(max_k ||A_kj||) -
-/// log ||A_ij||). A padded last block row stays last; the identity comes back empty. InvalidArgument
-/// when A is structurally singular (no such matching: then A is singular whatever its values).
-template <class T>
-Permutation diagonal_matching(const Bsr<T>& a);
-/// True where a diagonal block of A is missing or singular (invert_block's rule): where ILU(0)
-/// cannot start, and where only a matching of the rows gives ILU2 its pivots.
-template <class T>
-bool needs_matching(const Bsr<T>& a);
-/// P A: block rows renumbered (new block row r is old block row rows.old_of_new[r]), block
-/// columns kept.
-template <class T>
-Bsr<T> permute_block_rows(const Bsr<T>& a, const Permutation& rows);
 
 }  // namespace ziggurat::sparse

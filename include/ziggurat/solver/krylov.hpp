@@ -39,6 +39,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ilu2.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
