@@ -1105,8 +1105,9 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
   if (!a) throw InvalidArgument("a matrix-free solve needs an operator, not a null pointer");
   check_options(options, a->vectors());
   if (options.preconditioner == PreconditionerKind::ilu0 || options.preconditioner == PreconditionerKind::ilu2)
-    throw InvalidArgument(std::string(to_string(options.preconditioner)) + " needs the assembled matrix; a matrix-free "
-                          "solve takes the preconditioner none, jacobi or block-jacobi");
+    throw InvalidArgument(std::string(options.preconditioner == PreconditionerKind::ilu0 ? "ILU(0)" : "ILU2") +
+                          " needs the assembled matrix; a matrix-free solve takes the preconditioner none, jacobi or "
+                          "block-jacobi");
   check_matrix(diagonal_blocks);
   if (diagonal_blocks.rows != a->size())
     throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +
