@@ -338,13 +338,22 @@ class Factorizer {
     double failed = 0;
     if (!invertible(out.inverse, i, failed)) {
       if (!o_.replace_tiny_pivots || std::isnan(failed)) throw ZeroPivot(i, message(i, failed));
+      // Every diagonal entry moved away from zero by delta (tau's size) times the row's scale, then
+      // 10, 100 and 1000 times that, then the same of the block's own norm (a block grown large but
+      // singular), until the block inverts. The replacement's size is chosen, not tested against
+      // the tiny-pivot bound again (with tau = 0 it sits on it).
       const double delta = std::min(1.0, std::max(tau_, std::sqrt(double(std::numeric_limits<T>::epsilon()))));
-      const T add = static_cast<T>(delta * scale_[i] / std::sqrt(double(b_)));
-      for (std::size_t r = 0; r < b_; ++r) d[r * b_ + r] += d[r * b_ + r] < T(0) ? -add : add;
-      out.inverse = d;
+      const double row = scale_[i] / std::sqrt(double(b_)), own = norm(d.data(), bb_) / std::sqrt(double(b_));
+      const std::vector<T> original = d;
+      for (int attempt = 0;; ++attempt) {
+        d = original;
+        const T add = static_cast<T>(delta * std::pow(10.0, attempt % 4) * (attempt < 4 ? row : std::max(row, own)));
+        for (std::size_t r = 0; r < b_; ++r) d[r * b_ + r] += d[r * b_ + r] < T(0) ? -add : add;
+        out.inverse = d;
+        if (invert_block(out.inverse.data(), b_, &failed)) break;
+        if (attempt == 7 || std::isnan(failed)) throw ZeroPivot(i, message(i, failed));
+      }
       out.replaced = true;
-      // The replacement's size is chosen, not tested against the bound again (it may sit on it).
-      if (!invert_block(out.inverse.data(), b_, &failed)) throw ZeroPivot(i, message(i, failed));
     }
     if (o_.symmetric) symmetrize(out.inverse.data(), b_);
     out.pivot = norm(d.data(), bb_) / scale_[i];

@@ -198,7 +198,30 @@ Bsr<T> permute_block_rows(const Bsr<T>& a, const Permutation& rows) {
   return out;
 }
 
+template <class T>
+MatchedRows<T> match_rows(const Bsr<T>& a) {
+  MatchedRows<T> m;
+  m.block = a.block_size;
+  m.rows = diagonal_matching(a);
+  if (!m.rows.identity()) m.matrix = permute_block_rows(a, m.rows);
+  if (a.block_size == 1 || !needs_matching(m.rows.identity() ? a : m.matrix)) return m;
+  // Single rows: matched on A's entries (the matrix's own rows; the padding's stay last).
+  const Bsr<T> single = to_bsr(to_csr(a), 1);
+  Permutation p = diagonal_matching(single);
+  m.block = 1;
+  if (p.identity()) {
+    m.rows = {};
+    m.matrix = {};
+    return m;
+  }
+  m.matrix = to_bsr(to_csr(permute_block_rows(single, p)), a.block_size);
+  for (std::size_t r = a.rows; r < a.block_rows * a.block_size; ++r) p.old_of_new.push_back(static_cast<Index>(r));
+  m.rows = std::move(p);
+  return m;
+}
+
 #define ZIGGURAT_STATIC_PIVOTING_INSTANTIATE(T)                        \
+  template MatchedRows<T> match_rows<T>(const Bsr<T>&);               \
   template bool needs_matching<T>(const Bsr<T>&);                     \
   template Permutation diagonal_matching<T>(const Bsr<T>&);           \
   template Bsr<T> permute_block_rows<T>(const Bsr<T>&, const Permutation&);

@@ -191,6 +191,15 @@ std::vector<T> inverse_diagonal(const Bsr<T>& a, const IluPattern<T>& pattern) {
 
 }  // namespace
 
+// ILU2's static pivoting as the renumbered system sees it: the matrix to factorise (its rows
+// matched) and those rows, blocks of `block` rows (b, or 1 where single rows were matched).
+template <class T>
+struct Pivoted {
+  std::optional<Bsr<T>> matrix;
+  Permutation rows;
+  std::size_t block = 1;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The solver
 
@@ -210,8 +219,8 @@ struct KrylovSolver<T>::Impl {
   std::optional<BsrMultiplier<T>> multiplier;   // otherwise
   VectorOps<T> ops;
   std::unique_ptr<DeviceBlockIlu<T>> ilu;
-  Permutation matched;            // ilu2: static pivoting's rows of the ordered matrix (empty: none)
-  DeviceBuffer<Index> matched_rows;  // their old_of_new on the device
+  Pivoted<T> pivoted;                // ilu2: static pivoting's matrix and rows (empty: none)
+  DeviceBuffer<Index> matched_rows;  // the rows' old_of_new on the device
   DeviceBuffer<T> gathered;          // the residual in the matched rows' order
   std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
   DeviceBuffer<T> jacobi;
@@ -229,7 +238,7 @@ struct KrylovSolver<T>::Impl {
   SolveTimes times;
 
   Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered,
-       std::shared_ptr<LinearOperator<T>> op = nullptr, Permutation matched_ = {})
+       std::shared_ptr<LinearOperator<T>> op = nullptr, Pivoted<T> pivoted_ = {})
       : context(c),
         options(std::move(o)),
         k(k_),
@@ -240,7 +249,7 @@ struct KrylovSolver<T>::Impl {
         external(std::move(op)),
         ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
             kGmres + 2 * (options.restart + 2)),
-        matched(std::move(matched_)),
+        pivoted(std::move(pivoted_)),
         x(input_vectors(c, matrix, k_)),
         r(input_vectors(c, matrix, k_)),
         rhs(input_vectors(c, matrix, k_)),
@@ -309,8 +318,10 @@ struct KrylovSolver<T>::Impl {
     o.shift = options.shift;
     o.replace_tiny_pivots = !o.symmetric && options.static_pivoting != StaticPivoting::off;
     const auto start = Clock::now();
-    const Ilu2Factors<T> f = factorize_ilu2(matched.identity() ? ordered : permute_block_rows(ordered, matched), o);
+    const Ilu2Factors<T> f = factorize_ilu2(pivoted.matrix ? *pivoted.matrix : ordered, o);
     setup_times.host_factorization = seconds_since(start);
+    pivoted.matrix.reset();
+    const Permutation& matched = pivoted.rows;
     ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep);
     setup_report.lower_levels = ilu->lower_levels();
     setup_report.upper_levels = ilu->upper_levels();
@@ -356,10 +367,10 @@ struct KrylovSolver<T>::Impl {
       case PreconditionerKind::block_jacobi: span = block_jacobi->apply(in, out); break;
       case PreconditionerKind::ilu0: span = ilu->apply(in, out); break;
       case PreconditionerKind::ilu2:
-        if (matched.identity()) {
+        if (pivoted.rows.identity()) {
           span = ilu->apply(in, out);
         } else {  // M = P^T L U: the residual's rows matched first
-          span.first = ops.gather_columns({matched_rows, b, rows}, in, {k, 0, k}, gathered, k).first;
+          span.first = ops.gather_columns({matched_rows, pivoted.block, rows}, in, {k, 0, k}, gathered, k).first;
           span.last = ilu->apply(gathered, out).last;
         }
         break;
@@ -1046,30 +1057,36 @@ void KrylovSolver<T>::Impl::finish_deflation(std::size_t m) {
 namespace {
 
 // The renumbered matrix, or nothing for the natural ordering (A itself: no copy). With ILU2's
-// static pivoting the rows are matched first (`matched`, in the renumbered matrix's numbering: its
-// block row r goes to row matched.old_of_new[r]), and the ordering is made for the matched rows.
+// static pivoting the rows are matched first and the ordering is made for the matched matrix;
+// `pivoted` receives the renumbered, matched matrix to factorise and its rows in the renumbered
+// matrix's numbering (its row r, of blocks of pivoted.block rows, is row pivoted.rows.old_of_new[r]).
 template <class T>
 std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation,
-                                     std::size_t& colours, Permutation& matched) {
+                                     std::size_t& colours, Pivoted<T>& pivoted) {
   const bool ilu2 = options.preconditioner == PreconditionerKind::ilu2;
   const StaticPivoting pivoting = options.method == KrylovMethod::cg ? StaticPivoting::off : options.static_pivoting;
   // (the identity when every column's largest block is its diagonal one: nothing then permuted)
-  Permutation rows;
-  if (ilu2 && pivoting != StaticPivoting::off) rows = diagonal_matching(a);
+  MatchedRows<T> m;
+  if (ilu2 && pivoting != StaticPivoting::off) m = match_rows(a);
+  const bool matched = !m.rows.identity();
+  pivoted.block = m.block;
   if ((!ilu2 && options.preconditioner != PreconditionerKind::ilu0) || options.ordering == Ordering::natural) {
-    matched = std::move(rows);
+    pivoted.rows = std::move(m.rows);
+    if (matched) pivoted.matrix = std::move(m.matrix);
     return std::nullopt;
   }
-  permutation = make_ordering(rows.identity() ? a : permute_block_rows(a, rows), options.ordering, &colours,
-                              options.aggregate);
-  if (!rows.identity() && !permutation.identity()) {  // Q R Q^T: row r of the ordered matrix's factors
-    std::vector<Index> new_of_old(a.block_rows);
-    for (std::size_t r = 0; r < a.block_rows; ++r) new_of_old[permutation.old_of_new[r]] = static_cast<Index>(r);
-    matched.old_of_new.resize(a.block_rows);
-    for (std::size_t r = 0; r < a.block_rows; ++r)
-      matched.old_of_new[r] = new_of_old[rows.old_of_new[permutation.old_of_new[r]]];
-  } else {
-    matched = std::move(rows);
+  permutation = make_ordering(matched ? m.matrix : a, options.ordering, &colours, options.aggregate);
+  if (matched) {  // Q P Q^T on the rows (single rows or blocks), the matched matrix renumbered
+    const std::size_t n = a.block_rows, b = m.block == 1 ? a.block_size : 1;
+    std::vector<Index> new_of_old(n);
+    for (std::size_t r = 0; r < n; ++r) new_of_old[permutation.old_of_new[r]] = static_cast<Index>(r);
+    pivoted.rows.old_of_new.resize(m.rows.old_of_new.size());
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t l = 0; l < b; ++l) {
+        const Index from = m.rows.old_of_new[permutation.old_of_new[r] * b + l];
+        pivoted.rows.old_of_new[r * b + l] = static_cast<Index>(new_of_old[from / b] * b + from % b);
+      }
+    pivoted.matrix = permute(m.matrix, permutation);
   }
   return permute(a, permutation);
 }
@@ -1082,12 +1099,13 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
-  Permutation permutation, matched;
+  Permutation permutation;
+  Pivoted<T> pivoted;
   std::size_t colours = 0;
-  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours, matched);
+  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours, pivoted);
   const double ordering = seconds_since(start);
   impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a, nullptr,
-                                 std::move(matched));
+                                 std::move(pivoted));
   impl_->permutation = std::move(permutation);
   impl_->place_renumbering();
   if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {

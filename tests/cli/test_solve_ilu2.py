@@ -37,6 +37,15 @@ class Ilu2(support.unittest.TestCase):
             self.assertGreater(report["times"]["host_factorization_s"], 0)
             self.assertEqual(report["preconditioner"], "ilu2")
 
+    def test_in_blocks_the_single_rows_are_matched_where_the_blocks_cannot_be(self):
+        # Blocks of 3 of bp_1200 hold zeros on their diagonals whatever block rows are matched.
+        for ordering in ("natural", "nested-dissection"):
+            report = solve_json("--matrix", matrix("bp_1200.mtx"), "--block", "3", *GMRES, "--precond", "ilu2",
+                                "--ordering", ordering)
+            self.assertTrue(report["converged"], report["reason"])
+            self.assertTrue(report["matched_rows"])
+            self.assertLessEqual(report["iterations"], 25)
+
     def test_without_static_pivoting_a_zero_pivot_names_its_row_and_the_remedies(self):
         err = run("solve", "--matrix", matrix("bp_1200.mtx"), *GMRES, "--precond", "ilu2", "--static-pivoting", "off",
                   expect=1)[1]

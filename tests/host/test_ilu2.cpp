@@ -271,6 +271,23 @@ TEST_CASE("static pivoting's matching maximises the product of the diagonal; str
   const Bsr<double> m = permute_block_rows(a, p);
   validate(m);
   CHECK(!needs_matching(m));
+  // In blocks of 3 the block matching leaves singular diagonal blocks (zeros inside them): single
+  // rows are matched instead and the matched matrix cut into blocks again, padding kept last.
+  const Bsr<double> blocked = read_bsr("bp_1200.mtx", 3);
+  const MatchedRows<double> rows = match_rows(blocked);
+  CHECK(rows.block == 1);
+  REQUIRE(rows.rows.old_of_new.size() == blocked.block_rows * 3);
+  CHECK(std::set<Index>(rows.rows.old_of_new.begin(), rows.rows.old_of_new.end()).size() == blocked.block_rows * 3);
+  const Csr<double> single = to_csr(rows.matrix);  // every diagonal entry stored and non-zero now
+  for (std::size_t r = 0; r < single.rows; ++r) {
+    const auto first = single.col.begin() + single.row_ptr[r], last = single.col.begin() + single.row_ptr[r + 1];
+    const auto at = std::lower_bound(first, last, static_cast<Index>(r));
+    REQUIRE((at != last && *at == r && single.values[at - single.col.begin()] != 0));
+  }
+  CHECK(multiply(rows.matrix, std::vector<double>(822, 1.0)) ==
+        permute_rows(multiply(blocked, std::vector<double>(822, 1.0)), Permutation{{rows.rows.old_of_new.begin(),
+                                                                                     rows.rows.old_of_new.begin() + 822}}, 1, 1));
+  CHECK(match_rows(read_bsr("fs_183_1.mtx", 3)).rows.identity());  // its diagonal is already the largest
   // No other permutation of a small matrix has a larger product: all 4! of a dense 4 x 4.
   Bsr<double> d;
   d.rows = d.cols = d.block_rows = d.block_cols = 4;

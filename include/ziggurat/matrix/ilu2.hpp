@@ -22,8 +22,9 @@
 //
 // Pivots: D_i fails when invert_block fails or ||D_i|| <= sqrt(eps) s_i (zero, tiny or NaN); that
 // is ZeroPivot naming the block row with the remedies, unless tiny pivots are replaced (static
-// pivoting, static_pivoting.hpp): then every diagonal entry of D_i gets max(tau, sqrt(eps)) s_i / sqrt(b) added
-// with its sign, and the replacement is counted.
+// pivoting, static_pivoting.hpp): then every diagonal entry of D_i gets delta s_i / sqrt(b) added
+// with its sign, delta = max(tau, sqrt(eps)) (up to 1000 times more, then of ||D_i|| instead of
+// s_i, while D_i stays singular), and the replacement is counted.
 //
 // Parallel: block row i depends only on its descendants in the elimination tree of A's pattern
 // made symmetric (the fill of any factorisation with dropping lies inside that of the complete

@@ -38,4 +38,18 @@ bool needs_matching(const Bsr<T>& a);
 template <class T>
 Bsr<T> permute_block_rows(const Bsr<T>& a, const Permutation& rows);
 
+/// Static pivoting's rows of a block CSR matrix, and the matrix they make.
+template <class T>
+struct MatchedRows {
+  Permutation rows;       ///< empty: A's own rows are kept (the matching is the identity)
+  std::size_t block = 1;  ///< rows.old_of_new numbers blocks of this many rows: b, or 1 (single rows)
+  Bsr<T> matrix;          ///< P A in blocks of b (nothing when rows is empty)
+};
+/// The block rows matched (diagonal_matching); where that leaves a diagonal block singular (zeros
+/// inside the blocks: a scalar matrix cut into blocks), the single rows matched instead, on A's
+/// entries, the padding rows kept last, and P A cut into blocks of b again (its pattern may then
+/// hold more blocks than A's).
+template <class T>
+MatchedRows<T> match_rows(const Bsr<T>& a);
+
 }  // namespace ziggurat::sparse
