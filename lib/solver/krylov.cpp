@@ -17,8 +17,8 @@
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
 #include "ziggurat/matrix/ilu2.hpp"
-#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
@@ -1065,8 +1065,7 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
                                      std::size_t& colours, Pivoted<T>& pivoted) {
   const bool ilu2 = options.preconditioner == PreconditionerKind::ilu2;
   const StaticPivoting pivoting = options.method == KrylovMethod::cg ? StaticPivoting::off : options.static_pivoting;
-  // (the identity when every column's largest block is its diagonal one: nothing then permuted)
-  MatchedRows<T> m;
+  MatchedRows<T> m;  // none, also where every column's largest block is on the diagonal already
   if (ilu2 && pivoting != StaticPivoting::off) m = match_rows(a);
   const bool matched = !m.rows.identity();
   pivoted.block = m.block;
