@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Once per checkout, before using the GPU machine (see ../shared/device/): copies the shared
 # OpenCL packages into .device/ and adds what the GPU machine also lacks: the header-only
-# CLI11, nlohmann-json and Eigen, and libpng with the zlib headers its png.h includes, downloaded here
+# CLI11, nlohmann-json and Eigen, METIS, and libpng with the zlib headers its png.h includes, downloaded here
 # as Debian packages, and pybind11 with pytest for the Python module. gpu-env.sh unpacks them all there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ../shared/device/prepare.sh
-(cd .device && apt-get download -qq libcli11-dev nlohmann-json3-dev libeigen3-dev libpng-dev libpng16-16 zlib1g-dev \
+(cd .device && apt-get download -qq libcli11-dev nlohmann-json3-dev libeigen3-dev libmetis-dev libmetis5 libpng-dev libpng16-16 zlib1g-dev \
   pybind11-dev python3-pytest python3-pluggy python3-iniconfig python3-packaging)
 # EBISU (neozhang307/EBISU-ICS23, ICS 2023), the temporal-blocking peer of `ziggurat-bench heat`:
 # its source at a fixed commit, from a git mirror of that repository on this machine, into

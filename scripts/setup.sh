@@ -12,6 +12,8 @@ packages=(
   libclblast-dev doctest-dev libcli11-dev nlohmann-json3-dev
   # the subspace iteration's small generalised eigenproblems (header-only)
   libeigen3-dev
+  # the nested-dissection ordering of sparse systems (METIS' vertex separators)
+  libmetis-dev
   # benchmark peer (ziggurat bench spmm): ViennaCL's OpenCL sparse products
   libviennacl-dev
   # fuzzing the Matrix Market parser (libFuzzer)

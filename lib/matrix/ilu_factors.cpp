@@ -82,9 +82,9 @@ IluInput<T> prepare_ilu(const Bsr<T>& a, double shift) {
   return input;
 }
 
-std::string pivot_failure_message(std::size_t row, double pivot, double shift) {
+std::string pivot_failure_message(std::size_t row, double pivot, double shift, const char* factorization) {
   std::ostringstream text;
-  text << "ILU(0) failed: the diagonal block of block row " << row << " has a zero, tiny or NaN pivot after elimination";
+  text << factorization << " failed: the diagonal block of block row " << row << " has a zero, tiny or NaN pivot after elimination";
   if (pivot >= 0 || std::isnan(pivot)) text << " (|pivot| = " << pivot << ")";
   text << (shift > 0 ? " even with the diagonal shift " : "; use a diagonal shift (--shift S, e.g. 1e-6; ")
        << (shift > 0 ? std::to_string(shift) + ": try a larger shift" : "SolverOptions::shift)")

@@ -5,6 +5,7 @@
 #include "base/integer_math.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/matrix/nested_dissection.hpp"
 
 namespace ziggurat::sparse {
 
@@ -207,6 +208,7 @@ const char* to_string(Ordering ordering) {
     case Ordering::levels: return "levels";
     case Ordering::colours: return "colours";
     case Ordering::block_colours: return "block-colours";
+    case Ordering::nested_dissection: return "nested-dissection";
   }
   return "?";
 }
@@ -216,7 +218,9 @@ Ordering parse_ordering(std::string_view text) {
   if (text == "levels") return Ordering::levels;
   if (text == "colours" || text == "colors") return Ordering::colours;
   if (text == "block-colours" || text == "block-colors") return Ordering::block_colours;
-  throw InvalidArgument("unknown ordering '" + std::string(text) + "': use natural, levels, colours or block-colours");
+  if (text == "nested-dissection") return Ordering::nested_dissection;
+  throw InvalidArgument("unknown ordering '" + std::string(text) +
+                        "': use natural, levels, colours, block-colours or nested-dissection");
 }
 
 template <class T>
@@ -234,6 +238,10 @@ Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* group
     require_square_blocks(a, "make_ordering");
     if (aggregate < 1) throw InvalidArgument("block colours need aggregates of at least 1 block row");
     p.old_of_new = block_colour_order(a, aggregate, groups);
+  } else if (ordering == Ordering::nested_dissection) {
+    DissectionTree tree = nested_dissection(a);
+    if (groups != nullptr) *groups = tree.leaves;
+    p.old_of_new = std::move(tree.old_of_new);
   } else {
     const LevelSets sets = ordering == Ordering::levels ? lower_levels(a) : group_by_level(greedy_colours(a));
     if (groups != nullptr) *groups = sets.levels();

@@ -123,20 +123,54 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
     throw InvalidArgument("DeviceBlockIlu: the device matrix is not the host matrix given with it");
   }
-  row_ptr_ = upload(context, a.block_row_ptr, "ILU row pointers");
-  col_ = upload(context, a.block_col, "ILU block columns");
-  diagonal_ = upload(context, pattern.diagonal, "ILU diagonal positions");
-  lower_rows_ = upload(context, lower_.rows, "ILU lower level rows");
-  upper_rows_ = upload(context, upper_.rows, "ILU upper level rows");
+  prepare_solves(a, pattern.diagonal);
   status_ = upload(context, std::vector<Index>{kNoFailure}, "ILU status");
   values_ = DeviceBuffer<T>(context, matrix.values().size(), "ILU factors");
   check(context.compute_queue().enqueueCopyBuffer(matrix.values().get(), values_.get(), 0, 0, values_.bytes()),
         "clEnqueueCopyBuffer", "copying the matrix into the ILU factors");
-  work_ = DeviceBuffer<T>(context, block_rows_ * block_size_ * k_, "ILU forward solve");
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   change_diagonal(context, program, pattern, block_size_, values_);
   eliminate_ = context.kernel(program, "ilu_eliminate");
   invert_ = context.kernel(program, "ilu_invert");
+  factorization_ = factorize(shift);
+}
+
+template <class T>
+DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift,
+                                  TriangularSweep sweep)
+    : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep) {}
+
+template <class T>
+DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal,
+                                  std::size_t k, TriangularSweep sweep)
+    : context_(context),
+      block_size_(factors.block_size),
+      k_(k),
+      block_rows_(factors.block_rows),
+      lower_(sparse::lower_levels(factors)),
+      upper_(sparse::upper_levels(factors)),
+      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+  require_precision<T>(context.device(), "block ILU in double");
+  check_k(k);
+  if (diagonal.size() != factors.block_rows) {
+    throw InvalidArgument("DeviceBlockIlu: " + std::to_string(diagonal.size()) + " diagonal positions for " +
+                          std::to_string(factors.block_rows) + " block rows");
+  }
+  prepare_solves(factors, diagonal);
+  values_ = upload(context, factors.values, "ILU factors");
+}
+
+// The pattern, its level sets and the solves' kernels and buffers (both sweeps).
+template <class T>
+void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>& diagonal) {
+  const Context& context = context_;
+  row_ptr_ = upload(context, a.block_row_ptr, "ILU row pointers");
+  col_ = upload(context, a.block_col, "ILU block columns");
+  diagonal_ = upload(context, diagonal, "ILU diagonal positions");
+  lower_rows_ = upload(context, lower_.rows, "ILU lower level rows");
+  upper_rows_ = upload(context, upper_.rows, "ILU upper level rows");
+  work_ = DeviceBuffer<T>(context, block_rows_ * block_size_ * k_, "ILU forward solve");
+  const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   lower_solve_ = context.kernel(program, "lower_solve");
   upper_solve_ = context.kernel(program, "upper_solve");
   if (sweep_ == TriangularSweep::sync_free) {
@@ -153,13 +187,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
     lower_sync_free_ = context.kernel(program, "lower_solve_sync_free");
     upper_sync_free_ = context.kernel(program, "upper_solve_sync_free");
   }
-  factorization_ = factorize(shift);
 }
-
-template <class T>
-DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift,
-                                  TriangularSweep sweep)
-    : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep) {}
 
 template <class T>
 Span DeviceBlockIlu<T>::factorize(double shift) {

@@ -16,7 +16,9 @@
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/ilu2.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/block_products.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
@@ -48,16 +50,18 @@ const char* to_string(PreconditionerKind kind) {
     case PreconditionerKind::jacobi: return "jacobi";
     case PreconditionerKind::block_jacobi: return "block-jacobi";
     case PreconditionerKind::ilu0: return "ilu0";
+    case PreconditionerKind::ilu2: return "ilu2";
   }
   return "?";
 }
 
 PreconditionerKind parse_preconditioner(std::string_view text) {
   for (auto p : {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::block_jacobi,
-                 PreconditionerKind::ilu0}) {
+                 PreconditionerKind::ilu0, PreconditionerKind::ilu2}) {
     if (text == to_string(p)) return p;
   }
-  throw InvalidArgument("unknown preconditioner '" + std::string(text) + "': use none, jacobi, block-jacobi or ilu0");
+  throw InvalidArgument("unknown preconditioner '" + std::string(text) +
+                        "': use none, jacobi, block-jacobi, ilu0 or ilu2");
 }
 
 const char* to_string(SolveStatus status) {
@@ -98,9 +102,17 @@ void check_options(const SolverOptions& o, std::size_t k) {
     throw InvalidArgument("gmres solves one right-hand side at a time; use cg or bicgstab for " + std::to_string(k) +
                           " at once, or call solve once per right-hand side");
   }
-  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0) {
+  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0 &&
+      o.preconditioner != PreconditionerKind::ilu2) {
     throw InvalidArgument(std::string("the ordering ") + to_string(o.ordering) +
-                          " is for the ilu0 preconditioner; use natural with " + to_string(o.preconditioner));
+                          " is for the ilu0 and ilu2 preconditioners; use natural with " + to_string(o.preconditioner));
+  }
+  if (!(o.threshold >= 0) || !std::isfinite(o.threshold)) {
+    throw InvalidArgument("the ILU2 threshold must be a finite number >= 0, not " + std::to_string(o.threshold));
+  }
+  if (o.method == KrylovMethod::cg && o.static_pivoting == StaticPivoting::on) {
+    throw InvalidArgument("static pivoting permutes rows, which cg's IC2 cannot take (it needs A symmetric); use "
+                          "static pivoting auto or off with cg, or bicgstab or gmres");
   }
 }
 
@@ -179,6 +191,15 @@ std::vector<T> inverse_diagonal(const Bsr<T>& a, const IluPattern<T>& pattern) {
 
 }  // namespace
 
+// ILU2's static pivoting as the renumbered system sees it: the matrix to factorise (its rows
+// matched) and those rows, blocks of `block` rows (b, or 1 where single rows were matched).
+template <class T>
+struct Pivoted {
+  std::optional<Bsr<T>> matrix;
+  Permutation rows;
+  std::size_t block = 1;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The solver
 
@@ -198,6 +219,9 @@ struct KrylovSolver<T>::Impl {
   std::optional<BsrMultiplier<T>> multiplier;   // otherwise
   VectorOps<T> ops;
   std::unique_ptr<DeviceBlockIlu<T>> ilu;
+  Pivoted<T> pivoted;                // ilu2: static pivoting's matrix and rows (empty: none)
+  DeviceBuffer<Index> matched_rows;  // the rows' old_of_new on the device
+  DeviceBuffer<T> gathered;          // the residual in the matched rows' order
   std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
   DeviceBuffer<T> jacobi;
   DeviceVectors<T> x, r, rhs, p, q, z, s, t, shat, r0;
@@ -214,7 +238,7 @@ struct KrylovSolver<T>::Impl {
   SolveTimes times;
 
   Impl(const Context& c, const Bsr<T>& a, std::size_t k_, SolverOptions o, const Bsr<T>& ordered,
-       std::shared_ptr<LinearOperator<T>> op = nullptr)
+       std::shared_ptr<LinearOperator<T>> op = nullptr, Pivoted<T> pivoted_ = {})
       : context(c),
         options(std::move(o)),
         k(k_),
@@ -225,6 +249,7 @@ struct KrylovSolver<T>::Impl {
         external(std::move(op)),
         ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
             kGmres + 2 * (options.restart + 2)),
+        pivoted(std::move(pivoted_)),
         x(input_vectors(c, matrix, k_)),
         r(input_vectors(c, matrix, k_)),
         rhs(input_vectors(c, matrix, k_)),
@@ -254,7 +279,9 @@ struct KrylovSolver<T>::Impl {
   void setup_preconditioner(const Bsr<T>& ordered) {
     if (options.preconditioner == PreconditionerKind::none) return;
     const auto start = Clock::now();
-    const IluPattern<T> pattern = ilu_pattern(ordered, options.shift);
+    // ILU2 takes missing or zero diagonal blocks (its fill and static pivoting mend them).
+    const IluPattern<T> pattern =
+        options.preconditioner == PreconditionerKind::ilu2 ? IluPattern<T>{} : ilu_pattern(ordered, options.shift);
     switch (options.preconditioner) {
       case PreconditionerKind::none: break;
       case PreconditionerKind::jacobi: {
@@ -273,11 +300,40 @@ struct KrylovSolver<T>::Impl {
         setup_report.lower_levels = ilu->lower_levels();
         setup_report.upper_levels = ilu->upper_levels();
         setup_report.sweep = to_string(ilu->sweep());
+        setup_report.fill = 1;
         break;
+      case PreconditionerKind::ilu2: setup_ilu2(ordered); break;
     }
     check(context.compute_queue().finish(), "clFinish", "waiting for the preconditioner's setup");
     setup_times.preconditioner_setup = seconds_since(start);
     resolve();
+  }
+
+  // ILU2 (IC2 for cg) factorised on the host, of the ordered matrix with its matched rows; the
+  // device takes the factors for its triangular solves.
+  void setup_ilu2(const Bsr<T>& ordered) {
+    Ilu2Options o;
+    o.threshold = options.threshold;
+    o.symmetric = options.method == KrylovMethod::cg;
+    o.shift = options.shift;
+    o.replace_tiny_pivots = !o.symmetric && options.static_pivoting != StaticPivoting::off;
+    const auto start = Clock::now();
+    const Ilu2Factors<T> f = factorize_ilu2(pivoted.matrix ? *pivoted.matrix : ordered, o);
+    setup_times.host_factorization = seconds_since(start);
+    pivoted.matrix.reset();
+    const Permutation& matched = pivoted.rows;
+    ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep);
+    setup_report.lower_levels = ilu->lower_levels();
+    setup_report.upper_levels = ilu->upper_levels();
+    setup_report.sweep = to_string(ilu->sweep());
+    setup_report.fill = f.fill;
+    setup_report.matched_rows = !matched.identity();
+    setup_report.replaced_pivots = f.replaced_pivots;
+    if (!matched.identity()) {
+      matched_rows = DeviceBuffer<Index>(context, matched.old_of_new.size(), "static pivoting's rows");
+      copy_to_device(context.compute_queue(), matched.old_of_new.data(), matched_rows);
+      gathered = DeviceBuffer<T>(context, padded * k, "the residual in the matched rows");
+    }
   }
 
   // ---- timing ----
@@ -310,6 +366,14 @@ struct KrylovSolver<T>::Impl {
       case PreconditionerKind::jacobi: span = ops.multiply_rows(jacobi, in, out); break;
       case PreconditionerKind::block_jacobi: span = block_jacobi->apply(in, out); break;
       case PreconditionerKind::ilu0: span = ilu->apply(in, out); break;
+      case PreconditionerKind::ilu2:
+        if (pivoted.rows.identity()) {
+          span = ilu->apply(in, out);
+        } else {  // M = P^T L U: the residual's rows matched first
+          span.first = ops.gather_columns({matched_rows, pivoted.block, rows}, in, {k, 0, k}, gathered, k).first;
+          span.last = ilu->apply(gathered, out).last;
+        }
+        break;
     }
     add(span, options.preconditioner == PreconditionerKind::none ? times.vector_ops : times.preconditioner);
   }
@@ -992,12 +1056,37 @@ void KrylovSolver<T>::Impl::finish_deflation(std::size_t m) {
 
 namespace {
 
-// The renumbered matrix, or nothing for the natural ordering (A itself: no copy).
+// The renumbered matrix, or nothing for the natural ordering (A itself: no copy). With ILU2's
+// static pivoting the rows are matched first and the ordering is made for the matched matrix;
+// `pivoted` receives the renumbered, matched matrix to factorise and its rows in the renumbered
+// matrix's numbering (its row r, of blocks of pivoted.block rows, is row pivoted.rows.old_of_new[r]).
 template <class T>
 std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& options, Permutation& permutation,
-                                     std::size_t& colours) {
-  if (options.preconditioner != PreconditionerKind::ilu0 || options.ordering == Ordering::natural) return std::nullopt;
-  permutation = make_ordering(a, options.ordering, &colours, options.aggregate);
+                                     std::size_t& colours, Pivoted<T>& pivoted) {
+  const bool ilu2 = options.preconditioner == PreconditionerKind::ilu2;
+  const StaticPivoting pivoting = options.method == KrylovMethod::cg ? StaticPivoting::off : options.static_pivoting;
+  MatchedRows<T> m;  // none, also where every column's largest block is on the diagonal already
+  if (ilu2 && pivoting != StaticPivoting::off) m = match_rows(a);
+  const bool matched = !m.rows.identity();
+  pivoted.block = m.block;
+  if ((!ilu2 && options.preconditioner != PreconditionerKind::ilu0) || options.ordering == Ordering::natural) {
+    pivoted.rows = std::move(m.rows);
+    if (matched) pivoted.matrix = std::move(m.matrix);
+    return std::nullopt;
+  }
+  permutation = make_ordering(matched ? m.matrix : a, options.ordering, &colours, options.aggregate);
+  if (matched) {  // Q P Q^T on the rows (single rows or blocks), the matched matrix renumbered
+    const std::size_t n = a.block_rows, b = m.block == 1 ? a.block_size : 1;
+    std::vector<Index> new_of_old(n);
+    for (std::size_t r = 0; r < n; ++r) new_of_old[permutation.old_of_new[r]] = static_cast<Index>(r);
+    pivoted.rows.old_of_new.resize(m.rows.old_of_new.size());
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t l = 0; l < b; ++l) {
+        const Index from = m.rows.old_of_new[permutation.old_of_new[r] * b + l];
+        pivoted.rows.old_of_new[r * b + l] = static_cast<Index>(new_of_old[from / b] * b + from % b);
+      }
+    pivoted.matrix = permute(m.matrix, permutation);
+  }
   return permute(a, permutation);
 }
 
@@ -1010,10 +1099,12 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   check_options(options, k);
   check_matrix(a);
   Permutation permutation;
+  Pivoted<T> pivoted;
   std::size_t colours = 0;
-  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours);
+  const std::optional<Bsr<T>> renumbered = ordered_matrix(a, options, permutation, colours, pivoted);
   const double ordering = seconds_since(start);
-  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a);
+  impl_ = std::make_unique<Impl>(context, a, k, std::move(options), renumbered ? *renumbered : a, nullptr,
+                                 std::move(pivoted));
   impl_->permutation = std::move(permutation);
   impl_->place_renumbering();
   if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {
@@ -1030,9 +1121,10 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
   require_precision<T>(context.device(), "a solve in double");
   if (!a) throw InvalidArgument("a matrix-free solve needs an operator, not a null pointer");
   check_options(options, a->vectors());
-  if (options.preconditioner == PreconditionerKind::ilu0)
-    throw InvalidArgument("ILU(0) needs the assembled matrix; a matrix-free solve takes the preconditioner none, "
-                          "jacobi or block-jacobi");
+  if (options.preconditioner == PreconditionerKind::ilu0 || options.preconditioner == PreconditionerKind::ilu2)
+    throw InvalidArgument(std::string(options.preconditioner == PreconditionerKind::ilu0 ? "ILU(0)" : "ILU2") +
+                          " needs the assembled matrix; a matrix-free solve takes the preconditioner none, jacobi or "
+                          "block-jacobi");
   check_matrix(diagonal_blocks);
   if (diagonal_blocks.rows != a->size())
     throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +

@@ -17,10 +17,10 @@ namespace ziggurat::python {
 namespace {
 
 struct SolveArguments {
-  std::string method, preconditioner, ordering, sweep, kernel;
+  std::string method, preconditioner, ordering, sweep, kernel, static_pivoting;
   double tol = 0;
   std::size_t max_iter = 0, restart = 0, aggregate = 0;
-  double shift = 0;
+  double shift = 0, threshold = 0;
   std::optional<std::size_t> block_size;
   py::object progress, context;
 };
@@ -36,6 +36,8 @@ sparse::SolverOptions solver_options(const SolveArguments& a) {
   o.restart = a.restart;
   o.aggregate = a.aggregate;
   o.shift = a.shift;
+  o.threshold = a.threshold;
+  o.static_pivoting = sparse::parse_static_pivoting(a.static_pivoting);
   // Always a hook, so that Ctrl-C stops the solve after the iteration it interrupted.
   o.progress = [&a](const sparse::SolveProgress& p) {
     between_tasks([&] {
@@ -103,21 +105,23 @@ void define_solve(py::module_& module) {
       "solve",
       [](const py::tuple& arrays, const py::array_t<T>& b, const py::object& x0, std::string method,
          std::string preconditioner, std::string ordering, std::string sweep, std::string kernel, double tol,
-         std::size_t max_iter, std::size_t restart, std::size_t aggregate, double shift,
-         std::optional<std::size_t> block_size, py::object progress, py::object context) {
+         std::size_t max_iter, std::size_t restart, std::size_t aggregate, double shift, double threshold,
+         std::string static_pivoting, std::optional<std::size_t> block_size, py::object progress, py::object context) {
         return solve<T>(arrays, b, x0,
                         {std::move(method), std::move(preconditioner), std::move(ordering), std::move(sweep),
-                         std::move(kernel), tol, max_iter, restart, aggregate, shift, block_size, std::move(progress),
-                         std::move(context)});
+                         std::move(kernel), std::move(static_pivoting), tol, max_iter, restart, aggregate, shift,
+                         threshold, block_size, std::move(progress), std::move(context)});
       },
       py::arg("arrays"), py::arg("b").noconvert(), py::arg("x0"), py::arg("method"), py::arg("preconditioner"),
       py::arg("ordering"), py::arg("sweep"), py::arg("kernel"), py::arg("tol"), py::arg("max_iter"), py::arg("restart"),
-      py::arg("aggregate"), py::arg("shift"), py::arg("block_size"), py::arg("progress"), py::arg("context"));
+      py::arg("aggregate"), py::arg("shift"), py::arg("threshold"), py::arg("static_pivoting"), py::arg("block_size"),
+      py::arg("progress"), py::arg("context"));
 }
 
 }  // namespace
 
 void register_solve(py::module_& module) {
+  module.attr("ILU2_THRESHOLD") = sparse::kDefaultIlu2Threshold;
   define_solve<float>(module);
   define_solve<double>(module);
 }

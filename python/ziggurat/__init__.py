@@ -29,7 +29,10 @@ from ._sparse import DeviceMatrix, solve, spmm
 from ._fem import modes, wave
 from . import _core
 
-__all__ = ["BuildError", "Context", "DeviceMatrix", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
+#: ILU2's drop threshold when solve() is given none (ziggurat::sparse::kDefaultIlu2Threshold).
+ILU2_THRESHOLD = _core.ILU2_THRESHOLD
+
+__all__ = ["ILU2_THRESHOLD", "BuildError", "Context", "DeviceMatrix", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
            "IoError", "OpenCLError", "OutOfDeviceMemory", "UnsupportedFeature", "ZeroPivot", "__version__", "devices",
            "heat", "max_stable_alpha", "model", "modes", "poisson", "solve", "spmm", "wave"]
 

@@ -5,6 +5,7 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+ILU2_THRESHOLD: float
 
 class Error(Exception): ...
 class InvalidArgument(Error, ValueError): ...
@@ -179,15 +180,17 @@ def solve(
     b: npt.ArrayLike,
     *,
     method: Literal["cg", "bicgstab", "gmres"] = "bicgstab",
-    preconditioner: Literal["none", "jacobi", "block-jacobi", "ilu0"] = "ilu0",
+    preconditioner: Literal["none", "jacobi", "block-jacobi", "ilu0", "ilu2"] = "ilu0",
     tol: float = 1e-8,
     max_iter: int = 1000,
-    ordering: Literal["natural", "levels", "colours", "block-colours"] = "natural",
+    ordering: Literal["natural", "levels", "colours", "block-colours", "nested-dissection"] = "natural",
     sweep: Literal["levels", "sync-free", "auto"] = "auto",
     kernel: str = "auto",
     restart: int = 30,
     aggregate: int = 8,
     shift: float = 0.0,
+    threshold: Optional[float] = None,
+    static_pivoting: Literal["auto", "on", "off"] = "auto",
     block_size: Optional[int] = None,
     x0: Optional[npt.ArrayLike] = None,
     dtype: npt.DTypeLike = None,

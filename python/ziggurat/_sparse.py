@@ -167,16 +167,21 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
 
 
 def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="natural",
-          sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, block_size=None, x0=None, dtype=None,
-          progress=None, context=None):
+          sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, threshold=None, static_pivoting="auto",
+          block_size=None, x0=None, dtype=None, progress=None, context=None):
     """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
 
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
-    "none", "jacobi", "block-jacobi" or "ilu0" (ordering "natural", "levels", "colours" or
-    "block-colours" with `aggregate` rows an aggregate; sweep "levels", "sync-free" or "auto";
-    shift adds shift * max_j |a_rj| to each diagonal before factorising). kernel: the products' block
+    "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "natural", "levels", "colours",
+    "block-colours" with `aggregate` rows an aggregate, or "nested-dissection"; sweep "levels",
+    "sync-free" or "auto"; shift adds shift * max_j |a_rj| to each diagonal before factorising).
+    ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
+    ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
+    static_pivoting "auto" (on with bicgstab and gmres, off with cg), "on" (rows matched to large
+    diagonal blocks, tiny pivots replaced) or "off" (a tiny pivot raises ZeroPivot). kernel: the
+    products' block
     CSR kernel, "auto" (the fastest for this kind of matrix on this device, measured once and
     recorded), "rule" (nothing measured) or a name as spmm reports it ("multirow/2/v4"). tol: on the true relative
     residual ||b - A x|| / ||b||. x0: the first guess (default zeros). dtype: float32 or float64
@@ -188,12 +193,14 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     --json`: device, method, preconditioner, ordering, block_size, converged, status, reason,
     iterations, relative_residual, vectors (one dict a right-hand side: status, reason,
     iterations, relative_residual, recurrence_residual, history), times (setup_s, ordering_s,
-    preconditioner_setup_s, factorization_s, products_s, preconditioner_s, vector_ops_s,
-    deflation_s, solve_s, device_timed), lower_levels and upper_levels (ILU(0)'s), colours, sweep,
-    product_kernel.
+    preconditioner_setup_s, host_factorization_s (ILU2's), factorization_s (on the device),
+    products_s, preconditioner_s, vector_ops_s, deflation_s, solve_s, device_timed), lower_levels
+    and upper_levels (ILU(0)'s or ILU2's), colours, sweep, fill (blocks of L + U over A's),
+    matched_rows and replaced_pivots (ILU2's static pivoting), product_kernel.
     """
     max_iter = _checks.count(max_iter, "max_iter")
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
+    threshold = _core.ILU2_THRESHOLD if threshold is None else float(threshold)
     return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, kernel, tol,
-                       max_iter, restart, aggregate, shift, block_size, progress, context)
+                       max_iter, restart, aggregate, shift, threshold, static_pivoting, block_size, progress, context)

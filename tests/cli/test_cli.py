@@ -840,7 +840,7 @@ class Solve(ScratchFolderTest):
                      "--precond", "none", expect=1)
         self.assertIn("NaN at row 0", err)
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--precond", "jacobi", "--ordering", "colours", expect=1)
-        self.assertIn("is for the ilu0 preconditioner", err)
+        self.assertIn("is for the ilu0 and ilu2 preconditioners", err)
 
 class Modes(ScratchFolderTest):
     """`ziggurat modes`: subspace iteration on element-by-element K and M, against SciPy's eigsh."""

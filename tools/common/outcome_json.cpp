@@ -94,6 +94,7 @@ nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histori
            {{"setup_s", t.setup},
             {"ordering_s", t.ordering},
             {"preconditioner_setup_s", t.preconditioner_setup},
+            {"host_factorization_s", t.host_factorization},
             {"factorization_s", t.factorization},
             {"products_s", t.products},
             {"preconditioner_s", t.preconditioner},
@@ -105,6 +106,9 @@ nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histori
           {"upper_levels", report.upper_levels},
           {"colours", report.colours},
           {"sweep", report.sweep},
+          {"fill", report.fill},
+          {"matched_rows", report.matched_rows},
+          {"replaced_pivots", report.replaced_pivots},
           {"product_kernel", report.product_kernel}};
 }
 

@@ -35,7 +35,8 @@ struct SolveOptions {
   std::string method = "bicgstab", precond = "ilu0", ordering = "natural", sweep = "auto", block = "auto", precision = "f64";
   std::string kernel = "auto";
   std::size_t restart = 30, max_iter = 1000, vectors = 1, aggregate = sparse::kDefaultAggregate;
-  double tol = 1e-8, shift = 0;
+  double tol = 1e-8, shift = 0, threshold = sparse::kDefaultIlu2Threshold;
+  std::string static_pivoting = "auto";
   bool symmetric = false, unfused = false, json = false, quiet = false;
   std::uint64_t seed = 1;
   std::string device;
@@ -55,6 +56,10 @@ void check_options(const SolveOptions& o) {
   sparse::parse_preconditioner(o.precond);
   sparse::parse_ordering(o.ordering);
   sparse::parse_triangular_sweep(o.sweep);
+  sparse::parse_static_pivoting(o.static_pivoting);
+  if (!(o.threshold >= 0) || !std::isfinite(o.threshold)) {
+    throw InvalidArgument("--threshold is a number >= 0, not " + std::to_string(o.threshold));
+  }
 }
 
 std::size_t block_size(const std::string& text) {
@@ -157,6 +162,8 @@ void run(const SolveOptions& o) {
   options.tolerance = o.tol;
   options.max_iterations = o.max_iter;
   options.shift = o.shift;
+  options.threshold = o.threshold;
+  options.static_pivoting = sparse::parse_static_pivoting(o.static_pivoting);
   options.fuse = !o.unfused;
   set_product_kernel(options, context, o.kernel);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
@@ -203,17 +210,27 @@ void run(const SolveOptions& o) {
               << "system      " << source << ": " << a.rows << " rows, b = " << a.block_size << ", " << a.blocks()
               << " blocks, k = " << k << ", " << (sizeof(T) == 4 ? "float" : "double") << "\n"
               << "method      " << o.method << (o.method == "gmres" ? "(" + std::to_string(o.restart) + ")" : "")
-              << " + " << o.precond << (o.precond == "ilu0" ? " (" + o.ordering + ", " + std::to_string(report.lower_levels) +
-                                                                   " + " + std::to_string(report.upper_levels) + " levels, " +
-                                                                   report.sweep + " sweeps)"
-                                                             : "")
+              << " + " << (o.precond == "ilu2" && o.method == "cg" ? "ic2" : o.precond)
+              << (o.precond == "ilu2" ? "(" + number_text(o.threshold) + ")" : "")
+              << (o.precond == "ilu0" || o.precond == "ilu2"
+                      ? " (" + o.ordering + ", " + std::to_string(report.lower_levels) + " + " +
+                            std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps, fill " +
+                            number_text(report.fill) +
+                            (report.matched_rows ? ", rows matched" : "") +
+                            (report.replaced_pivots > 0 ? ", " + std::to_string(report.replaced_pivots) +
+                                                              " tiny pivots replaced"
+                                                        : "") +
+                            ")"
+                      : "")
               << "\n"
               << "result      " << report.reason << "\n"
               << "iterations  " << report.iterations << ", ||b - A x|| / ||b|| = " << number_text(report.relative_residual)
               << (exact.empty() ? "" : ", ||x - x*|| / ||x*|| = " + number_text(error)) << "\n"
               << "time        setup " << number_text(t.setup * 1e3) << " ms (ordering " << number_text(t.ordering * 1e3)
               << " ms, preconditioner " << number_text(t.preconditioner_setup * 1e3) << " ms, of which factorisation "
-              << number_text(t.factorization * 1e3) << " ms on the device), solve " << number_text(t.solve * 1e3) << " ms\n";
+              << (o.precond == "ilu2" ? number_text(t.host_factorization * 1e3) + " ms on the host"
+                                      : number_text(t.factorization * 1e3) + " ms on the device")
+              << "), solve " << number_text(t.solve * 1e3) << " ms\n";
     if (t.device_timed) {
       std::cout << "device time products " << number_text(t.products * 1e3) << " ms, preconditioner "
                 << number_text(t.preconditioner * 1e3) << " ms, vector operations " << number_text(t.vector_ops * 1e3)
@@ -228,7 +245,8 @@ void run(const SolveOptions& o) {
 void add_solve_command(CLI::App& app) {
   auto options = std::make_shared<SolveOptions>();
   auto* command = app.add_subcommand("solve", "A x = b with a preconditioned Krylov method (cg, bicgstab, gmres) on "
-                                              "the device; block ILU(0) factorised there");
+                                              "the device; block ILU(0) factorised there, or ILU2 (IC2 for cg) on "
+                                              "the host's cores");
   options->files.add_input(command, "--matrix", options->matrix, "A, a Matrix Market coordinate file (square)");
   command->add_option("--generate", options->generate,
                       "Instead of --matrix: a generated system (--system) on an NXxNYxNZ grid (of blocks of --block b "
@@ -247,13 +265,22 @@ void add_solve_command(CLI::App& app) {
       ->check(whole_number(1));
   command->add_option("--method", options->method, "cg, bicgstab or gmres")->capture_default_str();
   command->add_option("--restart", options->restart, "GMRES(m): m")->capture_default_str()->check(whole_number(1));
-  command->add_option("--precond", options->precond, "none, jacobi, block-jacobi or ilu0")->capture_default_str();
-  command->add_option("--ordering", options->ordering, "ILU(0) ordering: natural, levels, colours or block-colours")
+  command->add_option("--precond", options->precond, "none, jacobi, block-jacobi, ilu0 or ilu2 (IC2 with cg)")
+      ->capture_default_str();
+  command->add_option("--threshold", options->threshold, "ILU2's drop threshold tau: blocks of scaled norm >= tau kept, "
+                      "down to tau^2 used while factorising; 0 is the complete LU")
+      ->capture_default_str();
+  command->add_option("--static-pivoting", options->static_pivoting,
+                      "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
+                      "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
+      ->capture_default_str();
+  command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: natural, levels, colours, block-colours "
+                      "or nested-dissection (METIS)")
       ->capture_default_str();
   command->add_option("--aggregate", options->aggregate, "block-colours: block rows per aggregate")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--sweep", options->sweep, "ILU(0) triangular solves: levels (a launch per level), sync-free "
+  command->add_option("--sweep", options->sweep, "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free "
                                                  "(one launch, rows wait for their dependencies) or auto (sync-free on a GPU "
                                                  "above 16 levels)")
       ->capture_default_str();
@@ -262,7 +289,7 @@ void add_solve_command(CLI::App& app) {
                       "matrix on this device, measured once and recorded), rule (multirow by the rule, nothing measured), "
                       "or a kernel as `ziggurat spmm` names it (row, group, multirow/4, multirow/1/v8)")
       ->capture_default_str();
-  command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / Jacobi: a_rr += shift * max_j |a_rj|")
+  command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / ILU2 / Jacobi: a_rr += shift * max_j |a_rj|")
       ->capture_default_str();
   command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
   command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));

@@ -67,8 +67,8 @@ template <class T>
 IluInput<T> prepare_ilu(const Bsr<T>& a, double shift = 0);
 
 /// The message of a failed pivot in block row `row`, with the remedy; `pivot` is the failing
-/// magnitude (NaN allowed; negative when unknown).
-std::string pivot_failure_message(std::size_t row, double pivot, double shift);
+/// magnitude (NaN allowed; negative when unknown); `factorization` names it ("ILU(0)", "ILU2").
+std::string pivot_failure_message(std::size_t row, double pivot, double shift, const char* factorization = "ILU(0)");
 
 /// Inverts the b x b row-major block `d` in place by Gauss-Jordan with partial pivoting; returns
 /// false (d then undefined) when a pivot fails the rule above, with its magnitude in `pivot`.

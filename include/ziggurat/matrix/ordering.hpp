@@ -38,9 +38,12 @@ enum class Ordering {
   colours,  ///< multicolour: rows of one colour contiguous, few levels, more iterations
   block_colours,  ///< block multicolour (Iwashita et al.): aggregates of neighbouring rows coloured,
                   ///< natural order inside an aggregate: levels and iterations between the two
+  nested_dissection,  ///< bordered blocks (nested_dissection.hpp, METIS): subdomains first, then their
+                      ///< separators; a factorisation with fill (ILU2) stays inside them
 };
 const char* to_string(Ordering ordering);
-/// "natural", "levels", "colours" or "block-colours" ("colors" too); InvalidArgument otherwise.
+/// "natural", "levels", "colours", "block-colours" ("colors" too) or "nested-dissection";
+/// InvalidArgument otherwise.
 Ordering parse_ordering(std::string_view text);
 
 /// Block rows per aggregate of the block-colours ordering, by default.
@@ -59,7 +62,8 @@ struct Permutation {
 template <class T> std::vector<Index> greedy_colours(const Bsr<T>& a);
 
 /// The permutation of `ordering` (identity for natural); `groups`, when given, receives the
-/// number of colours (colours, block colours) or levels (levels ordering), or 0 for natural. Block
+/// number of colours (colours, block colours), levels (levels ordering) or subdomains (the leaves
+/// of nested dissection, at default_dissection_depth), or 0 for natural. Block
 /// colours: aggregates of at most `aggregate` block rows, each grown breadth-first over the
 /// symmetric pattern from the first row not yet taken; the aggregates coloured greedily (two
 /// conflict when any of their rows do); rows ordered by colour, aggregate and then naturally. A

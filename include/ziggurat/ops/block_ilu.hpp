@@ -47,6 +47,12 @@ class DeviceBlockIlu {
   /// The same with A uploaded here.
   DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift = 0,
                  TriangularSweep sweep = TriangularSweep::automatic);
+  /// From factors made on the host (matrix/ilu2.hpp: ILU2, IC2), in the layout of ilu_factors.hpp
+  /// on their own pattern, `diagonal` the position of each block row's diagonal block: uploaded,
+  /// with the level sets of their pattern, for the same triangular solves (nothing is factorised
+  /// here: factorization() is empty). UnsupportedFeature for double without fp64.
+  DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal, std::size_t k,
+                 TriangularSweep sweep = TriangularSweep::automatic);
   /// z = U^-1 L^-1 r on the compute queue; r and z are block_rows * b x k, distinct.
   Span apply(const VectorRef& r, const VectorRef& z);
   /// levels or sync_free: the sweep `automatic` resolved to.
@@ -59,6 +65,7 @@ class DeviceBlockIlu {
   const Span& factorization() const noexcept { return factorization_; }
 
  private:
+  void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal);
   Span factorize(double shift);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);

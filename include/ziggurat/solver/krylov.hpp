@@ -12,8 +12,12 @@
 //             re-orthogonalisation (CGS2: two passes, each one multi-dot and one combination);
 //             one right-hand side at a time
 // Preconditioners: none, jacobi (1 / diagonal entries), block-jacobi (inverted diagonal blocks),
-// ilu0 (block ILU(0), factorised on the device; ordering natural, levels or colours; triangular
-// solves level by level or sync-free, ops/block_ilu.hpp).
+// ilu0 (block ILU(0), factorised on the device; ordering natural, levels, colours, block-colours
+// or nested-dissection; triangular solves level by level or sync-free, ops/block_ilu.hpp), ilu2
+// (block ILU2 with threshold tau, factorised on the host, in parallel over the subdomains of the
+// nested-dissection ordering, matrix/ilu2.hpp; the same orderings and device triangular solves;
+// with cg it is IC2, the symmetric form, automatically; with bicgstab and gmres, static pivoting
+// by default: rows matched to large diagonal blocks, tiny pivots replaced).
 //
 // With k > 1, cg and bicgstab run k independent solves that share every product and every kernel
 // launch (each vector has its own coefficients; a converged vector is frozen).
@@ -34,8 +38,10 @@
 
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/matrix/device_sparse.hpp"
+#include "ziggurat/matrix/ilu2.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/matrix/sparse.hpp"
+#include "ziggurat/matrix/static_pivoting.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/linear_operator.hpp"
 #include "ziggurat/ops/spmm.hpp"
@@ -47,9 +53,9 @@ const char* to_string(KrylovMethod method);
 /// "cg", "bicgstab" or "gmres"; InvalidArgument otherwise.
 KrylovMethod parse_krylov_method(std::string_view text);
 
-enum class PreconditionerKind { none, jacobi, block_jacobi, ilu0 };
+enum class PreconditionerKind { none, jacobi, block_jacobi, ilu0, ilu2 };
 const char* to_string(PreconditionerKind kind);
-/// "none", "jacobi", "block-jacobi" or "ilu0"; InvalidArgument otherwise.
+/// "none", "jacobi", "block-jacobi", "ilu0" or "ilu2"; InvalidArgument otherwise.
 PreconditionerKind parse_preconditioner(std::string_view text);
 
 /// Where a solve stands, after each iteration.
@@ -69,13 +75,15 @@ struct ProductKernelChooser {
 struct SolverOptions {
   KrylovMethod method = KrylovMethod::bicgstab;
   PreconditionerKind preconditioner = PreconditionerKind::ilu0;
-  Ordering ordering = Ordering::natural;  ///< ilu0 only; the whole system is renumbered
+  Ordering ordering = Ordering::natural;  ///< ilu0 and ilu2 only; the whole system is renumbered
   std::size_t aggregate = kDefaultAggregate;  ///< block_colours: block rows per aggregate
-  TriangularSweep sweep = TriangularSweep::automatic;  ///< ilu0 only: how its triangular solves run
+  TriangularSweep sweep = TriangularSweep::automatic;  ///< ilu0, ilu2: how their triangular solves run
+  double threshold = kDefaultIlu2Threshold;   ///< ilu2: tau >= 0 (matrix/ilu2.hpp)
+  StaticPivoting static_pivoting = StaticPivoting::automatic;  ///< ilu2; on is refused with cg
   std::size_t restart = 30;               ///< GMRES(m): m, 1..200
   double tolerance = 1e-8;                ///< on ||b - A x|| / ||b||, > 0
   std::size_t max_iterations = 1000;      ///< CG/BiCGStab iterations, GMRES inner iterations
-  double shift = 0;                       ///< ILU(0)/block Jacobi diagonal shift (ilu_factors.hpp)
+  double shift = 0;                       ///< ILU(0)/ILU2/block Jacobi diagonal shift (ilu_factors.hpp)
   bool fuse = true;                       ///< fused vector operations (ops/vector_ops.hpp)
   std::optional<BsrKernel> product_kernel;  ///< the product's kernel; default: chosen, else by the rule
   ProductKernelChooser choose_product_kernel;  ///< where product_kernel is empty
@@ -107,6 +115,7 @@ struct SolveTimes {
   double setup = 0;           ///< wall: KrylovSolver's constructor, of which:
   double ordering = 0;        ///<   wall: checking the matrix, the ordering and the renumbered copy
   double preconditioner_setup = 0;  ///< wall: level sets, uploads and factorisation (waited for)
+  double host_factorization = 0;    ///<   wall: ILU2/IC2's factorisation on the host's cores
   double factorization = 0;   ///< device: the preconditioner's setup kernels
   double products = 0;
   double preconditioner = 0;
@@ -127,6 +136,9 @@ struct SolveReport {
   std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
   std::size_t colours = 0;                         ///< colours of the colours and block-colours orderings
   std::string sweep;                               ///< ILU(0)'s triangular sweeps: levels or sync-free
+  double fill = 0;              ///< ilu0, ilu2: stored blocks of L + U over A's (ILU(0): 1)
+  bool matched_rows = false;    ///< ilu2: static pivoting permuted the rows (ilu2.hpp)
+  std::size_t replaced_pivots = 0;  ///< ilu2: tiny pivots replaced by static pivoting
   std::string product_kernel;
 };
 
@@ -135,14 +147,15 @@ template <class T>
 class KrylovSolver {
  public:
   /// Throws InvalidArgument for a non-square matrix, NaN or infinite values, bad options (GMRES with
-  /// k > 1, restart outside 1..200, tolerance <= 0, k outside 1..16), ZeroPivot when ILU(0) or
-  /// block Jacobi meets a singular pivot, UnsupportedFeature for double without fp64.
+  /// k > 1, restart outside 1..200, tolerance <= 0, k outside 1..16, a threshold < 0, static
+  /// pivoting on with cg), ZeroPivot when ILU(0), ILU2/IC2 or block Jacobi meets a singular pivot,
+  /// UnsupportedFeature for double without fp64.
   KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options);
   /// Matrix-free: A's products by `a` (k = a->vectors() right-hand sides), e.g. a stiffness
   /// applied element by element (fem::EbeOperator). The preconditioner (none, jacobi or
   /// block-jacobi; ILU(0) needs the assembled matrix) is built from `diagonal_blocks`, n x n, of
   /// which it reads only the diagonal blocks (fem::assemble_block_diagonal gives just those); the
-  /// ordering stays natural. Throws as above, and InvalidArgument for ilu0 or mismatched sizes.
+  /// ordering stays natural. Throws as above, and InvalidArgument for ilu0, ilu2 or mismatched sizes.
   KrylovSolver(const Context& context, std::shared_ptr<LinearOperator<T>> a, const Bsr<T>& diagonal_blocks,
                SolverOptions options);
   ~KrylovSolver();
