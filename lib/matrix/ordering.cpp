@@ -209,6 +209,7 @@ const char* to_string(Ordering ordering) {
     case Ordering::colours: return "colours";
     case Ordering::block_colours: return "block-colours";
     case Ordering::nested_dissection: return "nested-dissection";
+    case Ordering::automatic: return "auto";
   }
   return "?";
 }
@@ -219,8 +220,9 @@ Ordering parse_ordering(std::string_view text) {
   if (text == "colours" || text == "colors") return Ordering::colours;
   if (text == "block-colours" || text == "block-colors") return Ordering::block_colours;
   if (text == "nested-dissection") return Ordering::nested_dissection;
+  if (text == "auto") return Ordering::automatic;
   throw InvalidArgument("unknown ordering '" + std::string(text) +
-                        "': use natural, levels, colours, block-colours or nested-dissection");
+                        "': use auto, natural, levels, colours, block-colours or nested-dissection");
 }
 
 template <class T>
@@ -233,6 +235,8 @@ template <class T>
 Permutation make_ordering(const Bsr<T>& a, Ordering ordering, std::size_t* groups, std::size_t aggregate) {
   if (groups != nullptr) *groups = 0;
   if (ordering == Ordering::natural) return {};
+  if (ordering == Ordering::automatic)
+    throw InvalidArgument("make_ordering needs a concrete ordering: the automatic one is chosen by the solver");
   Permutation p;
   if (ordering == Ordering::block_colours) {
     require_square_blocks(a, "make_ordering");

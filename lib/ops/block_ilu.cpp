@@ -83,9 +83,11 @@ std::vector<Index> chunks(const LevelSets& levels, std::size_t rows) {
   return ptr;
 }
 
-TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower, const LevelSets& upper) {
+TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower, const LevelSets& upper,
+                        std::size_t block_size) {
   if (sweep != TriangularSweep::automatic) return sweep;
-  return device.type == DeviceType::gpu && std::max(lower.levels(), upper.levels()) > kSyncFreeLevels
+  return device.type == DeviceType::gpu && std::max(lower.levels(), upper.levels()) > kSyncFreeLevels &&
+                 block_size >= kSyncFreeBlock
              ? TriangularSweep::sync_free
              : TriangularSweep::levels;
 }
@@ -117,7 +119,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
       block_rows_(a.block_rows),
       lower_(sparse::lower_levels(a)),
       upper_(sparse::upper_levels(a)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      sweep_(resolve(sweep, context.device(), lower_, upper_, block_size_)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -149,7 +151,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
       block_rows_(factors.block_rows),
       lower_(sparse::lower_levels(factors)),
       upper_(sparse::upper_levels(factors)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      sweep_(resolve(sweep, context.device(), lower_, upper_, block_size_)) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {

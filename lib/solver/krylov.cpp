@@ -102,8 +102,8 @@ void check_options(const SolverOptions& o, std::size_t k) {
     throw InvalidArgument("gmres solves one right-hand side at a time; use cg or bicgstab for " + std::to_string(k) +
                           " at once, or call solve once per right-hand side");
   }
-  if (o.ordering != Ordering::natural && o.preconditioner != PreconditionerKind::ilu0 &&
-      o.preconditioner != PreconditionerKind::ilu2) {
+  if (o.ordering != Ordering::natural && o.ordering != Ordering::automatic &&
+      o.preconditioner != PreconditionerKind::ilu0 && o.preconditioner != PreconditionerKind::ilu2) {
     throw InvalidArgument(std::string("the ordering ") + to_string(o.ordering) +
                           " is for the ilu0 and ilu2 preconditioners; use natural with " + to_string(o.preconditioner));
   }
@@ -1092,12 +1092,21 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
 
 }  // namespace
 
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const DeviceInfo& device,
+                         std::size_t block_size) {
+  if (ordering != Ordering::automatic) return ordering;
+  if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
+  if (preconditioner != PreconditionerKind::ilu0 || device.type != DeviceType::gpu) return Ordering::natural;
+  return block_size <= 3 ? Ordering::colours : Ordering::natural;
+}
+
 template <class T>
 KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options) {
   const auto start = Clock::now();
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
+  options.ordering = chosen_ordering(options.ordering, options.preconditioner, context.device(), a.block_size);
   Permutation permutation;
   Pivoted<T> pivoted;
   std::size_t colours = 0;
@@ -1107,6 +1116,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
                                  std::move(pivoted));
   impl_->permutation = std::move(permutation);
   impl_->place_renumbering();
+  impl_->setup_report.ordering = to_string(impl_->options.ordering);
   if (impl_->options.ordering == Ordering::colours || impl_->options.ordering == Ordering::block_colours) {
     impl_->setup_report.colours = colours;
   }
@@ -1130,8 +1140,10 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
     throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +
                           " rows but the operator " + std::to_string(a->size()) + ": both must be the same n");
   const std::size_t k = a->vectors();
+  options.ordering = Ordering::natural;  // matrix-free: nothing to renumber
   impl_ = std::make_unique<Impl>(context, diagonal_blocks, k, std::move(options), diagonal_blocks, std::move(a));
   impl_->place_renumbering();
+  impl_->setup_report.ordering = to_string(Ordering::natural);
   impl_->setup_times.setup = seconds_since(start);
 }
 

@@ -60,7 +60,6 @@ py::object report(const Context& context, const sparse::SolveReport& r, const So
   nlohmann::json summary = {{"device", context.device().label()},
                             {"method", a.method},
                             {"preconditioner", a.preconditioner},
-                            {"ordering", a.ordering},
                             {"block_size", block_size}};
   summary.update(cli::solve_report_json(r, true));
   return json_object(summary);

@@ -183,7 +183,7 @@ def solve(
     preconditioner: Literal["none", "jacobi", "block-jacobi", "ilu0", "ilu2"] = "ilu0",
     tol: float = 1e-8,
     max_iter: int = 1000,
-    ordering: Literal["natural", "levels", "colours", "block-colours", "nested-dissection"] = "natural",
+    ordering: Literal["auto", "natural", "levels", "colours", "block-colours", "nested-dissection"] = "auto",
     sweep: Literal["levels", "sync-free", "auto"] = "auto",
     kernel: str = "auto",
     restart: int = 30,

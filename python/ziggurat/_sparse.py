@@ -166,7 +166,7 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
     return A @ X
 
 
-def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="natural",
+def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="auto",
           sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, threshold=None, static_pivoting="auto",
           block_size=None, x0=None, dtype=None, progress=None, context=None):
     """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
@@ -174,8 +174,10 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
-    "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "natural", "levels", "colours",
-    "block-colours" with `aggregate` rows an aggregate, or "nested-dissection"; sweep "levels",
+    "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, colours
+    for blocks of 1 to 3 on a GPU, nested-dissection for ilu2, else natural; or "natural", "levels",
+    "colours", "block-colours" with `aggregate` rows an aggregate, or "nested-dissection"; the
+    report says which ran; sweep "levels",
     "sync-free" or "auto"; shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;

@@ -294,10 +294,13 @@ TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-sched
             }
           }
         }
-        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels, levels below or on a CPU.
-        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 2), 1).sweep() ==
-              (context.device().type == DeviceType::gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
-        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 2), 1).sweep() == TriangularSweep::levels);
+        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels of blocks of
+        // kSyncFreeBlock or more; levels below, for smaller blocks, or on a CPU.
+        const bool gpu = context.device().type == DeviceType::gpu;
+        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 4), 1).sweep() ==
+              (gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
+        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 3), 1).sweep() == TriangularSweep::levels);
+        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 4), 1).sweep() == TriangularSweep::levels);
       },
       test::needs_for<T>());
 }
@@ -620,4 +623,32 @@ TEST_CASE("bad input and systems that do not converge give their documented outc
     CHECK(zero.iterations == 0);
     CHECK(std::all_of(x.begin(), x.end(), [](float v) { return v == 0.f; }));
   });
+}
+
+TEST_CASE("the automatic ordering follows its stated rule, and the report names the one that ran") {
+  test::for_each_device([](Context& context) {
+    const bool gpu = context.device().type == DeviceType::gpu;
+    for (const std::size_t b : {1, 3, 4}) {
+      const Bsr<double> a = convection_diffusion_bsr<double>(6, 5, 4, b);
+      const std::vector<double> rhs(a.rows, 1.0);
+      for (const PreconditionerKind preconditioner :
+           {PreconditionerKind::ilu0, PreconditionerKind::ilu2, PreconditionerKind::jacobi}) {
+        SolverOptions options;
+        options.preconditioner = preconditioner;
+        REQUIRE(options.ordering == Ordering::automatic);
+        const Ordering expected = preconditioner == PreconditionerKind::ilu2 ? Ordering::nested_dissection
+                                  : preconditioner == PreconditionerKind::ilu0 && gpu && b <= 3 ? Ordering::colours
+                                                                                               : Ordering::natural;
+        CHECK(chosen_ordering(Ordering::automatic, preconditioner, context.device(), b) == expected);
+        CHECK(chosen_ordering(Ordering::levels, preconditioner, context.device(), b) == Ordering::levels);
+        KrylovSolver<double> solver(context, a, 1, options);
+        CHECK(solver.options().ordering == expected);
+        std::vector<double> x;
+        const SolveReport report = solver.solve(rhs, x);
+        INFO("b = " << b << ", " << to_string(preconditioner));
+        CHECK(report.converged);
+        CHECK(report.ordering == to_string(expected));
+      }
+    }
+  }, test::Needs::fp64);
 }

@@ -102,6 +102,7 @@ nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histori
             {"deflation_s", t.deflation},
             {"solve_s", t.solve},
             {"device_timed", t.device_timed}}},
+          {"ordering", report.ordering},
           {"lower_levels", report.lower_levels},
           {"upper_levels", report.upper_levels},
           {"colours", report.colours},

@@ -32,7 +32,7 @@ namespace {
 struct SolveOptions {
   FileOptions files;  // every file read or written, checked before any work
   std::string matrix, generate, system = "dominant", rhs = "ones", exact, out, history, plot;
-  std::string method = "bicgstab", precond = "ilu0", ordering = "natural", sweep = "auto", block = "auto", precision = "f64";
+  std::string method = "bicgstab", precond = "ilu0", ordering = "auto", sweep = "auto", block = "auto", precision = "f64";
   std::string kernel = "auto";
   std::size_t restart = 30, max_iter = 1000, vectors = 1, aggregate = sparse::kDefaultAggregate;
   double tol = 1e-8, shift = 0, threshold = sparse::kDefaultIlu2Threshold;
@@ -198,7 +198,6 @@ void run(const SolveOptions& o) {
       {"precision", o.precision},
       {"method", o.method},
       {"preconditioner", o.precond},
-      {"ordering", o.ordering},
   };
   summary.update(solve_report_json(report, false));  // the histories go to --history
   if (!exact.empty()) summary["error"] = error;
@@ -213,7 +212,7 @@ void run(const SolveOptions& o) {
               << " + " << (o.precond == "ilu2" && o.method == "cg" ? "ic2" : o.precond)
               << (o.precond == "ilu2" ? "(" + number_text(o.threshold) + ")" : "")
               << (o.precond == "ilu0" || o.precond == "ilu2"
-                      ? " (" + o.ordering + ", " + std::to_string(report.lower_levels) + " + " +
+                      ? " (" + report.ordering + ", " + std::to_string(report.lower_levels) + " + " +
                             std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps, fill " +
                             number_text(report.fill) +
                             (report.matched_rows ? ", rows matched" : "") +
@@ -274,8 +273,9 @@ void add_solve_command(CLI::App& app) {
                       "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
                       "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
       ->capture_default_str();
-  command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: natural, levels, colours, block-colours "
-                      "or nested-dissection (METIS)")
+  command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: auto (the solver's rule: colours for blocks "
+                      "of 1 to 3 on a GPU, nested-dissection for ILU2, else natural), natural, levels, colours, "
+                      "block-colours or nested-dissection (METIS)")
       ->capture_default_str();
   command->add_option("--aggregate", options->aggregate, "block-colours: block rows per aggregate")
       ->capture_default_str()

@@ -40,9 +40,11 @@ enum class Ordering {
                   ///< natural order inside an aggregate: levels and iterations between the two
   nested_dissection,  ///< bordered blocks (nested_dissection.hpp, METIS): subdomains first, then their
                       ///< separators; a factorisation with fill (ILU2) stays inside them
+  automatic,  ///< one of the above, chosen by whoever factorises (the Krylov solver's rule,
+              ///< solver/krylov.hpp); make_ordering refuses it
 };
 const char* to_string(Ordering ordering);
-/// "natural", "levels", "colours", "block-colours" ("colors" too) or "nested-dissection";
+/// "natural", "levels", "colours", "block-colours" ("colors" too), "nested-dissection" or "auto";
 /// InvalidArgument otherwise.
 Ordering parse_ordering(std::string_view text);
 

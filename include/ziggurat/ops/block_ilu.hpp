@@ -22,9 +22,11 @@ namespace ziggurat::sparse {
 enum class TriangularSweep {
   levels,     ///< one launch per level, every row of the level at once: best with few levels (colours)
   sync_free,  ///< one launch per solve, each block row waiting for its own dependencies (flags in
-              ///< device memory): best with many levels (natural and levels orderings of 3D grids)
-  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels, else levels
-              ///< (on a CPU device a waiting work-group holds a core: measured slower there)
+              ///< device memory): best with many levels of blocks of 4 or more (natural and levels
+              ///< orderings of 3D grids)
+  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels and blocks of
+              ///< kSyncFreeBlock or more, else levels (a waiting work-group of smaller blocks has too
+              ///< little to do; on a CPU device it holds a core: both measured slower)
 };
 const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
@@ -32,6 +34,11 @@ TriangularSweep parse_triangular_sweep(std::string_view text);
 /// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
 /// waiting (H100: equal at 32 levels, 2.6x faster at 298).
 constexpr std::size_t kSyncFreeLevels = 16;
+/// The least block size that `automatic` runs sync-free: on an H100, b = 1 and 2 ran 2.0-5.2x
+/// slower sync-free than level by level (natural order of 2 M rows), b = 3 from 1.1x faster
+/// (seven points) to 2.9x slower (27 points), b = 4 and 5 1.3x faster
+/// (bench/results/2026-11-28-h100-solve-suite.md).
+constexpr std::size_t kSyncFreeBlock = 4;
 
 template <class T>
 class DeviceBlockIlu {

@@ -75,7 +75,8 @@ struct ProductKernelChooser {
 struct SolverOptions {
   KrylovMethod method = KrylovMethod::bicgstab;
   PreconditionerKind preconditioner = PreconditionerKind::ilu0;
-  Ordering ordering = Ordering::natural;  ///< ilu0 and ilu2 only; the whole system is renumbered
+  /// ilu0 and ilu2 only; the whole system is renumbered. automatic: chosen_ordering()'s.
+  Ordering ordering = Ordering::automatic;
   std::size_t aggregate = kDefaultAggregate;  ///< block_colours: block rows per aggregate
   TriangularSweep sweep = TriangularSweep::automatic;  ///< ilu0, ilu2: how their triangular solves run
   double threshold = kDefaultIlu2Threshold;   ///< ilu2: tau >= 0 (matrix/ilu2.hpp)
@@ -89,6 +90,17 @@ struct SolverOptions {
   ProductKernelChooser choose_product_kernel;  ///< where product_kernel is empty
   std::function<void(const SolveProgress&)> progress;  ///< called after each iteration
 };
+
+/// The ordering that Ordering::automatic stands for, by the time to solution measured on the model
+/// problems of `ziggurat bench solve --suite` (bench/results/2026-11-28-h100-solve-suite.md):
+/// - ilu0 on a GPU: colours for blocks of 1 to 3, whose natural-order triangular solves take a
+///   launch per level (2 to 7 times the iterations, but solves 4 to 20 times faster); natural
+///   for larger blocks, whose sync-free sweeps win there;
+/// - ilu2: nested dissection, whose subdomains factorise side by side;
+/// - otherwise (no ILU, or a CPU device, where a level costs little): natural.
+/// Any other ordering is returned as it is.
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const DeviceInfo& device,
+                         std::size_t block_size);
 
 /// How a solve ended, per vector; the report's status is the worst over the vectors.
 enum class SolveStatus {
@@ -133,6 +145,7 @@ struct SolveReport {
   double relative_residual = 0;      ///< the largest true relative residual
   std::vector<VectorReport> vectors;
   SolveTimes times;
+  std::string ordering;                            ///< the ordering the solve ran (automatic resolved)
   std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
   std::size_t colours = 0;                         ///< colours of the colours and block-colours orderings
   std::string sweep;                               ///< ILU(0)'s triangular sweeps: levels or sync-free
