@@ -1092,12 +1092,10 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
 
 }  // namespace
 
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const DeviceInfo& device,
-                         std::size_t block_size) {
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size) {
   if (ordering != Ordering::automatic) return ordering;
   if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
-  if (preconditioner != PreconditionerKind::ilu0 || device.type != DeviceType::gpu) return Ordering::natural;
-  return block_size <= 3 ? Ordering::colours : Ordering::natural;
+  return preconditioner == PreconditionerKind::ilu0 && block_size <= 3 ? Ordering::colours : Ordering::natural;
 }
 
 template <class T>
@@ -1106,7 +1104,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
-  options.ordering = chosen_ordering(options.ordering, options.preconditioner, context.device(), a.block_size);
+  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a.block_size);
   Permutation permutation;
   Pivoted<T> pivoted;
   std::size_t colours = 0;

@@ -175,7 +175,7 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
     "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, colours
-    for blocks of 1 to 3 on a GPU, nested-dissection for ilu2, else natural; or "natural", "levels",
+    for blocks of 1 to 3, nested-dissection for ilu2, else natural; or "natural", "levels",
     "colours", "block-colours" with `aggregate` rows an aggregate, or "nested-dissection"; the
     report says which ran; sweep "levels",
     "sync-free" or "auto"; shift adds shift * max_j |a_rj| to each diagonal before factorising).

@@ -274,7 +274,7 @@ void add_solve_command(CLI::App& app) {
                       "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
       ->capture_default_str();
   command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: auto (the solver's rule: colours for blocks "
-                      "of 1 to 3 on a GPU, nested-dissection for ILU2, else natural), natural, levels, colours, "
+                      "of 1 to 3, nested-dissection for ILU2, else natural), natural, levels, colours, "
                       "block-colours or nested-dissection (METIS)")
       ->capture_default_str();
   command->add_option("--aggregate", options->aggregate, "block-colours: block rows per aggregate")

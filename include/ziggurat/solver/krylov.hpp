@@ -92,15 +92,15 @@ struct SolverOptions {
 };
 
 /// The ordering that Ordering::automatic stands for, by the time to solution measured on the model
-/// problems of `ziggurat bench solve --suite` (bench/results/2026-11-28-h100-solve-suite.md):
-/// - ilu0 on a GPU: colours for blocks of 1 to 3, whose natural-order triangular solves take a
-///   launch per level (2 to 7 times the iterations, but solves 4 to 20 times faster); natural
-///   for larger blocks, whose sync-free sweeps win there;
+/// problems of `ziggurat bench solve --suite` on an H100 and on PoCL
+/// (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-pocl-solve-suite.md):
+/// - ilu0: colours for blocks of 1 to 3, whose natural-order triangular solves take a launch per
+///   level of little work (2 to 7 times the iterations, but each 4 to 25 times faster on a GPU);
+///   natural for larger blocks, whose level-scheduled or sync-free sweeps win there;
 /// - ilu2: nested dissection, whose subdomains factorise side by side;
-/// - otherwise (no ILU, or a CPU device, where a level costs little): natural.
+/// - no ILU: natural (nothing to order).
 /// Any other ordering is returned as it is.
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const DeviceInfo& device,
-                         std::size_t block_size);
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size);
 
 /// How a solve ended, per vector; the report's status is the worst over the vectors.
 enum class SolveStatus {
