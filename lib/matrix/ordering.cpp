@@ -81,6 +81,26 @@ Graph symmetric_pattern(const Bsr<T>& a) {
   return g;
 }
 
+// Greedy colouring of a structurally symmetric matrix's rows, in order, each the smallest colour
+// none of its earlier neighbours has: those are the columns before the diagonal, so neither the
+// graph nor the later columns are read (the same colours as greedy_colour of its pattern).
+template <class T>
+std::vector<Index> greedy_colour_lower(const Bsr<T>& a) {
+  std::vector<Index> colour(a.block_rows, 0);
+  std::vector<std::size_t> seen_by;  // seen_by[c] == v + 1: colour c is taken by an earlier neighbour of v
+  for (std::size_t v = 0; v < a.block_rows; ++v) {
+    for (Index p = a.block_row_ptr[v]; p < a.block_row_ptr[v + 1] && a.block_col[p] < v; ++p) {
+      const Index c = colour[a.block_col[p]];
+      if (seen_by.size() <= c) seen_by.resize(c + 1, 0);
+      seen_by[c] = v + 1;
+    }
+    Index c = 0;
+    while (c < seen_by.size() && seen_by[c] == v + 1) ++c;
+    colour[v] = c;
+  }
+  return colour;
+}
+
 // Greedy colouring, vertices in order, each the smallest colour no neighbour has.
 std::vector<Index> greedy_colour(const Graph& g) {
   constexpr Index uncoloured = ~Index{0};
@@ -228,7 +248,7 @@ Ordering parse_ordering(std::string_view text) {
 template <class T>
 std::vector<Index> greedy_colours(const Bsr<T>& a) {
   require_square_blocks(a, "greedy_colours");
-  return greedy_colour(symmetric_pattern(a));
+  return structurally_symmetric(a) ? greedy_colour_lower(a) : greedy_colour(symmetric_pattern(a));
 }
 
 template <class T>

@@ -139,3 +139,38 @@ TEST_CASE("block inversion with pivoting; pivot failures and missing diagonal bl
   CHECK_THROWS_WITH_AS(prepare_ilu(holes), doctest::Contains("block row 1 has no diagonal block"), InvalidArgument);
   CHECK_THROWS_AS(prepare_ilu(a, -1.0), InvalidArgument);
 }
+
+TEST_CASE("greedy colours: each row the least colour its neighbours leave, for symmetric and other patterns") {
+  // The rule itself, over every neighbour in either direction, rows in order.
+  const auto reference = [](const Bsr<double>& a) {
+    std::vector<std::set<Index>> neighbours(a.block_rows);
+    for (std::size_t i = 0; i < a.block_rows; ++i)
+      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p)
+        if (a.block_col[p] != i) neighbours[i].insert(a.block_col[p]), neighbours[a.block_col[p]].insert(Index(i));
+    std::vector<Index> colour(a.block_rows, 0);
+    for (std::size_t v = 0; v < a.block_rows; ++v) {
+      std::set<Index> taken;
+      for (const Index u : neighbours[v])
+        if (u < v) taken.insert(colour[u]);
+      while (taken.count(colour[v]) > 0) ++colour[v];
+    }
+    return colour;
+  };
+  const Bsr<double> symmetric = seven_point_bsr<double>(9, 7, 5, 1, 3);
+  CHECK(greedy_colours(symmetric) == reference(symmetric));
+  // Drop the upper blocks of every third row: the pattern is no longer symmetric.
+  Bsr<double> lopsided = symmetric;
+  lopsided.block_col.clear();
+  lopsided.values.clear();
+  lopsided.block_row_ptr.assign(1, 0);
+  for (std::size_t i = 0; i < symmetric.block_rows; ++i) {
+    for (Index p = symmetric.block_row_ptr[i]; p < symmetric.block_row_ptr[i + 1]; ++p) {
+      if (i % 3 == 0 && symmetric.block_col[p] > i) continue;
+      lopsided.block_col.push_back(symmetric.block_col[p]);
+      lopsided.values.push_back(symmetric.values[p]);
+    }
+    lopsided.block_row_ptr.push_back(Index(lopsided.block_col.size()));
+  }
+  REQUIRE_NOTHROW(validate(lopsided));
+  CHECK(greedy_colours(lopsided) == reference(lopsided));
+}

@@ -34,10 +34,10 @@ TriangularSweep parse_triangular_sweep(std::string_view text);
 /// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
 /// waiting (H100: equal at 32 levels, 2.6x faster at 298).
 constexpr std::size_t kSyncFreeLevels = 16;
-/// The least block size that `automatic` runs sync-free: on an H100, b = 1 and 2 ran 2.0-5.2x
-/// slower sync-free than level by level (natural order of 2 M rows), b = 3 from 1.1x faster
-/// (seven points) to 2.9x slower (27 points), b = 4 and 5 1.3x faster
-/// (bench/results/2026-11-28-h100-solve-suite.md).
+/// The least block size that `automatic` runs sync-free: measured per block size on an H100 in
+/// the natural order of about 2 M rows (bench/results/2026-11-28-h100-solve-suite.md), sync-free
+/// solves took 1.8-5.2x the level-by-level time at b = 1, 1.0-1.4x at b = 2, 0.9-1.2x at b = 3 with
+/// seven points and 2.9-3.0x with 27, and 0.7-0.8x at b = 4 and 5.
 constexpr std::size_t kSyncFreeBlock = 4;
 
 template <class T>
