@@ -26,7 +26,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
-#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #ifdef ZIGGURAT_HAVE_MPI
 #include "ziggurat/distributed/heat.hpp"

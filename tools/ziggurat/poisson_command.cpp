@@ -20,7 +20,7 @@
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
