@@ -45,7 +45,10 @@ struct ProfileOrigin {
 
 /// The cached profile of the context's device when there is a valid one, else a fresh
 /// measurement (calibrate()), which is then cached. A corrupt or stale file is measured again,
-/// never trusted. `force` measures regardless.
+/// never trusted. `force` measures regardless. Processes measure a device one at a time (a lock
+/// file, profiles/<device>.lock, taken with flock): one that waited for another's measurement reads
+/// the profile it stored instead of measuring under its contention. Where the lock cannot be
+/// taken (the cache folder is not writable), the process measures without it.
 DeviceProfile load_or_calibrate(const Context& context, bool force = false, ProfileOrigin* origin = nullptr);
 
 /// What autotuning measured for one kind of problem on one device: each variant's time per run,
