@@ -769,6 +769,20 @@ int severity(SolveStatus status) {
   return 5;
 }
 
+// A vector that converged to a tolerance below T's epsilon: a residual computed in T cannot show
+// it (at 1e-300 the computed residual rounds to 0 while the exact one is 1e-17), so it reached the
+// accuracy T attains, as the solves that stagnate above such a tolerance report.
+template <class T>
+void unverifiable(VectorReport& v, double tolerance, const char* type) {
+  const double epsilon = std::numeric_limits<T>::epsilon();
+  if (v.status != SolveStatus::converged || !v.reason.empty() || tolerance >= epsilon) return;
+  v.status = SolveStatus::stagnation;
+  v.reason = "stagnated at the accuracy " + std::string(type) + " attains: ||b - A x|| / ||b|| = " +
+             number(v.relative_residual) + " as computed in " + type + ", whose rounding (" + number(epsilon) +
+             ") hides anything below; the tolerance " + number(tolerance) + " cannot be verified: loosen --tol to " +
+             number(epsilon) + " or more";
+}
+
 // The reason of a vector that has none yet (converged, stagnation, max_iterations).
 void explain(VectorReport& v, double tolerance, const char* type) {
   if (!v.reason.empty()) return;
@@ -898,9 +912,11 @@ SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
     if (v.status == SolveStatus::converged && !(v.relative_residual < options.tolerance) && v.reason.empty()) {
       v.status = SolveStatus::stagnation;
     }
+    unverifiable<T>(v, options.tolerance, type);
     explain(v, options.tolerance, type);
     report.iterations = std::max(report.iterations, v.iterations);
-    report.relative_residual = std::max(report.relative_residual, v.relative_residual);
+    // The worst vector's, NaN included (std::max would keep the 0 it starts from).
+    if (!(v.relative_residual <= report.relative_residual)) report.relative_residual = v.relative_residual;
     if (severity(v.status) >= severity(report.status) || j == 0) {
       if (j == 0 || severity(v.status) > severity(report.status)) report.reason = k == 1 ? v.reason : "vector " + std::to_string(j) + ": " + v.reason;
       report.status = v.status;
