@@ -55,7 +55,10 @@ bool disabled_by_environment() {
   std::string setting(value);
   std::transform(setting.begin(), setting.end(), setting.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return setting == "off" || setting == "0" || setting == "no" || setting == "false";
+  if (setting == "off" || setting == "0" || setting == "no" || setting == "false") return true;
+  if (setting.empty() || setting == "on" || setting == "1" || setting == "yes" || setting == "true") return false;
+  throw InvalidArgument("ZIGGURAT_CACHE is '" + std::string(value) + "': set it to off, 0, no or false to turn the "
+                        "caches off, or to on, 1, yes or true (or unset it) to keep them");
 }
 
 }  // namespace

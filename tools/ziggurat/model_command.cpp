@@ -13,6 +13,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
@@ -66,7 +67,9 @@ Inputs load_inputs(const ModelOptions& o) {
     in.profile_source = o.profile;
   } else if (!o.device.empty()) {
     const Context context(o.device);
-    in.profile = load_or_calibrate(context);
+    ProfileOrigin origin;
+    in.profile = load_or_calibrate(context, false, &origin);
+    warn_if_not_cached(origin);
     in.profile_source = context.device().label();
     in.device_memory = context.device().global_mem_bytes;
   }

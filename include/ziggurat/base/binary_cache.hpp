@@ -9,7 +9,9 @@
 // driver refuses to load or build is deleted and rebuilt from source.
 //
 // Location: programs/ under $ZIGGURAT_CACHE_DIR, else $XDG_CACHE_HOME/ziggurat, else
-// $HOME/.cache/ziggurat. ZIGGURAT_CACHE=off (or 0, no, false; any case) disables it.
+// $HOME/.cache/ziggurat. ZIGGURAT_CACHE=off (or 0, no, false; any case) disables it; on, 1, yes,
+// true or an empty value leave it on; any other value is refused (InvalidArgument from
+// cache_root()), rather than read as on.
 
 #include <cstdint>
 #include <filesystem>
