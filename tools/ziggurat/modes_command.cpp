@@ -15,6 +15,7 @@
 #include "format.hpp"
 #include "modes_run.hpp"
 #include "picture.hpp"
+#include "program_main.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -213,6 +214,10 @@ void run(const ModesOptions& o) {
   } else {
     print_text(context, o, model, result, options);
   }
+  // Not converged: the report is printed, the status says so. (A CG solve that stopped short of its
+  // tolerance inside an eigen-solve that converged is a warning of the report: the eigenpairs are
+  // the result, and inner solves routinely stop at the accuracy the precision attains.)
+  if (!result.converged) throw ResultNotReached{};
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "format.hpp"
 #include "outcome_json.hpp"
 #include "picture.hpp"
+#include "program_main.hpp"
 #include "run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
@@ -215,7 +216,9 @@ void run(const PoissonOptions& o) {
     if (!o.png.empty()) std::cout << "picture     " << o.png << " (middle plane)\n";
     if (!o.out.empty()) std::cout << "output      " << o.out << "\n";
   }
-  if (result.reason == PoissonReason::diverged) throw Error("the Jacobi iteration diverged: the update became NaN or infinite");
+  // Diverged, or stopped by --max-sweeps before --tol: the report says so, the status too.
+  if (result.reason == PoissonReason::diverged || (result.reason == PoissonReason::max_sweeps && o.tolerance > 0))
+    throw ResultNotReached{};
 }
 
 }  // namespace

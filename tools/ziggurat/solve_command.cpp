@@ -219,7 +219,7 @@ void run(const SolveOptions& o) {
                 << " ms\n";
     }
   }
-  if (!report.converged) throw ExitStatus{2};  // the report is printed; scripts see the failure
+  if (!report.converged) throw ResultNotReached{};  // the report is printed; scripts see the failure
 }
 
 }  // namespace
