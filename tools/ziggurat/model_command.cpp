@@ -414,8 +414,8 @@ void add_model_command(CLI::App& app) {
   command->add_option("--steps", o->steps, "Time steps K")->check(whole_number(1))->capture_default_str();
   add_precision_option(command, o->precision);
   command->add_option("--device-mem", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB");
-  command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(CLI::PositiveNumber);
-  command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(CLI::PositiveNumber);
+  command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(positive_number());
+  command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(positive_number());
   o->files.add_input(command, "--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");
   command->add_option("--device", o->device, "Take the constants (and memory) from this device's calibration");
   command->add_option("--decomposition", o->decomposition, "strip, block or auto")
@@ -424,14 +424,14 @@ void add_model_command(CLI::App& app) {
                                                           "transfers and kernels one after another");
   command->add_flag("--overlapped", "Uploads, kernels and downloads overlap (the default)")->excludes(serial);
   command->add_option("--height", o->height, "Fix the pyramid height n instead of choosing it")->check(whole_number(1));
-  command->add_option("--planes", o->planes, "jacobi: planes along the long axis (default: --grid)");
+  command->add_option("--planes", o->planes, "jacobi: planes along the long axis (default: --grid)")->check(whole_number(1));
   command->add_flag("--sweep", o->sweep, "A table over tau_c/tau_a ratios and memory sizes");
   command->add_option("--ratios", o->ratios, "--sweep: tau_c/tau_a ratios")->capture_default_str();
   command->add_option("--memories", o->memories, "--sweep: device-memory budgets")->capture_default_str();
   o->files.add_output(command, "--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
   command->add_option("--stream-ns", o->stream_ns, "blocking: ns a node and step through device memory (default: "
-                                                   "2 values at the calibrated copy bandwidth)")->check(CLI::PositiveNumber);
-  command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(CLI::PositiveNumber);
+                                                   "2 values at the calibrated copy bandwidth)")->check(positive_number());
+  command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(positive_number());
   command->add_option("--tile", o->tile, "blocking: the tile's blocked sides, e.g. 256 (1D, 2D) or 32x32 (3D, the "
                                          "default)");
   command->add_option("--most-depth", o->most_depth, "blocking: the deepest depth tabled")->check(whole_number(1))

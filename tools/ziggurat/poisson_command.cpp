@@ -236,11 +236,11 @@ void add_poisson_command(CLI::App& app) {
   options->files.add_input(command, "--boundary", options->boundary, "Dirichlet values on the boundary and the first guess inside "
                                                        "(.npy, shape (D, H, W)); default: zero (manufactured: u* on the "
                                                        "boundary)");
-  command->add_option("--spacing", options->spacing, "Grid spacing h (default 1/(W-1))")->check(CLI::PositiveNumber);
+  command->add_option("--spacing", options->spacing, "Grid spacing h (default 1/(W-1))")->check(positive_number());
   command->add_option("--tol", options->tolerance, "Stop when one sweep changes no node by this much (0: run "
                                                    "--max-sweeps sweeps)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--max-sweeps", options->max_sweeps, "The most sweeps")->capture_default_str()->check(whole_number(1));
   command->add_option("--mode", options->mode, "auto, incore or strip (pyramid passes)")->capture_default_str();
   command->add_option("--depth", options->depth, "Sweeps a kernel launch runs with its tile on chip (the same bits as "

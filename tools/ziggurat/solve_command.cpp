@@ -260,14 +260,19 @@ void add_solve_command(CLI::App& app) {
                       "or a kernel as `ziggurat spmm` names it (row, group, multirow/4, multirow/1/v8)")
       ->capture_default_str();
   command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / Jacobi: a_rr += shift * max_j |a_rj|")
-      ->capture_default_str();
-  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number());
+  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));
   add_precision_option(command, options->precision, "f32 (float) or f64 (double, the default)");
   options->files.add_output(command, "--out", options->out, "Write x here (.npy, atomically)");
   options->files.add_output(command, "--history", options->history, "Write the residual history here (CSV)");
   options->files.add_output(command, "--plot", options->plot, "Plot the residual history here (PNG)");
-  command->add_option("--seed", options->seed, "Seed of --generate and --exact random")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of --generate and --exact random")
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_flag("--unfused", options->unfused, "Vector operations unfused (to measure the fused ones against)");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options->json, "Print a machine-readable summary");

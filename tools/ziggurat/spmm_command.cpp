@@ -202,7 +202,7 @@ void add_spmm_command(CLI::App& app) {
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --x array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   command->add_option("--repeat", options->repeat, "Timed products (after one warm-up)")->capture_default_str()->check(whole_number(1));
-  command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str()->check(whole_number(0));
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

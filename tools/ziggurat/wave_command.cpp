@@ -322,10 +322,10 @@ void add_wave_command(CLI::App& app) {
   auto options = std::make_shared<WaveOptions>();
   auto* command = app.add_subcommand("wave", "Elastic waves (2D P-SV or 3D) by explicit FEM on a device: seismograms "
                                              "of a Ricker point source");
-  command->add_option("--dims", options->dims, "2 (P-SV in the x-z plane) or 3")->capture_default_str();
+  command->add_option("--dims", options->dims, "2 (P-SV in the x-z plane) or 3")->capture_default_str()->check(whole_number(2, 3));
   command->add_option("--size", options->size, "Nodes NXxNZ, or NXxNYxNZ with --dims 3 (x right, y across, z down; "
                                                "the top is a free surface)");
-  command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(CLI::PositiveNumber);
+  command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(positive_number());
   command->add_option("--medium", options->medium, "vp,vs,rho of a homogeneous model (m/s, m/s, kg/m^3)")
       ->capture_default_str();
   options->files.add_input(command, "--model", options->model, "Layers: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"}");
@@ -334,7 +334,7 @@ void add_wave_command(CLI::App& app) {
   options->files.add_input(command, "--vs", options->vs, "vs per cell, the same shape");
   options->files.add_input(command, "--rho", options->rho, "rho per cell, the same shape");
   command->add_option("--dt", options->dt, "Time step, s (default 0.9 of the stability limit; above it is refused)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--steps", options->steps, "Time steps")->capture_default_str()->check(whole_number(1));
   command->add_option("--source", options->source, "x,z (x,y,z with --dims 3) of the source in metres (default: "
                                                    "centre, a third down)");
@@ -342,11 +342,12 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--force", options->force, "fx,fz (fx,fy,fz) of a force source (default: down)");
   command->add_option("--freq", options->frequency, "Peak frequency of the Ricker wavelet, Hz")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   options->files.add_input(command, "--receivers", options->receivers, ".npy of shape (r, dims): x, z (x, y, z) in metres "
                                                          "(default: every tenth surface node along x)");
   command->add_option("--absorbing", options->absorbing, "Sponge cells on every side but the top")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_option("--devices", options->devices, "Several devices: a spec matching them all (all, gpu), or "
                                                      "one spec each separated by '/' (0/1); the vector is split "
@@ -363,7 +364,8 @@ void add_wave_command(CLI::App& app) {
   add_precision_option(command, options->precision);
   options->files.add_output(command, "--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
   command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
-                                                         "the x-z slice through the source)");
+                                                         "the x-z slice through the source)")
+      ->check(whole_number(1));
   options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
