@@ -126,7 +126,7 @@ class Heat(ScratchFolderTest):
         self.check_error(["heat", "--size", "1000000x1000000"], "of host memory")
 
     def test_bad_init_files_are_clear_errors(self):
-        self.check_error(["heat", "--init", self.path("missing.npy")], "cannot open")
+        self.check_error(["heat", "--init", self.path("missing.npy")], "no such file")  # checked before any work
         np.save(self.path("ints.npy"), np.zeros((5, 5), dtype=np.int32))
         self.check_error(["heat", "--init", self.path("ints.npy")], "dtype is '<i4'")
         np.save(self.path("4d.npy"), np.zeros((3, 4, 5, 5)))

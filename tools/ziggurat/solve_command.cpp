@@ -237,7 +237,8 @@ void add_solve_command(CLI::App& app) {
                       "convection (convection-diffusion, weakly dominant: iterations grow with the grid)")
       ->capture_default_str();
   command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
-  options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
+  options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones", {"ones"})
+      ->capture_default_str();
   command->add_option("--exact", options->exact, "random: b = A x* for a random x*, and report the error against x*");
   command->add_option("--vectors", options->vectors, "k right-hand sides with --rhs ones or --exact random (cg, bicgstab)")
       ->capture_default_str()
