@@ -140,7 +140,10 @@ double max_difference(const T* a, const Grid<T>& b) {
 
 template <class T>
 void run(const PoissonOptions& o) {
-  if (o.rhs.empty() == o.problem.empty()) throw InvalidArgument("give the right-hand side: --rhs f.npy or --problem manufactured");
+  if (!o.rhs.empty() && !o.problem.empty())
+    throw InvalidArgument("give one right-hand side: --rhs f.npy or --problem manufactured, not both");
+  if (o.rhs.empty() && o.problem.empty())
+    throw InvalidArgument("give the right-hand side: --rhs f.npy or --problem manufactured");
   if (!o.problem.empty() && o.problem != "manufactured") {
     throw InvalidArgument("--problem is 'manufactured' (u* known, f = -Laplace_h u*), not '" + o.problem + "'");
   }

@@ -3,7 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +18,7 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "matrix_inputs.hpp"
 #include "product_kernel.hpp"
 #include "generated_systems.hpp"
 #include "outcome_json.hpp"
@@ -21,6 +26,7 @@
 #include "program_main.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/solver/krylov.hpp"
@@ -57,21 +63,32 @@ void check_options(const SolveOptions& o) {
 }
 
 std::size_t block_size(const std::string& text) {
-  const std::vector<std::size_t> b = parse_extents(text, 1, 1);
-  if (b[0] < 1 || b[0] > 16) throw InvalidArgument("--block is 1 to 16 or auto, not '" + text + "'");
-  return b[0];
+  const bool digits = !text.empty() && text.size() <= 2 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits || std::stoul(text) < 1 || std::stoul(text) > 16)
+    throw InvalidArgument("--block is 1 to 16 or auto, not '" + text + "'");
+  return std::stoul(text);
 }
 
 template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
-    const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
-    sparse::Bsr<T> a = generated_system<T>(o.system, n, block_size(o.block), o.seed, "--system");
+    const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3, "--generate");
+    const std::size_t b = block_size(o.block);
+    // Seven blocks a block row (twice: the system and its solver's copy) and a few vectors.
+    const double rows = double(n[0]) * double(n[1]) * double(n[2]) * double(b);
+    const double bytes = rows * (2 * 7 * double(b) * sizeof(T) + 6 * double(o.vectors) * sizeof(T));
+    check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                      "--generate " + o.generate + " --block " + o.block, "give a smaller grid");
+    sparse::Bsr<T> a = generated_system<T>(o.system, n, b, o.seed, "--system");
     source = (o.system == "convection" ? "convection-diffusion " : "seven-point ") + o.generate +
              (o.symmetric ? " (symmetric part)" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
   }
   source = o.matrix;
+  // b, x, the solver's work vectors and x* at least, before a declared 4e9 x 4e9 matrix is read.
+  const std::vector<std::size_t> rhs = o.rhs == "ones" ? std::vector<std::size_t>{} : read_npy_header(o.rhs).shape;
+  check_matrix_memory("--matrix", o.matrix, 6 * (rhs.size() == 2 ? rhs[1] : o.vectors), sizeof(T));
   const sparse::Csr<T> csr = sparse::read_matrix_market<T>(o.matrix).matrix;
   return sparse::to_bsr(csr, o.block == "auto" ? sparse::propose_block_size(csr) : block_size(o.block));
 }
