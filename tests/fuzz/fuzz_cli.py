@@ -25,8 +25,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 MATRIX = os.path.join(HERE, "..", "data", "matrices", "bcsstk01.mtx")
 
-# What keeps each command small (a fuzzed option given again replaces its value: CLI11 keeps the
-# last), and options that are slow by design (a forced calibration).
+# What keeps each command small (a fuzzed option takes the place of its base value: CLI11 refuses an
+# option given twice), and options that are slow by design.
 MATRIX_COPY = "matrix.mtx"  # in the run's folder: the fuzzer may name it as an output
 BASE = {
     "devices": [],
@@ -107,13 +107,25 @@ def value_for(kind, random_, files, folder):
     return random_.choice(TEXTS + files[:3])
 
 
+def base_options(command):
+    """BASE[command] as {option: [its value, or nothing for a flag]}."""
+    options, current = {}, None
+    for word in BASE[command]:
+        if word.startswith("--"):
+            current = word
+            options[current] = []
+        else:
+            options[current].append(word)
+    return options
+
+
 def argv_for(command, types, random_, files, folder):
-    args = [command] + BASE[command]
+    options = base_options(command)
     chosen = [o for o in types if (command, o) not in SLOW]
     for option in random_.sample(chosen, min(len(chosen), random_.randint(1, 4))):
         value = value_for(types[option], random_, files, folder)
-        args += [option] if value is None else [option, value]
-    return args
+        options[option] = [] if value is None else [value]
+    return [command] + [word for option, values in options.items() for word in (option, *values)]
 
 
 def main():
