@@ -44,6 +44,7 @@ MODEL = {"device_memory": "1MiB", "tau_c": 1.0, "tau_a": 0.1}
     # Issue 38, item 25: InvalidArgument naming the argument, never pybind11's TypeError.
     (lambda: ziggurat.heat(GRID, 5, alpha="0.2"), "alpha"),
     (lambda: ziggurat.heat(GRID, 5, alpha=float("nan")), "alpha"),
+    (lambda: ziggurat.heat(GRID, 5, alpha=np.complex128(0.2)), "alpha"),
     (lambda: ziggurat.heat(GRID, 2**70), "steps"),
     (lambda: ziggurat.heat(GRID, 5, mode=3), "mode"),
     (lambda: ziggurat.poisson(CUBE, spacing="0.1"), "spacing"),

@@ -16,7 +16,7 @@ def _is_integer(value):
 
 
 def _is_real(value):
-    return isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (numbers.Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def count(value, name, minimum=0):
