@@ -583,7 +583,7 @@ void convergence_section(const BenchEbeOptions& o, const Context& context, nlohm
       << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const std::string& divisions : split(o.convergence_meshes, ',')) {
-    const auto n = parse_extents(divisions, 3, 3);
+    const auto n = parse_extents(divisions, 3, 3, "--convergence-meshes");
     const ElasticModel<T> model = cantilever<T>({length, width, height, n[0], n[1], n[2]}, material);
     SubspaceOptions options = solve_options(o, 12);
     const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
