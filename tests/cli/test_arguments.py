@@ -75,6 +75,11 @@ class NumbersAreFinite(ScratchFolderTest):
     def test_a_model_constant_of_nan_is_no_longer_printed_as_nan_ns(self):
         failed(("model", "--grid", "1000", "--device-mem", "1MiB", "--tau-c", "nan", "--tau-a", "0.1"), "--tau-c")
 
+    def test_model_constants_beyond_any_device_are_refused_not_a_crash(self):
+        sweep = ("model", "--grid", "130", "--device-mem", "1MiB", "--sweep")
+        failed((*sweep, "--tau-a", "1e308"), "--tau-a")  # was a division by zero (SIGFPE) in the optimiser
+        failed((*sweep, "--tau-a", "1", "--ratios", "1e300"), "--ratios")
+
     def test_range_errors_name_the_range_without_a_309_digit_bound(self):
         for args in (("wave", "--dx", "-1"), ("modes", "--block-size", "99"), ("poisson", "--tol", "-1"),
                      ("heat", "--dims", "4"), ("model", "--tau-a", "0")):

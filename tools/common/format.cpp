@@ -146,17 +146,20 @@ CLI::Validator whole_number(std::size_t min, std::size_t max) {
 
 namespace {
 
-// A number that is finite in double and, by `sign`, > 0 (1), >= 0 (0) or of any sign (-1).
-CLI::Validator real_number(int sign, const char* name, const char* words) {
+// A number that is finite in double, at most `most` and, by `sign`, > 0 (1), >= 0 (0) or of any
+// sign (-1).
+CLI::Validator real_number(int sign, const char* name, std::string words,
+                           double most = std::numeric_limits<double>::max()) {
   return CLI::Validator(
-      [sign, words](std::string& text) -> std::string {
+      [sign, words, most](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
                                  ? std::nan("")
                                  : std::strtod(text.c_str(), &end);
         const bool whole = end != nullptr && *end == '\0';
-        if (whole && std::isfinite(value) && (sign < 0 || value > 0 || (sign == 0 && value == 0))) return {};
-        return std::string("must be ") + words + ", not '" + text + "'";
+        if (whole && std::isfinite(value) && value <= most && (sign < 0 || value > 0 || (sign == 0 && value == 0)))
+          return {};
+        return "must be " + words + ", not '" + text + "'";
       },
       name);
 }
@@ -164,7 +167,11 @@ CLI::Validator real_number(int sign, const char* name, const char* words) {
 }  // namespace
 
 CLI::Validator finite_number() { return real_number(-1, "FINITE", "a finite number"); }
-CLI::Validator positive_number() { return real_number(1, "POSITIVE", "a positive finite number"); }
+CLI::Validator positive_number(double most) {
+  return real_number(1, "POSITIVE", most == std::numeric_limits<double>::max()
+                                        ? "a positive finite number"
+                                        : "a positive finite number up to " + number_text(most), most);
+}
 CLI::Validator non_negative_number() { return real_number(0, "NONNEGATIVE", "a finite number >= 0"); }
 
 void refuse_empty_values(CLI::App& app) {

@@ -51,7 +51,7 @@ CLI::Validator whole_number(std::size_t min, std::size_t max = std::numeric_limi
 /// refused: CLI11 itself takes them), of any sign, > 0 or >= 0: "--dt: must be a positive finite
 /// number, not 'nan'". Every floating-point option carries one.
 CLI::Validator finite_number();
-CLI::Validator positive_number();
+CLI::Validator positive_number(double most = std::numeric_limits<double>::max());
 CLI::Validator non_negative_number();
 
 /// Adds a check that refuses an empty value ('--size ""' is no size) to every option of `app` and
