@@ -99,6 +99,11 @@ std::optional<BinaryCache::Binary> BinaryCache::load(const std::string& key) {
   const auto path = entry_path(key);
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return std::nullopt;
+  if (std::filesystem::is_directory(path, error)) {  // damaged: no writer of ours makes a folder
+    ++damaged_;
+    std::filesystem::remove_all(path, error);
+    return std::nullopt;
+  }
   std::vector<unsigned char> file;
   try {
     file = read_file(path);

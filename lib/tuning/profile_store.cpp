@@ -103,6 +103,15 @@ std::optional<TuningRecord> read_record(const std::filesystem::path& path, const
   }
 }
 
+// A folder where a record goes (no writer of ours makes one) is damaged: removed, so that what is
+// measured instead is stored there. Returns whether there was one.
+bool removed_damaged_folder(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return false;
+  std::filesystem::remove_all(path, error);
+  return true;
+}
+
 }  // namespace
 
 std::filesystem::path profile_path(const DeviceInfo& device) {
@@ -115,6 +124,10 @@ std::optional<DeviceProfile> load_cached_profile(const DeviceInfo& device, std::
   const auto path = profile_path(device);
   std::error_code error;
   if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  if (removed_damaged_folder(path)) {
+    if (why_not != nullptr) *why_not = "damaged: a folder stood in its place";
+    return std::nullopt;
+  }
   std::string reason;
   try {
     const auto bytes = read_file(path);
@@ -185,7 +198,7 @@ std::filesystem::path tuning_record_path(const DeviceInfo& device, const std::st
 std::optional<TuningRecord> load_tuning_record(const DeviceInfo& device, const std::string& key) {
   const auto path = tuning_record_path(device, key);
   std::error_code error;
-  if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  if (path.empty() || !std::filesystem::exists(path, error) || removed_damaged_folder(path)) return std::nullopt;
   auto record = read_record(path, device);
   if (record && record->key != key) return std::nullopt;  // another key with the same hash
   return record;

@@ -63,21 +63,25 @@ class UnusableFolders(CacheTest):
         err = run(*HEAT, env=self.cache(os.path.join(blocked, "below")))[1]  # computes, but says why it is slow
         self.assertIn("could not be cached", err)
 
-    def test_entries_that_are_folders_are_rebuilt_or_ignored_with_a_warning(self):
+    def test_entries_that_are_folders_are_damaged_and_rebuilt(self):
         run("calibrate", env=self.cache())
         run("spmm", "--matrix", MATRIX, "--repeat", "1", env=self.cache())  # a tuning record
         root = self.path("cache")
-        self.assertEqual(self.replace_by_folders(os.path.join(root, "profiles", "*.json")), 1)
-        self.assertGreater(self.replace_by_folders(os.path.join(root, "programs", "*.bin")), 0)
-        self.assertGreater(self.replace_by_folders(os.path.join(root, "tuning", "**", "*.json")), 0)
-        out, err = run(*HEAT, env=self.cache())
-        self.assertIn("could not be cached", err)
-        self.assertNotIn("internal error", err)
+        records = {"profiles": os.path.join(root, "profiles", "*.json"),
+                   "tuning": os.path.join(root, "tuning", "**", "*.json"),
+                   "programs": os.path.join(root, "programs", "*.bin")}
+        for pattern in records.values():
+            self.assertGreater(self.replace_by_folders(pattern), 0)
+        self.assertIn("damaged", run("cache", env=self.cache())[0])
+        err = run(*HEAT, env=self.cache())[1]  # measures the device again: its profile was damaged
+        self.assertNotIn("could not be cached", err)
         run("spmm", "--matrix", MATRIX, "--repeat", "1", env=self.cache())
-        out = run("cache", env=self.cache())[0]
-        self.assertIn("damaged", out)
+        for kind in ("profiles", "tuning"):
+            paths = glob.glob(records[kind], recursive=True)
+            self.assertTrue(paths and all(os.path.isfile(p) for p in paths), f"{kind}: {paths}")
+        self.assertTrue(any(os.path.isfile(p) for p in glob.glob(records["programs"])))  # those rebuilt
         self.assertIn("deleted", run("cache", "--clear", env=self.cache())[0])
-        self.assertEqual(glob.glob(os.path.join(root, "programs", "*.bin")), [])
+        self.assertEqual(glob.glob(records["programs"]), [])
         shutil.rmtree(root)
 
 

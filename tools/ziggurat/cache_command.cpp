@@ -71,7 +71,7 @@ void run_cache(bool clear) {
   const auto root = cache_root();
   for (const fs::path& folder : {*root, cache.directory(), *root / "profiles", *root / "tuning"}) require_usable(folder);
   // Entries are NAME.bin; NAME.bin.tmp-* are writes that a crashed process left behind; an entry
-  // that is not a file (a folder) is damaged: never read, and deleted by --clear.
+  // that is not a file (a folder) is damaged: the next build of its program or --clear deletes it.
   std::size_t entries = 0, leftovers = 0, damaged = 0;
   std::uintmax_t bytes = 0;
   std::error_code error;

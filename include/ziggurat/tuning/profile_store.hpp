@@ -11,7 +11,8 @@
 //   tuning/<device>/<key>.json    one TuningRecord per kind of problem
 // <device> is a hash of the platform, name, vendor, driver and library version, <key> a hash of
 // the record's key.
-// Each file holds its full identity, so a stale or colliding file is recognised and never used.
+// Each file holds its full identity, so a stale or colliding file is recognised and never used; a
+// folder in a record's place is damaged, removed, and the record measured and stored again.
 
 #include <filesystem>
 #include <optional>
