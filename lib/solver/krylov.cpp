@@ -532,7 +532,7 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
   std::vector<double> rho(start.begin(), start.begin() + k);
   // Vectors already converged at the start.
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
   }
   while (st.any_active() && st.iteration < st.max_iterations) {
     ++st.iteration;
@@ -598,7 +598,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
   std::vector<double> rr = true_residual();
   for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
   }
   std::vector<double> rho, rho_old(k, 1), alpha(k, 1), omega(k, 1);
   bool fresh = true;  // p = r at a (re)start
@@ -685,7 +685,7 @@ void KrylovSolver<T>::Impl::gmres(Progress& st) {
   const std::size_t h1 = kGmres, h2 = kGmres + m + 1, ww = kGmres + 2 * (m + 1);
   std::vector<double> rr = true_residual();
   st.vectors[0].history.push_back(st.relative(0, rr[0]));
-  if (st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
+  if (st.active[0] && st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
   std::vector<double> H((m + 1) * m), cs(m), sn(m), g(m + 1);
   double last_true = std::numeric_limits<double>::infinity();
   bool reached_before = false;
