@@ -90,6 +90,7 @@ class NumbersAreFinite(ScratchFolderTest):
         failed(("wave", "--absorbing", "-1"), "whole number")
         failed(("heat", "--steps", "0x10"), "whole number")
         failed(("modes", "--batch-elements", "-5"), "whole number")
+        failed(("heat", "--steps", "010"), "no leading zero")  # CLI11 would read octal 8
 
 
 class WaveInput(ScratchFolderTest):

@@ -134,11 +134,11 @@ CLI::Validator whole_number(std::size_t min, std::size_t max) {
       [min, max, range](std::string& text) -> std::string {
         const bool digits = !text.empty() && text.size() <= 19 &&
                             std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-        if (digits) {
+        if (digits && (text.size() == 1 || text[0] != '0')) {  // CLI11 would read 010 as octal 8
           const unsigned long long value = std::stoull(text);
           if (value >= min && value <= max) return {};
         }
-        return "must be " + range + ", not '" + text + "'";
+        return "must be " + range + " (decimal digits, no leading zero), not '" + text + "'";
       },
       max == std::numeric_limits<std::size_t>::max() ? "INT>=" + std::to_string(min)
                                                       : "INT in " + std::to_string(min) + ".." + std::to_string(max));

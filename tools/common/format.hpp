@@ -44,7 +44,7 @@ std::vector<std::string> split(const std::string& text, char separator);
 
 /// A CLI11 check that a value is a whole number from `min` to `max`, in decimal digits (CLI11
 /// itself would take -1 as 2^64 - 1, 010 as 8 and 0x10 as 16): "--steps: must be a whole number
-/// >= 0, not '-3'".
+/// >= 0 (decimal digits, no leading zero), not '-3'".
 CLI::Validator whole_number(std::size_t min, std::size_t max = std::numeric_limits<std::size_t>::max());
 
 /// CLI11 checks that a value is a finite number (nan, inf and numbers beyond double's range are
