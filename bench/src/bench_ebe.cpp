@@ -583,7 +583,7 @@ void convergence_section(const BenchEbeOptions& o, const Context& context, nlohm
       << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const std::string& divisions : split(o.convergence_meshes, ',')) {
-    const auto n = parse_extents(divisions, 3, 3);
+    const auto n = parse_extents(divisions, 3, 3, "--convergence-meshes");
     const ElasticModel<T> model = cantilever<T>({length, width, height, n[0], n[1], n[2]}, material);
     SubspaceOptions options = solve_options(o, 12);
     const SubspaceResult<T> r = subspace_iteration(context, model.stiffness, model.mass, options);
@@ -607,8 +607,28 @@ void convergence_section(const BenchEbeOptions& o, const Context& context, nlohm
   report["convergence"] = {{"euler_bernoulli_hz", beam}, {"rows", rows}};
 }
 
+// Every option that is text, checked before anything is measured.
+void check_options(const BenchEbeOptions& o) {
+  for (const std::string& name : split(o.sections, ','))
+    if (name != "projection" && name != "solve" && name != "cpu" && name != "convergence")
+      throw InvalidArgument("unknown section '" + name + "' in --sections: use projection, solve, cpu, convergence");
+  for (const auto& [option, mesh] : {std::pair{"--mesh", &o.mesh}, {"--solve-mesh", &o.solve_mesh},
+                                     {"--cpu-solve-mesh", &o.cpu_solve_mesh}}) {
+    try {
+      if (!mesh->empty()) parse_box(*mesh);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string(option) + ": " + e.what());
+    }
+  }
+  for (const std::string& divisions : split(o.convergence_meshes, ','))
+    parse_extents(divisions, 3, 3, "--convergence-meshes");
+  sparse::parse_preconditioner(o.preconditioner);
+  sparse::parse_ordering(o.ordering);
+}
+
 template <class T>
 void run(const BenchEbeOptions& o) {
+  check_options(o);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   const DeviceInfo& device = context.device();
@@ -620,9 +640,6 @@ void run(const BenchEbeOptions& o) {
                            {"precision", type_name<T>()}};
   const std::vector<std::string> sections = split(o.sections, ',');
   const auto wanted = [&](const char* name) { return std::find(sections.begin(), sections.end(), name) != sections.end(); };
-  for (const std::string& name : sections)
-    if (name != "projection" && name != "solve" && name != "cpu" && name != "convergence")
-      throw InvalidArgument("unknown section '" + name + "' in --sections: use projection, solve, cpu, convergence");
   // Every kernel of the solves built before anything is timed (programs are kept per context).
   SubspaceOptions warm = solve_options(o, o.modes);
   warm.max_iterations = 1;
@@ -664,13 +681,17 @@ void add_bench_ebe_command(CLI::App& app) {
                       "device and the CPU compare per CG iteration on models too large to solve on the CPU)")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")->capture_default_str();
+  command->add_option("--tol", o->tolerance, "Eigenvalue tolerance of the solves")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--preconditioner", o->preconditioner, "CG's preconditioner in the solves")->capture_default_str();
   command->add_option("--ordering", o->ordering, "ILU(0)'s ordering in the solves")->capture_default_str();
   command->add_option("--cpu-device", o->cpu_device, "The CPU OpenCL device of the same-algorithm run")
       ->capture_default_str();
   command->add_option("--python", o->python, "Python of the peers (ebe_peers.py)")->capture_default_str();
-  command->add_option("--eigsh-timeout", o->eigsh_timeout, "Seconds SciPy's eigsh may take")->capture_default_str();
+  command->add_option("--eigsh-timeout", o->eigsh_timeout, "Seconds SciPy's eigsh may take")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_flag("!--no-peers", o->peers, "Skip PyTorch/CuPy and SciPy");
   command->add_option("--sections", o->sections, "What to run, comma-separated: projection (and the products), solve "
                                                 "(the eigen-solve on the device), cpu (device against a CPU device), "

@@ -23,6 +23,7 @@
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
 #include "ziggurat/tuning/blocking_model.hpp"
@@ -47,6 +48,15 @@ std::string layout_text(const model::Plan& plan) {
          std::to_string(plan.prediction.passes) + " passes";
 }
 
+// A kernel whose grid or tile does not fit the device has no row: said, not left out silently.
+std::nullopt_t skipped(const std::vector<std::size_t>& extents, StepKernel kernel, std::size_t depth, const Error& why) {
+  std::cerr << "ziggurat-bench: warning: no row for the " << extents_string(extents) << " grid's "
+            << (kernel == StepKernel::blocked ? "blocked kernel at depth " + std::to_string(depth)
+                                              : std::string(kernel == StepKernel::naive ? "naive" : "aligned") + " kernel")
+            << ": " << why.what() << "\n";
+  return std::nullopt;
+}
+
 // The in-device step rate of one kernel (the blocked one at `depth` steps a launch): the best of
 // three rounds of `steps` steps (device timers). None when the grid or the depth's tile does not fit.
 template <class T>
@@ -56,10 +66,10 @@ std::optional<Row> in_device_row(const Context& context, const Grid<T>& initial,
   try {
     InDeviceHeat<T>::check_fits(context.device(), initial.extents());
     made.emplace(context, initial, 0.9 * max_stable_alpha(initial.dims()), kernel, depth, group);
-  } catch (const OutOfDeviceMemory&) {
-    return std::nullopt;
-  } catch (const UnsupportedFeature&) {
-    return std::nullopt;
+  } catch (const OutOfDeviceMemory& error) {
+    return skipped(initial.extents(), kernel, depth, error);
+  } catch (const UnsupportedFeature& error) {
+    return skipped(initial.extents(), kernel, depth, error);
   }
   InDeviceHeat<T>& solver = *made;
   solver.advance(2);
@@ -219,13 +229,34 @@ Sweep sweep_heights(HeatSolver<T>& solver, Decomposition decomposition, Schedule
   return sweep;
 }
 
+// Every option that is text, parsed before anything is measured.
+struct Parsed {
+  std::vector<std::vector<std::size_t>> grids;  // --size2d, --size3d
+  std::uint64_t budget = 0;
+  std::vector<std::size_t> depths;
+};
+
+Parsed parse(const BenchHeatOptions& options) {
+  Parsed p;
+  if (!options.size2d.empty()) p.grids.push_back(parse_extents(options.size2d, 2, 2, "--size2d"));
+  if (!options.size3d.empty()) p.grids.push_back(parse_extents(options.size3d, 3, 3, "--size3d"));
+  if (options.sweep > 0 && options.size2d.empty())
+    throw InvalidArgument("--sweep sweeps the 2D grid: give --size2d (or drop --sweep)");
+  p.budget = parse_bytes(options.device_mem);
+  p.depths = parse_counts(options.depths, "--depths", "steps a launch of the blocked kernel");
+  peer_names(options.peers);
+  return p;
+}
+
 template <class T>
 void bench(const BenchHeatOptions& options) {
-  peer_names(options.peers);  // a wrong name fails before anything is measured
+  const Parsed parsed = parse(options);
+  for (const std::vector<std::size_t>& extents : parsed.grids)  // the field and the solver's two layers
+    check_host_memory(3 * checked_node_count(extents) * sizeof(T), "a " + extents_string(extents) + " grid");
   Context context(options.device);
   const DeviceInfo& device = context.device();
   const DeviceProfile profile = load_or_calibrate(context);
-  const std::uint64_t budget = parse_bytes(options.device_mem);
+  const std::uint64_t budget = parsed.budget;
   // The better of a copy kernel and clEnqueueCopyBuffer: the fastest the device moves memory.
   const auto [kernel_copy, driver_copy] =
       device.profiling ? measure_copy_bandwidth(context, 256u << 20, 3) : std::pair{profile.copy_bytes_per_s(), 0.0};
@@ -254,9 +285,7 @@ void bench(const BenchHeatOptions& options) {
   }
 
   std::optional<HeatSolver<T>> sweep_solver;
-  for (const std::string& size : {options.size2d, options.size3d}) {
-    if (size.empty()) continue;
-    const auto extents = parse_extents(size, 2, 3);
+  for (const std::vector<std::size_t>& extents : parsed.grids) {
     const double grid_bytes = static_cast<double>(checked_node_count(extents) * sizeof(T));
     std::vector<Row> rows;
     std::optional<BlockingChoice> tuned;  // the tuner's depth and work-group
@@ -270,9 +299,9 @@ void bench(const BenchHeatOptions& options) {
         if (kernel == StepKernel::naive && extents.size() != 2) continue;
         if (auto row = in_device_row(context, initial, kernel, options.steps)) rows.push_back(*row);
       }
-      for (const std::string& depth : split(options.depths, ','))
-        if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, std::stoul(depth))) {
-          blocked.emplace_back(std::stoul(depth), rows.size());
+      for (const std::size_t depth : parsed.depths)
+        if (auto row = in_device_row(context, initial, StepKernel::blocked, options.steps, depth)) {
+          blocked.emplace_back(depth, rows.size());
           rows.push_back(*row);
         }
       update_ns = fit_blocking_model(rows, blocked, streaming_ns, model_tile);
@@ -484,7 +513,8 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
   command->add_option("--device-mem", options.device_mem, "Device-memory budget of the out-of-core runs")
       ->capture_default_str();
   command->add_option("--sweep", options.sweep, "Sweep the pyramid height n = 1..N on the 2D grid (0: no sweep)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_option("--sweep-steps", options.sweep_steps, "Steps of each sweep run")->capture_default_str()
       ->check(whole_number(1));
   options.files.add_output(command, "--plot", options.plot, "Draw the sweep, measured and predicted time against n (PNG)");

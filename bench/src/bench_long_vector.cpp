@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 #include "run_profile.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/solver/long_vector_heat.hpp"
@@ -50,6 +53,9 @@ std::vector<std::size_t> interior_sizes(const LongVectorOptions& o) {
   if (o.min_n < 1 || o.max_n < o.min_n) {
     throw InvalidArgument("--min-n must be at least 1 and at most --max-n");
   }
+  const double side = double(o.max_n) + 2, bytes = 3 * side * side * sizeof(double);  // the largest grid, thrice
+  check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                    "--max-n " + std::to_string(o.max_n), "give a smaller --max-n");
   std::vector<std::size_t> sizes;
   for (std::size_t n = o.min_n; n < 100 && n <= o.max_n; n += o.step_small) sizes.push_back(n);
   for (std::size_t n = std::max<std::size_t>(100, o.min_n); n <= o.max_n; n += o.step_large) sizes.push_back(n);
@@ -213,7 +219,9 @@ void add_bench_long_vector_command(CLI::App& app) {
       ->capture_default_str()->check(whole_number(1));
   command->add_option("--steps", o->steps, "Steps of each timed run (default: enough for --min-time)")
       ->check(whole_number(1));
-  command->add_option("--min-time", o->min_time_ms, "Milliseconds each timed run lasts at least")->capture_default_str();
+  command->add_option("--min-time", o->min_time_ms, "Milliseconds each timed run lasts at least")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--repeat", o->repeat, "Timed runs per size (their median counts)")->capture_default_str()
       ->check(whole_number(1));
   o->files.add_input(command, "--profile", o->profile, "Model with this device profile (`ziggurat calibrate --json`) "

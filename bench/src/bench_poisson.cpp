@@ -12,6 +12,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
@@ -19,8 +20,11 @@
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/version.hpp"
+#include "ziggurat/matrix/grid.hpp"
+#include "ziggurat/ops/poisson_scheme.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
@@ -88,12 +92,9 @@ Measured measure(PoissonSolver<T>& solver, const PoissonPlanRequest& request, st
   return m;
 }
 
-std::vector<std::size_t> sweep_heights(const std::string& text, std::size_t most) {
+std::vector<std::size_t> sweep_heights(const std::vector<std::size_t>& given, std::size_t most) {
+  if (!given.empty()) return given;
   std::vector<std::size_t> heights;
-  if (!text.empty()) {
-    for (const double h : parse_numbers(text, "--heights")) heights.push_back(static_cast<std::size_t>(h));
-    return heights;
-  }
   for (std::size_t h = 1; h <= most; h = h < 8 ? h + 1 : h + std::max<std::size_t>(2, h / 6)) heights.push_back(h);
   if (heights.back() != most) heights.push_back(most);
   return heights;
@@ -116,8 +117,30 @@ Errors model_errors(const std::vector<Measured>& points, double Measured::*model
   return e;
 }
 
+// Every option that is text, parsed before anything is measured.
+struct Parsed {
+  std::vector<std::size_t> incore_extents, extents, heights;
+  std::uint64_t budget = 0;
+};
+
+template <class T>
+Parsed parse(const BenchPoissonOptions& o) {
+  Parsed p;
+  p.incore_extents = parse_extents(o.incore_size, 3, 3, "--incore-size");
+  p.extents = parse_extents(o.size, 3, 3, "--size");
+  p.budget = parse_bytes(o.device_mem);
+  if (!o.heights.empty()) p.heights = parse_counts(o.heights, "--heights", "sweeps a pass");
+  for (const auto& [option, e] : {std::pair{"--incore-size", &p.incore_extents}, {"--size", &p.extents}}) {
+    require_poisson_grid(*e, "ziggurat bench poisson");
+    check_host_memory(4 * checked_node_count(*e) * sizeof(T), std::string(option) + " " + extents_string(*e),
+                      "give a smaller grid");
+  }
+  return p;
+}
+
 template <class T>
 void run(const BenchPoissonOptions& o) {
+  const Parsed parsed = parse<T>(o);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   const DeviceInfo& device = context.device();
@@ -139,7 +162,7 @@ void run(const BenchPoissonOptions& o) {
                            {"precision", type_name<T>()}, {"copy_bytes_per_s", copy}, {"streaming_ns", streaming_ns}};
 
   // 1. In core.
-  const auto incore_extents = parse_extents(o.incore_size, 3, 3);
+  const auto& incore_extents = parsed.incore_extents;
   Measured incore;
   {
     auto solver = make_solver<T>(context, incore_extents);
@@ -150,8 +173,8 @@ void run(const BenchPoissonOptions& o) {
     incore = steady(*solver, request, 100, profile);
   }
   // 2. Out of core at the budget: the model's plan.
-  const auto extents = parse_extents(o.size, 3, 3);
-  const std::uint64_t budget = parse_bytes(o.device_mem);
+  const auto& extents = parsed.extents;
+  const std::uint64_t budget = parsed.budget;
   auto solver = make_solver<T>(context, extents);
   const double grid_bytes = static_cast<double>(checked_node_count(extents) * sizeof(T));
   PoissonPlanRequest request;
@@ -195,7 +218,7 @@ void run(const BenchPoissonOptions& o) {
         << bytes_text(budget) << "\n\n| h | R | measured ps/node/sweep | exact model | error |"
         << (schedule == Schedule::serial ? " eq. (2) | error |" : "") << "\n| ---: | ---: | ---: | ---: | ---: |"
         << (schedule == Schedule::serial ? " ---: | ---: |" : "") << "\n";
-    for (const std::size_t h : sweep_heights(o.heights, std::max<std::size_t>(1, most))) {
+    for (const std::size_t h : sweep_heights(parsed.heights, std::max<std::size_t>(1, most))) {
       request.height = h;
       Measured m;
       try {

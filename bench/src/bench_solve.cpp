@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -17,9 +18,11 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "matrix_inputs.hpp"
 #include "generated_systems.hpp"
 #include "solve_peers.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/matrix/grid.hpp"
@@ -67,29 +70,40 @@ BenchSystem<T> make_system(std::string name, sparse::Bsr<T> bsr) {
   return s;
 }
 
-std::vector<std::filesystem::path> matrix_files(const std::string& list) {
+// Every option that is text, parsed (and the matrix files' sizes checked) before anything is measured.
+struct Parsed {
+  std::vector<std::size_t> grid;  // empty: by device type
+  std::vector<std::string> systems, precisions;
+  std::vector<std::size_t> blocks;
   std::vector<std::filesystem::path> files;
-  for (const std::string& path : split(list, ',')) {
-    if (path.empty()) continue;
-    if (!std::filesystem::is_directory(path)) {
-      files.emplace_back(path);
-      continue;
-    }
-    std::vector<std::filesystem::path> found;
-    for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.path().extension() == ".mtx") found.push_back(entry.path());
-    }
-    std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
+};
+
+Parsed parse(const BenchSolveOptions& options) {
+  Parsed p;
+  if (!options.grid.empty()) p.grid = parse_extents(options.grid, 3, 3, "--grid");
+  for (const std::string& kind : split(options.systems.empty() ? "convection,dominant" : options.systems, ',')) {
+    check_system_name(kind, "--systems");
+    p.systems.push_back(kind);
   }
-  return files;
+  p.blocks = parse_counts(options.blocks, "--blocks", "block sizes 1 to 16");
+  for (const std::size_t b : p.blocks)
+    if (b > 16) throw InvalidArgument("--blocks takes block sizes 1 to 16, not " + std::to_string(b));
+  p.files = matrix_files(options.matrices, "--matrices", 8);
+  p.precisions = parse_precisions(options.precision);
+  if (!p.grid.empty()) {  // seven blocks a block row, twice, and the solvers' vectors
+    const double rows = double(p.grid[0]) * double(p.grid[1]) * double(p.grid[2]);
+    const double b = double(*std::max_element(p.blocks.begin(), p.blocks.end()));
+    const double bytes = rows * b * (2 * 7 * b + 8) * sizeof(double);
+    check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                      "--grid " + options.grid + " --blocks " + options.blocks, "give a smaller grid");
+  }
+  return p;
 }
 
-std::vector<std::size_t> default_grid(const BenchSolveOptions& options, const Context& context) {
-  return parse_extents(!options.grid.empty() ? options.grid
-                       : context.device().type == DeviceType::gpu ? "100x100x100"
-                                                                  : "24x24x24",
-                       3, 3);
+std::vector<std::size_t> default_grid(const Parsed& parsed, const Context& context) {
+  if (!parsed.grid.empty()) return parsed.grid;
+  return context.device().type == DeviceType::gpu ? std::vector<std::size_t>{100, 100, 100}
+                                                  : std::vector<std::size_t>{24, 24, 24};
 }
 
 // ---- ziggurat ----
@@ -267,7 +281,8 @@ std::vector<SuiteSystem> chosen_suite(const Context& context, const BenchSolveOp
 
 // Every system's rows; `done` (if set) gets each system's rows as soon as they are measured.
 template <class T>
-std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOptions& options, double copy_bytes_per_s,
+std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOptions& options, const Parsed& parsed,
+                                      double copy_bytes_per_s,
                                       const std::function<void(const std::vector<SolveRow>&)>& done) {
   std::vector<SolveRow> rows;
   const auto add = [&](const BenchSystem<T>& s) {
@@ -283,16 +298,14 @@ std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOp
       add(make_system<T>(s.kind + " " + extents_string(grid) + " b=" + std::to_string(a.block_size), std::move(a)));
     }
   }
-  const std::vector<std::size_t> grid = default_grid(options, context);
-  const std::string systems = options.systems.empty() ? "convection,dominant" : options.systems;
-  for (const std::string& kind : options.suite ? std::vector<std::string>{} : split(systems, ',')) {
-    for (const double b : parse_numbers(options.blocks, "--blocks")) {
-      const auto block = static_cast<std::size_t>(b);
+  const std::vector<std::size_t> grid = default_grid(parsed, context);
+  for (const std::string& kind : options.suite ? std::vector<std::string>{} : parsed.systems) {
+    for (const std::size_t block : parsed.blocks) {
       add(make_system<T>(kind + " " + extents_string(grid) + " b=" + std::to_string(block),
                          generated_system<T>(kind, grid, block, 1, "--systems")));
     }
   }
-  for (const auto& file : matrix_files(options.matrices)) {
+  for (const auto& file : parsed.files) {
     const sparse::Csr<T> csr = sparse::read_matrix_market<T>(file).matrix;
     const std::size_t b = sparse::propose_block_size(csr);
     add(make_system<T>(file.filename().string() + " b=" + std::to_string(b), sparse::to_bsr(csr, b)));
@@ -395,8 +408,10 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
   command->add_option("--matrices", options.matrices, "Matrix Market files or folders of them, comma-separated "
                                                       "(each with the block size of least fill)");
   command->add_option("--precision", options.precision, "f32, f64 or both: f32,f64")->capture_default_str();
-  command->add_option("--tol", options.tolerance, "Tolerance in double")->capture_default_str();
-  command->add_option("--tol-f32", options.tolerance_f32, "Tolerance in float")->capture_default_str();
+  command->add_option("--tol", options.tolerance, "Tolerance in double")->capture_default_str()->check(positive_number());
+  command->add_option("--tol-f32", options.tolerance_f32, "Tolerance in float")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--max-iter", options.max_iterations, "Iteration limit")
       ->capture_default_str()
       ->check(whole_number(1));
@@ -429,6 +444,7 @@ void print_heading(const Context& context, const BenchSolveOptions& options, dou
 }
 
 void run_bench_solve(const BenchSolveOptions& options) {
+  const Parsed parsed = parse(options);
   Context context(options.device);
   const auto copy = measure_copy_bandwidth(context, std::size_t{256} << 20, 5);
   const double copy_bytes_per_s = std::max(copy.first, copy.second);
@@ -440,11 +456,10 @@ void run_bench_solve(const BenchSolveOptions& options) {
     std::cout << std::endl;
   };
   std::vector<SolveRow> rows;
-  for (const std::string& precision : split(options.precision, ',')) {
-    if (precision != "f32" && precision != "f64") throw InvalidArgument("--precision lists f32 and f64, not '" + precision + "'");
+  for (const std::string& precision : parsed.precisions) {
     if (precision == "f64" && !context.device().fp64) continue;
     with_precision(precision, [&](auto zero) {
-      const auto more = bench_precision<decltype(zero)>(context, options, copy_bytes_per_s,
+      const auto more = bench_precision<decltype(zero)>(context, options, parsed, copy_bytes_per_s,
                                                         incremental ? done : std::function<void(const std::vector<SolveRow>&)>{});
       rows.insert(rows.end(), more.begin(), more.end());
     });

@@ -6,6 +6,8 @@
 // before its time is shown.
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,9 +17,11 @@
 #include "bench.hpp"
 #include "peers.hpp"
 #include "format.hpp"
+#include "matrix_inputs.hpp"
 #include "spmm_products.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/base/version.hpp"
@@ -42,37 +46,55 @@ struct BenchMatrix {
   sparse::Bsr<T> bsr;
 };
 
+// Every option that is text, parsed (and the matrix files' sizes checked) before anything is measured.
+struct Parsed {
+  std::vector<std::size_t> grid;  // empty: by device type
+  std::vector<std::size_t> blocks, vectors;
+  std::vector<std::filesystem::path> files;
+  std::vector<std::string> precisions;
+};
+
+Parsed parse(const BenchSpmmOptions& options) {
+  Parsed p;
+  if (!options.grid.empty()) p.grid = parse_extents(options.grid, 3, 3, "--grid");
+  p.blocks = parse_counts(options.blocks, "--blocks", "block sizes 1 to 16");
+  for (const std::size_t b : p.blocks)
+    if (b > 16) throw InvalidArgument("--blocks takes block sizes 1 to 16, not " + std::to_string(b));
+  p.vectors = parse_counts(options.vectors, "--vectors", "numbers of vectors k");
+  const std::size_t most = *std::max_element(p.vectors.begin(), p.vectors.end());
+  p.files = matrix_files(options.matrices, "--matrices", 3 * most);
+  p.precisions = parse_precisions(options.precision);
+  if (!p.grid.empty()) {  // seven blocks a block row, in CSR and block CSR, and the vectors
+    const double rows = double(p.grid[0]) * double(p.grid[1]) * double(p.grid[2]);
+    const double b = double(*std::max_element(p.blocks.begin(), p.blocks.end()));
+    const double bytes = rows * b * (2 * 7 * b + 3 * double(most)) * sizeof(double);
+    check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                      "--grid " + options.grid + " --blocks " + options.blocks, "give a smaller grid");
+  }
+  return p;
+}
+
 template <class T>
-std::vector<BenchMatrix<T>> bench_matrices(const BenchSpmmOptions& options, const Context& context) {
+std::vector<BenchMatrix<T>> bench_matrices(const Parsed& parsed, const Context& context) {
   std::vector<BenchMatrix<T>> matrices;
-  std::vector<std::size_t> grid = parse_extents(
-      !options.grid.empty() ? options.grid : context.device().type == DeviceType::gpu ? "96x96x96" : "32x32x32", 3, 3);
-  for (const double b : parse_numbers(options.blocks, "--blocks")) {
+  const std::vector<std::size_t> grid =
+      !parsed.grid.empty() ? parsed.grid
+                           : context.device().type == DeviceType::gpu ? std::vector<std::size_t>{96, 96, 96}
+                                                                      : std::vector<std::size_t>{32, 32, 32};
+  for (const std::size_t b : parsed.blocks) {
     BenchMatrix<T> m;
-    m.name = "7-point " + extents_string(grid) + " b=" + number_text(b);
-    m.bsr = sparse::seven_point_bsr<T>(grid[0], grid[1], grid[2], static_cast<std::size_t>(b));
+    m.name = "7-point " + extents_string(grid) + " b=" + std::to_string(b);
+    m.bsr = sparse::seven_point_bsr<T>(grid[0], grid[1], grid[2], b);
     m.csr = sparse::to_csr(m.bsr);
     matrices.push_back(std::move(m));
   }
-  for (const std::string& path : split(options.matrices, ',')) {
-    if (path.empty()) continue;
-    std::vector<std::filesystem::path> files;
-    if (std::filesystem::is_directory(path)) {
-      for (const auto& entry : std::filesystem::directory_iterator(path)) {
-        if (entry.path().extension() == ".mtx") files.push_back(entry.path());
-      }
-      std::sort(files.begin(), files.end());
-    } else {
-      files.emplace_back(path);
-    }
-    for (const auto& file : files) {
-      BenchMatrix<T> m;
-      m.csr = sparse::read_matrix_market<T>(file).matrix;
-      const std::size_t b = sparse::propose_block_size(m.csr);
-      m.bsr = sparse::to_bsr(m.csr, b);
-      m.name = file.filename().string() + " b=" + std::to_string(b);
-      matrices.push_back(std::move(m));
-    }
+  for (const auto& file : parsed.files) {
+    BenchMatrix<T> m;
+    m.csr = sparse::read_matrix_market<T>(file).matrix;
+    const std::size_t b = sparse::propose_block_size(m.csr);
+    m.bsr = sparse::to_bsr(m.csr, b);
+    m.name = file.filename().string() + " b=" + std::to_string(b);
+    matrices.push_back(std::move(m));
   }
   return matrices;
 }
@@ -220,18 +242,18 @@ void add_bench_spmm_options(CLI::App* command, BenchSpmmOptions& options) {
 }
 
 void run_bench_spmm(const BenchSpmmOptions& options) {
+  const Parsed parsed = parse(options);
   Context context(options.device);
   const auto copy = measure_copy_bandwidth(context, std::size_t{256} << 20, 5);
   const double copy_bytes_per_s = std::max(copy.first, copy.second);
   std::vector<Row> rows;
-  for (const std::string& precision : split(options.precision, ',')) {
-    if (precision != "f32" && precision != "f64") throw InvalidArgument("--precision lists f32 and f64, not '" + precision + "'");
+  for (const std::string& precision : parsed.precisions) {
     if (precision == "f64" && !context.device().fp64) continue;
     with_precision(precision, [&](auto zero) {
       using T = decltype(zero);
-      for (const BenchMatrix<T>& m : bench_matrices<T>(options, context)) {
-        for (const double k : parse_numbers(options.vectors, "--vectors")) {
-          const auto more = bench_one(context, m, static_cast<std::size_t>(k), copy_bytes_per_s, options);
+      for (const BenchMatrix<T>& m : bench_matrices<T>(parsed, context)) {
+        for (const std::size_t k : parsed.vectors) {
+          const auto more = bench_one(context, m, k, copy_bytes_per_s, options);
           rows.insert(rows.end(), more.begin(), more.end());
         }
       }

@@ -24,6 +24,7 @@
 #include "device_list.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "wave_run.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -181,9 +182,37 @@ Row cupy_row(const BenchWaveOptions& o, const Context& context, const WaveSystem
   return row;
 }
 
+// Every option that is text, parsed (and the devices opened) before anything is measured.
+struct Parsed {
+  std::vector<std::vector<std::size_t>> models;
+  std::vector<std::string> precisions;
+  std::vector<std::size_t> halo_steps;  // 0: the model's
+  std::vector<Context> devices;         // --devices
+};
+
+Parsed parse(const BenchWaveOptions& o) {
+  Parsed p;
+  for (const std::string& size : split(o.models, ',')) {
+    p.models.push_back(parse_extents(size, 2, 3, "--models"));
+    if (*std::min_element(p.models.back().begin(), p.models.back().end()) < 4)
+      throw InvalidArgument("--models '" + size + "': a wave grid needs at least 4 nodes on each axis");
+    check_wave_memory(p.models.back(), sizeof(double));
+  }
+  for (const std::string& precision : split(o.precision, ',')) {
+    if (precision != "f32" && precision != "f64")
+      throw InvalidArgument("--precision takes f32, f64 or f32,f64, not '" + o.precision + "'");
+    p.precisions.push_back(precision);
+  }
+  p.halo_steps = parse_counts(o.halo_steps, "--halo-steps", "halo depths s", true);
+  if (!o.devices.empty()) p.devices = contexts_on(o.devices);
+  return p;
+}
+
+std::string halo_text(std::size_t s) { return s == 0 ? "auto" : std::to_string(s); }
+
 template <class T>
-void bench_model(const BenchWaveOptions& o, const Context& context, double copy, const std::vector<std::size_t>& n,
-                 nlohmann::json& report) {
+void bench_model(const BenchWaveOptions& o, const Parsed& parsed, const Context& context, double copy,
+                 const std::vector<std::size_t>& n, nlohmann::json& report) {
   const ElasticGrid grid = model(n);
   const std::size_t sponge = std::min<std::size_t>(20, *std::min_element(n.begin(), n.end()) / 4);
   const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {sponge});
@@ -213,19 +242,19 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
   };
   print(streaming);
   print(one);
-  if (!o.devices.empty()) {
-    const std::vector<Context> devices = contexts_on(o.devices);
+  if (!parsed.devices.empty()) {
+    const std::vector<Context>& devices = parsed.devices;
     const DeviceProfile profile = load_or_calibrate(devices.front());
-    for (const std::string& text : split(o.halo_steps, ',')) {
-      const std::size_t s = text == "auto" ? plan_halo_steps(profile, system, devices.size()) : std::stoul(text);
+    for (const std::size_t given : parsed.halo_steps) {
+      const std::size_t s = given == 0 ? plan_halo_steps(profile, system, devices.size()) : given;
       const double modelled = modelled_step_seconds(profile, system, devices.size(), s);
       print({"ziggurat, " + std::to_string(devices.size()) + " devices (" + o.devices + "), halos every " +
-                 std::to_string(s) + (text == "auto" ? " (the model's s)" : ""),
+                 std::to_string(s) + (given == 0 ? " (the model's s)" : ""),
              device_step_seconds(devices, system, source, o.steps, s), "model " + number_text(modelled * 1e3) + " ms/step"});
     }
   }
   if (!o.mpirun.empty())
-    for (const std::string& text : split(o.halo_steps, ',')) print(ranks_row<T>(o, grid, sponge, text));
+    for (const std::size_t s : parsed.halo_steps) print(ranks_row<T>(o, grid, sponge, halo_text(s)));
   print({"ziggurat CPU step, " + std::to_string(usable_host_cores()) + " host threads",
          cpu_step_seconds(system, source, std::max<std::size_t>(o.steps / 10, 5)), ""});
   if (!o.no_peers) print(cupy_row(o, context, system, o.steps));
@@ -234,6 +263,7 @@ void bench_model(const BenchWaveOptions& o, const Context& context, double copy,
 }
 
 void run(const BenchWaveOptions& o) {
+  const Parsed parsed = parse(o);
   Context context(o.device);
   const auto [kernel_copy, driver_copy] =
       measure_copy_bandwidth(context, std::min<std::size_t>(context.device().max_alloc_bytes / 4, 512u << 20), 3);
@@ -245,25 +275,16 @@ void run(const BenchWaveOptions& o) {
             << "history (the paper, Tesla C1060, model B, 10,000 steps): CUDA 404 s (40.4 ms/step), OpenCL 569 s, "
                "one CPU core 16,368 s, OpenMP 3,661 s\n\n";
   nlohmann::json report = {{"benchmark", "wave"}, {"library_version", version}, {"copy_bytes_per_s", copy}};
-  for (const std::string& precision : split(o.precision, ',')) {
-    if (precision != "f32" && precision != "f64") throw InvalidArgument("--precision takes f32 and/or f64");
+  for (const std::string& precision : parsed.precisions) {
     if (precision == "f64" && !context.device().fp64) {
       std::cout << "(f64 skipped: " << context.device().label() << " has no double precision)\n\n";
       continue;
     }
-    for (const std::string& size : split(o.models, ',')) {
-      std::vector<std::size_t> n;
-      try {
-        for (const std::string& part : split(size, 'x')) n.push_back(std::stoul(part));
-      } catch (const std::exception&) {
-        n.clear();
-      }
-      if (n.size() != 2 && n.size() != 3)
-        throw InvalidArgument("--models takes NXxNZ (2D) or NXxNYxNZ (3D) sizes, not '" + size + "'");
+    for (const std::vector<std::size_t>& n : parsed.models) {
       if (precision == "f32")
-        bench_model<float>(o, context, copy, n, report);
+        bench_model<float>(o, parsed, context, copy, n, report);
       else
-        bench_model<double>(o, context, copy, n, report);
+        bench_model<double>(o, parsed, context, copy, n, report);
     }
   }
 }
@@ -287,7 +308,8 @@ void add_bench_wave_command(CLI::App& app) {
   command->add_option("--mpirun", o->mpirun, "A launcher, e.g. \"mpirun -np 2\": the same runs on MPI ranks "
                                              "(`ziggurat wave` under it, rank r on device r of its host)");
   command->add_option("--rank-steps", o->rank_steps, "Steps of each run on ranks (default 10x --steps: the process's "
-                                                     "start-up is timed too)");
+                                                     "start-up is timed too)")
+      ->check(whole_number(1));
   command->add_flag("--no-peers", o->no_peers, "Leave CuPy out");
   command->add_option("--device", o->device, "Device selection");
   command->callback([o] { run(*o); });

@@ -55,7 +55,10 @@ bool disabled_by_environment() {
   std::string setting(value);
   std::transform(setting.begin(), setting.end(), setting.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return setting == "off" || setting == "0" || setting == "no" || setting == "false";
+  if (setting == "off" || setting == "0" || setting == "no" || setting == "false") return true;
+  if (setting.empty() || setting == "on" || setting == "1" || setting == "yes" || setting == "true") return false;
+  throw InvalidArgument("ZIGGURAT_CACHE is '" + std::string(value) + "': set it to off, 0, no or false to turn the "
+                        "caches off, or to on, 1, yes or true (or unset it) to keep them");
 }
 
 }  // namespace
@@ -96,6 +99,11 @@ std::optional<BinaryCache::Binary> BinaryCache::load(const std::string& key) {
   const auto path = entry_path(key);
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return std::nullopt;
+  if (std::filesystem::is_directory(path, error)) {  // damaged: no writer of ours makes a folder
+    ++damaged_;
+    std::filesystem::remove_all(path, error);
+    return std::nullopt;
+  }
   std::vector<unsigned char> file;
   try {
     file = read_file(path);

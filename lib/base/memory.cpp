@@ -1,7 +1,5 @@
 #include "ziggurat/base/memory.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <limits>
 
@@ -9,16 +7,6 @@
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat {
-
-void check_host_memory(std::uint64_t bytes, const std::string& what) {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return;  // unknown: the allocation itself will tell
-  const std::uint64_t physical = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-  if (bytes > physical) {
-    throw InvalidArgument(what + " needs " + std::to_string(bytes >> 20) + " MiB of host memory; this machine has " +
-                          std::to_string(physical >> 20) + " MiB: make the grid smaller");
-  }
-}
 
 void check_device_buffers(const DeviceInfo& device, std::size_t count, std::uint64_t bytes, const std::string& what,
                           const std::string& advice) {

@@ -19,6 +19,7 @@
 #include "io/matrix_market.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/version.hpp"
 
@@ -300,13 +301,24 @@ void MatrixMarketParser<T>::parse_size(std::string_view first, Tokens& tokens) {
     fail(line_, "size line: " + std::to_string(h.entries) +
                     " entries are more than 32-bit indices (sparse::Index) allow");
   }
+  // The entries as read (as many as the input can hold), then the CSR's row starts and entries, at
+  // least: refused before any of it is allocated (a 4e9-row matrix would otherwise zero its row
+  // starts for a minute first).
+  const std::uint64_t bytes = (std::uint64_t{h.rows} + 1) * sizeof(Index) +
+                              std::uint64_t{std::min(h.entries, entry_room())} * (3 * sizeof(Index) + 2 * sizeof(T));
+  check_host_memory(bytes, name_ + ":" + std::to_string(line_) + ": a " + shape + " matrix of " +
+                               std::to_string(h.entries) + " entries", "it cannot be read on this machine");
   reserve_entries();
 }
 
 template <class T>
+std::size_t MatrixMarketParser<T>::entry_room() const {
+  return input_bytes_ > 0 ? input_bytes_ / kShortestEntryBytes + 1 : std::numeric_limits<std::size_t>::max();
+}
+
+template <class T>
 void MatrixMarketParser<T>::reserve_entries() {
-  const std::size_t room =
-      input_bytes_ > 0 ? input_bytes_ / kShortestEntryBytes + 1 : kReserveWhenSizeUnknown;
+  const std::size_t room = input_bytes_ > 0 ? entry_room() : kReserveWhenSizeUnknown;
   const std::size_t count = std::min(header_.entries, room);
   rows_.reserve(count);
   cols_.reserve(count);
@@ -552,6 +564,28 @@ MatrixMarketMatrix<T> read_matrix_market(const std::filesystem::path& path) {
     parser.feed(std::string_view(chunk.get(), read));
   } while (read == kChunkBytes);
   return parser.finish();
+}
+
+MatrixMarketHeader read_matrix_market_header(const std::filesystem::path& path) {
+  const std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw IoError("cannot open '" + path.string() + "': " + ziggurat::detail::system_error_text(errno));
+  detail::MatrixMarketParser<double> parser(path.string(), regular_file_size(file.get()));
+  char chunk[4096];  // a header is a few lines: read no further than it
+  for (bool ended = false; !parser.has_header();) {
+    if (ended) parser.finish();  // throws: the file ends before its size line
+    const std::size_t read = std::fread(chunk, 1, sizeof chunk, file.get());
+    if (std::ferror(file.get())) {
+      throw IoError("cannot read '" + path.string() + "': " + ziggurat::detail::system_error_text(errno));
+    }
+    ended = read == 0;
+    std::string_view text = ended ? std::string_view("\n") : std::string_view(chunk, read);  // ends a last line
+    while (!text.empty() && !parser.has_header()) {  // a line at a time: no entry is parsed
+      const std::size_t line = std::min(text.find('\n'), text.size() - 1) + 1;
+      parser.feed(text.substr(0, line));
+      text.remove_prefix(line);
+    }
+  }
+  return parser.header();
 }
 
 template <class T>

@@ -29,6 +29,9 @@ class MatrixMarketParser {
                               std::size_t max_dimension = max_dimension_default);
 
   void feed(std::string_view text);
+  /// Whether the banner and the size line have been parsed, and what they say.
+  bool has_header() const noexcept { return stage_ == Stage::entries; }
+  const MatrixMarketHeader& header() const noexcept { return header_; }
   /// Parses a last line that has no newline, checks the entry count and builds the CSR matrix.
   MatrixMarketMatrix<T> finish();
 
@@ -44,6 +47,8 @@ class MatrixMarketParser {
   Index parse_index(std::string_view token, const char* what, std::size_t count) const;
   T parse_value(std::string_view token) const;
   void check_triangle(Index row, Index col) const;
+  /// The most entries the input can hold (unbounded when its size is unknown).
+  std::size_t entry_room() const;
   void reserve_entries();
 
   template <class F>

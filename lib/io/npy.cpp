@@ -233,6 +233,13 @@ NpyHeader read_header(const std::filesystem::path& path, Kind kind) {
     bad(path, "format version " + std::to_string(major) + "." + std::to_string(prefix[7]) +
                   " is not supported (1.0 to 3.0 are)");
   }
+  std::error_code error;
+  const std::uintmax_t actual = std::filesystem::file_size(path, error);
+  if (error) throw IoError("cannot read the size of '" + path.string() + "': " + error.message());
+  if (prefix_size + header_size > actual) {  // before the header's text is allocated
+    bad(path, "it ends inside its header: the header declares " + std::to_string(header_size) +
+                  " bytes, the file has " + std::to_string(actual) + " in all");
+  }
   std::string text(header_size, '\0');
   in.read(text.data(), static_cast<std::streamsize>(header_size));
   if (static_cast<std::size_t>(in.gcount()) != header_size) bad(path, "it ends inside its header");
@@ -252,9 +259,6 @@ NpyHeader read_header(const std::filesystem::path& path, Kind kind) {
     bad(path, "its shape is too large");
   }
   const std::uintmax_t expected = header.data_offset + count * item_size(header.type);
-  std::error_code error;
-  const std::uintmax_t actual = std::filesystem::file_size(path, error);
-  if (error) throw IoError("cannot read the size of '" + path.string() + "': " + error.message());
   if (actual < expected) {
     bad(path, "it is truncated: shape " + python_tuple(header.shape) + " needs " + std::to_string(expected) +
                   " bytes, the file has " + std::to_string(actual));

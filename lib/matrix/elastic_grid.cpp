@@ -131,6 +131,7 @@ void validate(const ElasticGrid& grid) {
     if (!std::isfinite(vp) || !std::isfinite(vs) || !std::isfinite(rho))
       throw InvalidArgument(cell_name(grid, c) + " holds a value that is not finite");
     if (!(rho > 0)) throw InvalidArgument(cell_name(grid, c) + " has rho = " + str(rho) + ": it must be positive");
+    if (!(vp > 0)) throw InvalidArgument(cell_name(grid, c) + " has vp = " + str(vp) + ": it must be positive");
     if (!(vs >= 0)) throw InvalidArgument(cell_name(grid, c) + " has vs = " + str(vs) + ": it must be >= 0");
     if (!(vp * vp > 4.0 / 3.0 * vs * vs))
       throw InvalidArgument(cell_name(grid, c) + " has vp = " + str(vp) + " and vs = " + str(vs) +

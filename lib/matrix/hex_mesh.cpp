@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 
 namespace ziggurat::fem {
 
@@ -327,6 +329,10 @@ ElasticModel<T> box_model(const BoxMesh& box, const Material& material, unsigned
   check_box(box);
   check_material(material);
   const std::size_t dofs = checked_free_dofs(box, clamped_faces);
+  // K's and M's element matrices (at least their upper triangles) and the DOF indices.
+  check_host_memory(std::uint64_t(box.elements()) * (2 * 300 * sizeof(T) + 24 * sizeof(std::int32_t)),
+                    "a model of " + std::to_string(box.nx) + " x " + std::to_string(box.ny) + " x " +
+                        std::to_string(box.nz) + " bricks", "take fewer divisions");
   const double hx = box.lx / double(box.nx), hy = box.ly / double(box.ny), hz = box.lz / double(box.nz);
   ElasticModel<T> model;
   model.box = box;

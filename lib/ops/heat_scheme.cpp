@@ -1,7 +1,9 @@
 #include "ziggurat/ops/heat_scheme.hpp"
 
 #include <cmath>
+#include <charconv>
 #include <sstream>
+#include <string_view>
 #include <string>
 
 #include "ziggurat/base/error.hpp"
@@ -48,7 +50,10 @@ HeatCoefficients<T> heat_coefficients(double alpha, std::size_t dims) {
   const double limit = max_stable_alpha(dims);
   if (!(alpha > 0.0 && alpha <= limit)) {
     std::ostringstream text;
-    text << "A = " << alpha << " makes the " << dims << "D explicit scheme "
+    char shortest[32];  // the shortest text that reads back as alpha: 0.2500001, not 0.25
+    const auto written = std::to_chars(shortest, shortest + sizeof shortest, alpha);
+    text << "A = " << std::string_view(shortest, std::size_t(written.ptr - shortest)) << " makes the " << dims
+         << "D explicit scheme "
          << (alpha > limit ? "unstable" : "meaningless") << ": it needs 0 < A <= 1/" << 2 * dims
          << " (A = a^2 ht / h^2); " << (alpha > limit ? "reduce the time step" : "give a positive A");
     throw InvalidArgument(text.str());

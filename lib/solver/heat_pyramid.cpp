@@ -8,6 +8,7 @@
 #include "ops/heat_blocked.hpp"
 #include "solver/pass_runner.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 

@@ -596,7 +596,7 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
   std::vector<double> rho(start.begin(), start.begin() + k);
   // Vectors already converged at the start.
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
   }
   while (st.any_active() && st.iteration < st.max_iterations) {
     ++st.iteration;
@@ -662,7 +662,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
   std::vector<double> rr = true_residual();
   for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
   }
   std::vector<double> rho, rho_old(k, 1), alpha(k, 1), omega(k, 1);
   bool fresh = true;  // p = r at a (re)start
@@ -749,7 +749,7 @@ void KrylovSolver<T>::Impl::gmres(Progress& st) {
   const std::size_t h1 = kGmres, h2 = kGmres + m + 1, ww = kGmres + 2 * (m + 1);
   std::vector<double> rr = true_residual();
   st.vectors[0].history.push_back(st.relative(0, rr[0]));
-  if (st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
+  if (st.active[0] && st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
   std::vector<double> H((m + 1) * m), cs(m), sn(m), g(m + 1);
   double last_true = std::numeric_limits<double>::infinity();
   bool reached_before = false;
@@ -831,6 +831,20 @@ int severity(SolveStatus status) {
     case SolveStatus::not_finite: return 4;
   }
   return 5;
+}
+
+// A vector that converged to a tolerance below T's epsilon: a residual computed in T cannot show
+// it (at 1e-300 the computed residual rounds to 0 while the exact one is 1e-17), so it reached the
+// accuracy T attains, as the solves that stagnate above such a tolerance report.
+template <class T>
+void unverifiable(VectorReport& v, double tolerance, const char* type) {
+  const double epsilon = std::numeric_limits<T>::epsilon();
+  if (v.status != SolveStatus::converged || !v.reason.empty() || tolerance >= epsilon) return;
+  v.status = SolveStatus::stagnation;
+  v.reason = "stagnated at the accuracy " + std::string(type) + " attains: ||b - A x|| / ||b|| = " +
+             number(v.relative_residual) + " as computed in " + type + ", whose rounding (" + number(epsilon) +
+             ") hides anything below; the tolerance " + number(tolerance) + " cannot be verified: loosen --tol to " +
+             number(epsilon) + " or more";
 }
 
 // The reason of a vector that has none yet (converged, stagnation, max_iterations).
@@ -962,9 +976,11 @@ SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
     if (v.status == SolveStatus::converged && !(v.relative_residual < options.tolerance) && v.reason.empty()) {
       v.status = SolveStatus::stagnation;
     }
+    unverifiable<T>(v, options.tolerance, type);
     explain(v, options.tolerance, type);
     report.iterations = std::max(report.iterations, v.iterations);
-    report.relative_residual = std::max(report.relative_residual, v.relative_residual);
+    // The worst vector's, NaN included (std::max would keep the 0 it starts from).
+    if (!(v.relative_residual <= report.relative_residual)) report.relative_residual = v.relative_residual;
     if (severity(v.status) >= severity(report.status) || j == 0) {
       if (j == 0 || severity(v.status) > severity(report.status)) report.reason = k == 1 ? v.reason : "vector " + std::to_string(j) + ": " + v.reason;
       report.status = v.status;

@@ -9,6 +9,7 @@
 #include "ops/poisson_stencil.hpp"
 #include "solver/pass_runner.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"

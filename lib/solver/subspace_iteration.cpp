@@ -53,6 +53,15 @@ void check_constrained(const ElementSet<T>& stiffness) {
     throw InvalidArgument("the stiffness matrix is singular: moving every DOF by 1 costs no force, so the model can "
                           "move as a rigid body; constrain it (clamp a face, or mark constrained DOFs with negative "
                           "indices)");
+  // A DOF without stiffness (no element touches it, or its elements give it none) has an empty
+  // row: K is singular, and ILU(0) would find no diagonal block for it.
+  const auto loose = std::find_if(d.begin(), d.end(), [](T v) { return !(v > T(0)); });
+  if (loose != d.end())
+    throw InvalidArgument("the stiffness matrix is singular: DOF " + std::to_string(loose - d.begin()) + " has " +
+                          (*loose == T(0) ? "no stiffness (no element gives it any: number the DOFs 0 to v - 1 "
+                                            "without gaps, or constrain it with a negative index)"
+                                          : "a diagonal entry " + std::to_string(double(*loose)) +
+                                                " <= 0, which no positive definite K has"));
 }
 
 // Bathe's starting vectors, dofs x q interleaved: diag(M); unit vectors at the DOFs of least

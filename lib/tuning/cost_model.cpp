@@ -379,6 +379,30 @@ DeviceConstants DeviceConstants::paper(double tau_c_ns, double tau_a_ns) {
   return k;
 }
 
+void DeviceConstants::validate() const {
+  const auto check = [](const char* name, double ns) {
+    if (!(ns >= 0 && ns <= kMostNs))
+      throw InvalidArgument(std::string("the model constant ") + name + " = " + std::to_string(ns) +
+                            " ns is not a time a device takes: it must be from 0 to 3.6e12 ns (an hour)");
+  };
+  for (const auto& [name, cost] : {std::pair{"upload", &upload}, {"download", &download},
+                                   {"rect_upload", &rect_upload}, {"rect_download", &rect_download}}) {
+    check((std::string(name) + ".latency_ns").c_str(), cost->latency_ns);
+    check((std::string(name) + ".ns_per_value").c_str(), cost->ns_per_value);
+  }
+  check("tau_a_ns", tau_a_ns);
+  if (!(tau_a_ns > 0)) throw InvalidArgument("the model constant tau_a_ns must be above 0: a node takes time to compute");
+  check("launch_ns", launch_ns);
+  check("crossing_ns", crossing_ns);
+  for (const TransferEngines* e : {&engines, &rect_engines}) {
+    for (const double slowdown : {e->upload_slowdown, e->download_slowdown, e->compute_slowdown}) {
+      if (!(slowdown >= 1 && std::isfinite(slowdown)))
+        throw InvalidArgument("a slowdown of the model constants is " + std::to_string(slowdown) +
+                              ": it must be a finite factor of 1 or more");
+    }
+  }
+}
+
 void Problem::validate() const {
   if (extents.empty() || extents.size() > 3) {
     throw InvalidArgument("the model takes 1D, 2D or 3D grids, got " + std::to_string(extents.size()) + " extents");
@@ -574,6 +598,7 @@ Prediction incore_prediction(const Problem& problem, const DeviceConstants& k) {
 
 Prediction predict(const Problem& problem, const PyramidLayout& layout, const DeviceConstants& constants, Schedule schedule) {
   problem.validate();
+  constants.validate();
   validate(layout, problem.extents, problem.steps);
   if (layout.decomposition == Decomposition::incore) return incore_prediction(problem, constants);
   const DeviceConstants k = as_scheduled(constants, schedule);
@@ -627,6 +652,7 @@ std::size_t largest_fitting_extent(const Problem& problem, Decomposition cut, st
 Plan best_plan(const Problem& problem, const Budget& budget, const DeviceConstants& constants, Schedule schedule,
                Decomposition choice, std::optional<std::size_t> height) {
   problem.validate();
+  constants.validate();
   const DeviceConstants k = as_scheduled(constants, schedule);
   if (choice == Decomposition::incore) {
     if (!fits_incore(problem, budget.bytes)) {

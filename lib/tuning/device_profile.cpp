@@ -59,16 +59,35 @@ OverlapMeasurement overlap_from(const detail::JsonFields& o) {
   return m;
 }
 
-// Refuses, naming the field, a value that no measurement can produce.
+// Refuses, naming the field, a value that no measurement can produce. The bounds keep the cost
+// models finite: a launch of 1e308 s passes "positive and finite" and plans no pyramid at all.
+constexpr double kLongestSeconds = 3600;                 // no single measurement takes an hour
+constexpr double kLeastBandwidth = 1e3, kMostBandwidth = 1e15;  // 1 kB/s to 1 PB/s
+constexpr double kMostBytes = 1e15;
+constexpr double kLeastNsPerNode = 1e-6, kMostNsPerNode = 1e6;
+constexpr double kMostFitError = 1e3;
+constexpr std::size_t kMostNumstreams = std::size_t(1) << 40;
+
 class Plausibility {
  public:
   explicit Plausibility(std::string where) : where_(std::move(where)) {}
 
-  void time(const char* key, double value) const { number(key, value, false); }  // >= 0
-  void rate(const char* key, double value) const { number(key, value, true); }   // > 0
+  void time(const char* key, double value) const { number(key, value, false, 0, kLongestSeconds, " s"); }     // >= 0
+  void duration(const char* key, double value) const { number(key, value, true, 0, kLongestSeconds, " s"); }  // > 0
+  void bandwidth(const char* key, double value) const {
+    number(key, value, true, kLeastBandwidth, kMostBandwidth, " bytes/s");
+  }
+  void optional_bandwidth(const char* key, double value) const {  // 0: not measured (no timers)
+    if (value != 0) bandwidth(key, value);
+  }
+  void bytes(const char* key, double value) const { number(key, value, true, 0, kMostBytes, " bytes"); }
+  void ns_per_node(const char* key, double value) const {
+    number(key, value, true, kLeastNsPerNode, kMostNsPerNode, " ns");
+  }
+  void fit_error(const char* key, double value) const { number(key, value, false, 0, kMostFitError, ""); }
   void fraction(const char* key, double value) const {
-    number(key, value, false);
     if (value > 1) fail(std::string("'") + key + "' is above 1");
+    number(key, value, false, 0, 1, "");
   }
   void count(const char* key, std::size_t value, std::size_t least, std::size_t most) const {
     if (value < least || value > most) {
@@ -85,9 +104,12 @@ class Plausibility {
   }
 
  private:
-  void number(const char* key, double value, bool positive) const {
-    if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
-      fail(std::string("'") + key + "' = " + json(value).dump() + " is not a possible measurement");
+  // Finite, within [least, most], and above 0 when `positive`.
+  void number(const char* key, double value, bool positive, double least, double most, const char* unit) const {
+    if (!std::isfinite(value) || value < least || value > most || (positive && value == 0)) {
+      fail(std::string("'") + key + "' = " + json(value).dump() + " is not a possible measurement (" +
+           (positive && least == 0 ? "above 0" : "from " + json(least).dump()) + " to " + json(most).dump() + unit +
+           ")");
     }
   }
   std::string where_;
@@ -95,14 +117,14 @@ class Plausibility {
 
 void validate_fit(const Plausibility& p, const TransferFit& fit) {
   p.time("latency_s", fit.latency_s);
-  p.rate("bytes_per_s", fit.bytes_per_s);
-  p.time("max_relative_error", fit.max_relative_error);
+  p.bandwidth("bytes_per_s", fit.bytes_per_s);
+  p.fit_error("max_relative_error", fit.max_relative_error);
   if (fit.samples.size() < 2) p.fail("a transfer fit needs at least two samples");
   const Plausibility sample = p.inside(" sample");
   for (const auto& s : fit.samples) {
-    sample.rate("bytes", s.bytes);
-    sample.rate("median_s", s.median_s);
-    sample.rate("min_s", s.min_s);
+    sample.bytes("bytes", s.bytes);
+    sample.duration("median_s", s.median_s);
+    sample.duration("min_s", s.min_s);
   }
 }
 
@@ -112,7 +134,7 @@ void validate_overlap(const Plausibility& p, const OverlapMeasurement& o) {
                                    {"up_and_down_s", o.up_and_down_s}, {"upload_together_s", o.upload_together_s},
                                    {"download_together_s", o.download_together_s},
                                    {"compute_together_s", o.compute_together_s}}) {
-    p.rate(key, value);
+    p.duration(key, value);
   }
   p.fraction("efficiency", o.efficiency);
   p.fraction("duplex_efficiency", o.duplex_efficiency);
@@ -142,7 +164,7 @@ void validate(const DeviceProfile& profile) {
                                    {"device", &profile.device}, {"date", &profile.date}, {"timer", &profile.timer}}) {
     p.text(key, *value);
   }
-  p.rate("calibration_s", profile.calibration_s);
+  p.duration("calibration_s", profile.calibration_s);
   for (const auto& phase : profile.phases) p.inside(" phase '" + phase.name + "'").time("seconds", phase.seconds);
   for (const auto& [key, fit] : {std::pair{"upload_pinned", &profile.upload_pinned}, {"download_pinned", &profile.download_pinned},
                                  {"upload_pageable", &profile.upload_pageable}, {"download_pageable", &profile.download_pageable},
@@ -151,10 +173,10 @@ void validate(const DeviceProfile& profile) {
   }
   validate_overlap(p.inside(".overlap"), profile.overlap);
   validate_overlap(p.inside(".rect_overlap"), profile.rect_overlap);
-  p.rate("launch_pipelined_s", profile.launch_pipelined_s);
-  p.rate("launch_blocking_s", profile.launch_blocking_s);
-  p.time("copy_kernel_bytes_per_s", profile.copy_kernel_bytes_per_s);
-  p.time("copy_driver_bytes_per_s", profile.copy_driver_bytes_per_s);
+  p.duration("launch_pipelined_s", profile.launch_pipelined_s);
+  p.duration("launch_blocking_s", profile.launch_blocking_s);
+  p.optional_bandwidth("copy_kernel_bytes_per_s", profile.copy_kernel_bytes_per_s);
+  p.optional_bandwidth("copy_driver_bytes_per_s", profile.copy_driver_bytes_per_s);
   if (profile.kernels.empty()) p.fail("no kernel rate was measured");
   const Plausibility kernel = p.inside("kernel");
   for (const auto& k : profile.kernels) {
@@ -163,8 +185,9 @@ void validate(const DeviceProfile& profile) {
     if (k.value_bytes != 4 && k.value_bytes != 8) {
       kernel.fail("'value_bytes' = " + std::to_string(k.value_bytes) + " is neither 4 (float) nor 8 (double)");
     }
-    kernel.rate("ns_per_node", k.ns_per_node);
+    kernel.ns_per_node("ns_per_node", k.ns_per_node);
   }
+  p.count("numstreams", profile.numstreams, 0, kMostNumstreams);
   p.time("axpy_wave_s", profile.axpy_wave_s);
   p.time("axpy_call_s", profile.axpy_call_s);
 }

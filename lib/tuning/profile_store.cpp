@@ -8,6 +8,7 @@
 #include "tuning/json_fields.hpp"
 #include "ziggurat/base/binary_cache.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/file_lock.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/tuning/calibration.hpp"
@@ -102,6 +103,15 @@ std::optional<TuningRecord> read_record(const std::filesystem::path& path, const
   }
 }
 
+// A folder where a record goes (no writer of ours makes one) is damaged: removed, so that what is
+// measured instead is stored there. Returns whether there was one.
+bool removed_damaged_folder(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return false;
+  std::filesystem::remove_all(path, error);
+  return true;
+}
+
 }  // namespace
 
 std::filesystem::path profile_path(const DeviceInfo& device) {
@@ -114,6 +124,10 @@ std::optional<DeviceProfile> load_cached_profile(const DeviceInfo& device, std::
   const auto path = profile_path(device);
   std::error_code error;
   if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  if (removed_damaged_folder(path)) {
+    if (why_not != nullptr) *why_not = "damaged: a folder stood in its place";
+    return std::nullopt;
+  }
   std::string reason;
   try {
     const auto bytes = read_file(path);
@@ -135,15 +149,39 @@ std::string store_profile(const DeviceInfo& device, const DeviceProfile& profile
   return store_file(path, profile_to_json(profile));
 }
 
+namespace {
+
+// The lock under which one process at a time measures the device of `profile` (its cache file),
+// or none where the cache is off or its folder cannot be written.
+std::optional<FileLock> measurement_lock(const std::filesystem::path& profile) {
+  if (profile.empty()) return std::nullopt;
+  std::error_code error;
+  std::filesystem::create_directories(profile.parent_path(), error);
+  try {
+    std::filesystem::path lock = profile;
+    return std::make_optional<FileLock>(lock.replace_extension(".lock"));
+  } catch (const IoError&) {
+    return std::nullopt;  // measured unlocked; the store's error says why nothing is cached
+  }
+}
+
+}  // namespace
+
 DeviceProfile load_or_calibrate(const Context& context, bool force, ProfileOrigin* origin) {
   ProfileOrigin where;
   where.path = profile_path(context.device());
+  const auto cached = [&] {
+    auto profile = load_cached_profile(context.device(), &where.remeasured_because);
+    where.from_cache = profile.has_value();
+    if (origin != nullptr && profile) *origin = where;
+    return profile;
+  };
   if (!force) {
-    if (auto cached = load_cached_profile(context.device(), &where.remeasured_because)) {
-      where.from_cache = true;
-      if (origin != nullptr) *origin = where;
-      return *cached;
-    }
+    if (auto profile = cached()) return *profile;
+  }
+  const std::optional<FileLock> lock = measurement_lock(where.path);
+  if (!force && lock) {  // another process may have measured while this one waited
+    if (auto profile = cached()) return *profile;
   }
   DeviceProfile measured = calibrate(context);
   if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
@@ -160,7 +198,7 @@ std::filesystem::path tuning_record_path(const DeviceInfo& device, const std::st
 std::optional<TuningRecord> load_tuning_record(const DeviceInfo& device, const std::string& key) {
   const auto path = tuning_record_path(device, key);
   std::error_code error;
-  if (path.empty() || !std::filesystem::exists(path, error)) return std::nullopt;
+  if (path.empty() || !std::filesystem::exists(path, error) || removed_damaged_folder(path)) return std::nullopt;
   auto record = read_record(path, device);
   if (record && record->key != key) return std::nullopt;  // another key with the same hash
   return record;

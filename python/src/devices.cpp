@@ -119,7 +119,18 @@ std::uint64_t memory_size(const py::object& size, const char* what) {
 }
 
 DeviceProfile profile_of(const py::dict& profile) {
-  return profile_from_json(py::module_::import("json").attr("dumps")(profile).cast<std::string>());
+  std::string text;
+  try {
+    text = py::module_::import("json").attr("dumps")(profile).cast<std::string>();
+  } catch (const py::error_already_set& e) {  // values JSON cannot hold
+    throw InvalidArgument(std::string("profile is the dict Context.calibrate() returns; this one is no JSON: ") + e.what());
+  }
+  try {
+    return profile_from_json(text);
+  } catch (const IoError& e) {  // a dict, not a file: the argument is wrong
+    throw InvalidArgument(std::string("profile is the dict Context.calibrate() returns; this one is not a usable "
+                                      "profile: ") + e.what());
+  }
 }
 
 py::object json_object(const nlohmann::json& summary) {

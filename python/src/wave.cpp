@@ -28,6 +28,9 @@ template <class T>
 py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho, const WaveArguments& a) {
   const auto shape_of = py::array::ensure(vp);
   const std::vector<std::size_t> shape(shape_of.shape(), shape_of.shape() + shape_of.ndim());
+  std::vector<std::size_t> nodes;
+  for (auto cells = shape.rbegin(); cells != shape.rend(); ++cells) nodes.push_back(*cells + 1);
+  cli::check_wave_memory(nodes, sizeof(T));  // the system is built from the cells
   wave::ElasticGrid grid = cli::cell_grid(a.dx, shape, cells(vp, "vp"), cells(vs, "vs"), cells(rho, "rho"));
   const std::vector<Context> devices =
       a.devices.is_none() ? std::vector<Context>{context_of(a.context)} : cli::contexts_on(a.devices.cast<std::string>());
@@ -54,6 +57,7 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
       });
     });
   }
+  cli::check_seismograms(r);
   const py::object report = json_object(cli::wave_summary(devices.front().device(), devices.size(), 1, halo_steps, w, a.settings, r));
   const std::vector<py::ssize_t> seismogram_shape{py::ssize_t(r.receivers), py::ssize_t(r.steps), py::ssize_t(dims)};
   return py::make_tuple(array_owning(std::move(r.seismograms), seismogram_shape), report);

@@ -41,6 +41,24 @@ MODEL = {"device_memory": "1MiB", "tau_c": 1.0, "tau_a": 0.1}
     (lambda: ziggurat.model(100, 5, profile="profile.json", device_memory="1MiB"), r"Context\.calibrate\(\)"),
     (lambda: ziggurat.Context(True), "bool"),
     (lambda: ziggurat.Context(1.0), "float"),
+    # Issue 38, item 25: InvalidArgument naming the argument, never pybind11's TypeError.
+    (lambda: ziggurat.heat(GRID, 5, alpha="0.2"), "alpha"),
+    (lambda: ziggurat.heat(GRID, 5, alpha=float("nan")), "alpha"),
+    (lambda: ziggurat.heat(GRID, 5, alpha=np.complex128(0.2)), "alpha"),
+    (lambda: ziggurat.heat(GRID, 2**70), "steps"),
+    (lambda: ziggurat.heat(GRID, 5, mode=3), "mode"),
+    (lambda: ziggurat.poisson(CUBE, spacing="0.1"), "spacing"),
+    (lambda: ziggurat.poisson(CUBE, tol=float("inf")), "tol"),
+    (lambda: ziggurat.solve(A, np.ones(4, np.float32), tol="1e-8"), "tol"),
+    (lambda: ziggurat.solve(A, np.ones(4, np.float32), restart=2**64), "restart"),
+    (lambda: ziggurat.solve(A, np.ones(4, np.float32), method=None), "method"),
+    (lambda: ziggurat.model(100, 5, device_memory="1MiB", tau_c="1", tau_a=0.1), "tau_c"),
+    (lambda: ziggurat.modes("cantilever:1x0.1x0.1:4,1,1", modes=2**64), "modes"),
+    (lambda: ziggurat.wave(np.full((4, 4), 3000.0), 1700.0, 2500.0, dx="10", steps=5), "dx"),
+    (lambda: ziggurat.wave(np.full((4, 4), 3000.0), 1700.0, 2500.0, dx=10, steps=5, receivers=[]), "receivers"),
+    (lambda: ziggurat.wave(np.full((4, 4), 3000.0), 1700.0, 2500.0, dx=10, steps=5, source=["a", "b"]), "source"),
+    # Item 10: complex input is refused, never cut to its real part.
+    (lambda: ziggurat.wave(np.full((4, 4), 3000.0 + 1j), 1700.0, 2500.0, dx=10, steps=5), "vp has dtype complex"),
 ], ids=lambda value: "" if callable(value) else value)
 def test_a_wrong_argument_is_named(call, name):
     with pytest.raises(ziggurat.InvalidArgument, match=name):
@@ -68,3 +86,20 @@ def test_a_message_that_is_not_utf8_still_raises_the_right_exception(monkeypatch
     monkeypatch.setitem(os.environb, b"ZIGGURAT_DEVICE", b"name:caf\xe9")  # Latin-1, not UTF-8
     with pytest.raises(ziggurat.DeviceNotFound, match="caf\ufffd"):
         ziggurat.Context()
+
+
+def test_an_empty_profile_is_a_wrong_argument_not_a_file_error(context):
+    with pytest.raises(ziggurat.InvalidArgument, match="profile"):
+        ziggurat.heat(GRID, 2, profile={}, context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match="profile"):
+        ziggurat.model(100, 5, device_memory="1MiB", profile={"format": 1})
+
+
+def test_complex_vectors_are_refused_by_a_device_matrix(context):
+    matrix = ziggurat.DeviceMatrix(A, context=context)
+    vectors = np.ones((4, 2)) + 1j
+    with pytest.raises(ziggurat.InvalidArgument, match="X has dtype complex"):
+        matrix @ vectors
+    with pytest.raises(ziggurat.InvalidArgument, match="X has dtype complex"):
+        matrix.input_vectors(vectors)
+    np.testing.assert_array_equal(matrix @ vectors.real, vectors.real)  # the real ones are taken

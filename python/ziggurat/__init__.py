@@ -78,6 +78,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     """
     steps = _checks.count(steps, "steps")
     height = _checks.optional_count(height, "height")
+    alpha = _checks.number(alpha, "alpha", optional=True)
+    mode = _checks.name(mode, "mode")
     if height is not None and mode in ("incore", "trivial"):
         raise InvalidArgument(f"height sets the pyramid height of mode strip, block or auto; mode '{mode}' " +
                               ("always takes one step per pass" if mode == "trivial" else "has no pyramid"))
@@ -115,6 +117,9 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     max_sweeps = _checks.count(max_sweeps, "max_sweeps")
     height = _checks.optional_count(height, "height")
     depth = _checks.depth(depth)
+    spacing = _checks.number(spacing, "spacing", positive=True, optional=True)
+    tol = _checks.number(tol, "tol", minimum=0)
+    mode = _checks.name(mode, "mode")
     values = np.asarray(f)
     guess = None if u0 is None else np.asarray(u0)
     dtype = _real_dtype(np.result_type(values, guess) if guess is not None else values.dtype, "f")
@@ -147,5 +152,8 @@ def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_
     else:
         extents = [_checks.count(n, "grid's extents") for n in reversed(tuple(grid))]
     value_bytes = _real_dtype(dtype, "dtype").itemsize
+    tau_c = _checks.number(tau_c, "tau_c", positive=True, optional=True)
+    tau_a = _checks.number(tau_a, "tau_a", positive=True, optional=True)
     return _core.model(extents, _checks.count(steps, "steps"), value_bytes, _checks.memory(device_memory), tau_c, tau_a,
-                       _checks.profile(profile), context, decomposition, serial, _checks.optional_count(height, "height"))
+                       _checks.profile(profile), context, _checks.name(decomposition, "decomposition"), serial,
+                       _checks.optional_count(height, "height"))

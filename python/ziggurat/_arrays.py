@@ -23,6 +23,9 @@ def real_dtype(dtype, what="the array"):
 
 def real_array(values, what="the array", dtype=None):
     """`values` as a C-contiguous array of real_dtype(its dtype), or of `dtype` when given: the same
-    array when it already is one, else a converted copy."""
+    array when it already is one, else a converted copy. Values of a dtype real_dtype() refuses
+    (complex: their imaginary parts would be dropped) raise InvalidArgument even when `dtype` is
+    given."""
     array = np.asarray(values)
-    return np.ascontiguousarray(array, dtype=real_dtype(dtype if dtype is not None else array.dtype, what))
+    own = real_dtype(array.dtype, what)
+    return np.ascontiguousarray(array, dtype=own if dtype is None else real_dtype(dtype, what))

@@ -8,15 +8,42 @@ import numpy as np
 from ._core import InvalidArgument
 
 
+MOST = 2**63 - 1  # the largest count the compiled module takes (a C++ size_t or int64)
+
+
 def _is_integer(value):
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _is_real(value):
+    return isinstance(value, (numbers.Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 def count(value, name, minimum=0):
-    """`value` as an int >= minimum (NumPy integers taken); else InvalidArgument naming `name`."""
-    if not _is_integer(value) or value < minimum:
-        raise InvalidArgument(f"{name} is an integer >= {minimum}, not {value!r}")
+    """`value` as an int from minimum to 2**63 - 1 (NumPy integers taken); else InvalidArgument naming
+    `name`."""
+    if not _is_integer(value) or not minimum <= value <= MOST:
+        raise InvalidArgument(f"{name} is an integer from {minimum} to 2**63 - 1, not {value!r}")
     return int(value)
+
+
+def number(value, name, *, positive=False, minimum=None, optional=False):
+    """`value` as a finite float (NumPy's taken; bools, text and complex refused), > 0 when
+    `positive`, >= minimum when given; None stays None when `optional`. Else InvalidArgument
+    naming `name`."""
+    if value is None and optional:
+        return None
+    if _is_real(value) and np.isfinite(value) and (not positive or value > 0) and (minimum is None or value >= minimum):
+        return float(value)
+    kind = "a positive finite number" if positive else "a finite number" + (f" >= {minimum}" if minimum is not None else "")
+    raise InvalidArgument(f"{name} is {kind}{' or None' if optional else ''}, not {value!r}")
+
+
+def name(value, argument):
+    """A name (text) as `argument` takes it ("auto", "strip"); else InvalidArgument."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{argument} is a name (text), not {value!r}")
+    return value
 
 
 def optional_count(value, name, minimum=1):
@@ -55,12 +82,7 @@ def profile(value):
 
 def tolerance(value, name):
     """None (the default: 0 to the module), or a positive finite number; else InvalidArgument."""
-    if value is None:
-        return 0.0
-    if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_)):
-        if np.isfinite(value) and value > 0:
-            return float(value)
-    raise InvalidArgument(f"{name} is a positive number, not {value!r}")
+    return 0.0 if value is None else number(value, name, positive=True)
 
 
 def numbers_text(value, count_, name):

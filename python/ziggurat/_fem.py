@@ -68,7 +68,11 @@ def _coordinates(value, name, per_item=None):
     """A flat list of finite floats from a sequence or array (None: empty), `per_item` numbers each."""
     if value is None:
         return []
-    array = np.asarray(value, dtype=float) if not isinstance(value, str) else None
+    try:
+        given = np.asarray(value)
+        array = np.asarray(given, dtype=float) if given.dtype.kind in "iuf" else None
+    except (TypeError, ValueError):
+        array = None
     if array is None or not np.all(np.isfinite(array)) or (per_item and array.size % per_item):
         raise _core.InvalidArgument(f"{name} takes finite numbers in metres, not {value!r}")
     return [float(v) for v in array.ravel()]
@@ -87,8 +91,8 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
     source: (x, z) or (x, y, z) in metres, default the centre of the top third; source_kind:
         "explosion" or "force" (force: (fx, fz) or (fx, fy, fz), default straight down); freq: the
         Ricker wavelet's peak frequency (Hz).
-    receivers: (r, dims) coordinates in metres, default every tenth surface node. absorbing: the
-        sponge's cells on every side but the free top.
+    receivers: (r, dims) coordinates in metres (at least one), default every tenth surface node.
+        absorbing: the sponge's cells on every side but the free top.
     dtype: "float32" (default) or "float64".
     devices: several devices of this process, a selection text ("gpu", "0/1"); the vector is
         split into blocks with halos exchanged every halo_steps steps (default the cost model's),
@@ -102,8 +106,10 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
     dt_limit, source, receivers, seconds, mnodes_per_second, peak_amplitude).
     """
     try:
-        arrays = np.broadcast_arrays(np.asarray(vp, dtype=float), np.asarray(vs, dtype=float),
-                                     np.asarray(rho, dtype=float))
+        given = [np.asarray(a) for a in (vp, vs, rho)]
+        for array, what in zip(given, ("vp", "vs", "rho")):
+            _real_dtype(array.dtype, what)  # complex refused: its imaginary part would be dropped
+        arrays = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in given))
     except ValueError as error:
         raise _core.InvalidArgument(f"vp, vs and rho must have one shape (cells): {error}") from None
     except TypeError:
@@ -121,8 +127,12 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
     point = _coordinates(source, "source")
     if point and len(point) != dims:
         raise _core.InvalidArgument(f"source takes {dims} coordinates in metres, not {source!r}")
-    return _core.wave(*(np.ascontiguousarray(a) for a in arrays), float(dx), _checks.count(steps, "steps", 1),
+    places = _coordinates(receivers, "receivers", dims)
+    if receivers is not None and not places:
+        raise _core.InvalidArgument("receivers holds no receiver: give at least one, or None for the default line")
+    return _core.wave(*(np.ascontiguousarray(a) for a in arrays), _checks.number(dx, "dx", positive=True),
+                      _checks.count(steps, "steps", 1),
                       _checks.tolerance(dt, "dt"), point, source_kind, _coordinates(force, "force"),
-                      _checks.tolerance(freq, "freq"), _coordinates(receivers, "receivers", dims),
+                      _checks.tolerance(freq, "freq"), places,
                       _checks.count(absorbing, "absorbing"), dtype.name, devices,
                       _checks.optional_count(halo_steps, "halo_steps") or 0, split, progress, context)

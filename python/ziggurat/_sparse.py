@@ -201,6 +201,14 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     matched_rows and replaced_pivots (ILU2's static pivoting), product_kernel.
     """
     max_iter = _checks.count(max_iter, "max_iter")
+    tol = _checks.number(tol, "tol", positive=True)
+    shift = _checks.number(shift, "shift")
+    restart = _checks.count(restart, "restart", 1)
+    aggregate = _checks.count(aggregate, "aggregate", 1)
+    block_size = _checks.optional_count(block_size, "block_size")
+    for argument, value in (("method", method), ("preconditioner", preconditioner), ("ordering", ordering),
+                            ("sweep", sweep), ("kernel", kernel)):
+        _checks.name(value, argument)
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
     threshold = _core.ILU2_THRESHOLD if threshold is None else float(threshold)

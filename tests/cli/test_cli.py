@@ -119,14 +119,14 @@ class Heat(ScratchFolderTest):
         self.check_error(["heat", "--size", "30", "--png", self.path("x.png")], "1D")
         self.check_error(["heat", "--device", "no-such-device-anywhere"], "no OpenCL device matches")
         self.check_error(["heat", "--device", "vendor:x"], "unknown key 'vendor:'")
-        self.check_error(["heat", "--precision", "f16"], "f16", expect=105)
-        self.check_error(["heat", "--steps", "-3"], "steps", expect=105)
+        self.check_error(["heat", "--precision", "f16"], "f16")
+        self.check_error(["heat", "--steps", "-3"], "steps")
         self.check_error(["heat", "--out", self.path("missing/out.npy")], "does not exist")
         self.check_error(["heat", "--out", self.tmp], "is a folder")
         self.check_error(["heat", "--size", "1000000x1000000"], "of host memory")
 
     def test_bad_init_files_are_clear_errors(self):
-        self.check_error(["heat", "--init", self.path("missing.npy")], "cannot open")
+        self.check_error(["heat", "--init", self.path("missing.npy")], "no such file")  # checked before any work
         np.save(self.path("ints.npy"), np.zeros((5, 5), dtype=np.int32))
         self.check_error(["heat", "--init", self.path("ints.npy")], "dtype is '<i4'")
         np.save(self.path("4d.npy"), np.zeros((3, 4, 5, 5)))
@@ -411,7 +411,7 @@ class Poisson(ScratchFolderTest):
         self.assertEqual(summary["plan"]["decomposition"], "strip")
         self.assertGreater(summary["predicted_s"], 0)
         out = run("poisson", "--size", "10x10x10", "--problem", "manufactured", "--max-sweeps", 20, "--png",
-                  self.path("p.png"))[0]
+                  self.path("p.png"), expect=2)[0]  # stopped above --tol: the report, and status 2
         for word in ("plan", "result", "residual", "max |u - u*|", "incore"):
             self.assertIn(word, out)
         self.assertTrue(os.path.exists(self.path("p.png")))
@@ -521,7 +521,7 @@ class Model(unittest.TestCase):
                                    expect=1)[1])
         self.assertIn("for 2D grids", run("model", "--dims", "3", "--grid", "100", "--tau-c", "1", "--tau-a", "1",
                                           "--device-mem", "1MiB", "--decomposition", "block", expect=1)[1])
-        self.assertIn("excludes", run(*base, "--device-mem", "1GiB", "--serial", "--overlapped", expect=108)[1])
+        self.assertIn("excludes", run(*base, "--device-mem", "1GiB", "--serial", "--overlapped", expect=1)[1])
         jacobi = ["model", "--scheme", "jacobi", "--dims", "3", "--tau-c", "1", "--tau-a", "1"]
         self.assertIn("at least 3 planes", run(*jacobi, "--grid", "4294967296", "--device-mem", "1GiB", expect=1)[1])
         self.assertIn("too many to try", run(*jacobi, "--grid", "3", "--planes", "100000000000000000",
@@ -714,7 +714,7 @@ class Misc(unittest.TestCase):
             self.assertIn("--component bench", done.stderr)
 
     def test_no_subcommand_is_a_usage_error(self):
-        run(expect=106)
+        run(expect=1)
 
 
 

@@ -12,7 +12,7 @@ cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
 "$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined,unsigned-integer-overflow -fno-sanitize-recover=all \
   -I"$source/include" -I"$generated" -I"$source/lib" \
-  "$here/fuzz_matrix_market.cpp" "$source/lib/io/matrix_market.cpp" "$source/lib/base/files.cpp" "$source/lib/base/system_error.cpp" "$source/lib/base/host_cores.cpp" \
+  "$here/fuzz_matrix_market.cpp" "$source/lib/io/matrix_market.cpp" "$source/lib/base/files.cpp" "$source/lib/base/host_memory.cpp" "$source/lib/base/system_error.cpp" "$source/lib/base/host_cores.cpp" \
   "$source/lib/matrix/sparse.cpp" \
   -lOpenCL -o "$work/fuzz_matrix_market"  # error.hpp's OpenCL bindings need the loader
 cd "$work"  # where libFuzzer writes crash-* files

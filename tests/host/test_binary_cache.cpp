@@ -85,6 +85,14 @@ TEST_CASE("the cache location follows the environment") {
     test::EnvGuard disable("ZIGGURAT_CACHE", off);
     CHECK_FALSE(BinaryCache::from_environment().enabled());
   }
+  for (const char* on : {"on", "1", "YES", "true", ""}) {
+    test::EnvGuard enable("ZIGGURAT_CACHE", on);
+    CHECK(BinaryCache::from_environment().enabled());
+  }
+  {
+    test::EnvGuard unclear("ZIGGURAT_CACHE", "maybe");  // neither: refused, not read as on
+    CHECK_THROWS_WITH_AS(BinaryCache::from_environment(), doctest::Contains("ZIGGURAT_CACHE is 'maybe'"), InvalidArgument);
+  }
   test::EnvGuard no_home("HOME", nullptr);
   CHECK_FALSE(BinaryCache::from_environment().enabled());
 }

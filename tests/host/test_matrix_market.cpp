@@ -330,6 +330,33 @@ TEST_CASE("Matrix Market: the size line must be three fitting non-negative integ
                  "bad.mtx:2: size line: 4294967296 entries are more than 32-bit indices");
 }
 
+TEST_CASE("Matrix Market: a size line beyond the host's memory is refused before anything is allocated") {
+  const std::string text = kGeneral + "4294967295 4294967295 2147483647\n1 1 1\n";
+  const double needed = 4294967296.0 * 4 + 2147483647.0 * (3 * 4 + 2 * 8);
+  const double physical = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (physical > needed) return;  // this host holds it: nothing to refuse
+  // An input of unknown size may hold every entry its size line declares.
+  sparse::detail::MatrixMarketParser<double> parser("big.mtx");
+  CHECK_THROWS_WITH_AS(parser.feed(text),
+                       doctest::Contains("big.mtx:2: a 4294967295 x 4294967295 matrix of 2147483647 entries needs"),
+                       InvalidArgument);
+}
+
+TEST_CASE("Matrix Market: the header alone is read without the entries") {
+  TempDir dir;
+  test::write_bytes(dir / "a.mtx", kSymmetric + "% comment\n3 3 2\nnot an entry\n");
+  const MatrixMarketHeader header = read_matrix_market_header(dir / "a.mtx");
+  CHECK(header.rows == 3);
+  CHECK(header.cols == 3);
+  CHECK(header.entries == 2);
+  CHECK(header.symmetry == MatrixMarketSymmetry::symmetric);
+  test::write_bytes(dir / "b.mtx", kGeneral + "4 5 0");  // no newline at the end
+  CHECK(read_matrix_market_header(dir / "b.mtx").cols == 5);
+  test::write_bytes(dir / "c.mtx", kGeneral);
+  CHECK_THROWS_WITH_AS(read_matrix_market_header(dir / "c.mtx"), doctest::Contains("no size line"), IoError);
+  CHECK_THROWS_WITH_AS(read_matrix_market_header(dir / "missing.mtx"), doctest::Contains("cannot open"), IoError);
+}
+
 TEST_CASE("Matrix Market: too few or too many entries name the line where the count goes wrong") {
   check_rejected(kGeneral + "2 2 3\n1 1 1\n2 2 2\n", "bad.mtx:5: truncated: expected 3 entries, found 2");
   check_rejected(kGeneral + "2 2 3\n1 1 1\n2 2 2", "bad.mtx:5: truncated: expected 3 entries, found 2");

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "ziggurat/base/error.hpp"
@@ -234,6 +236,29 @@ TEST_CASE("edge cases: n = 1 is the trivial algorithm, n = (R-1)/2 owns one row,
                        doctest::Contains("at least 3 nodes"), InvalidArgument);
   CHECK_THROWS_AS(predict(Problem{{50, 60}, 0, 4}, PyramidLayout{}, k, Schedule::serial), InvalidArgument);
   CHECK_THROWS_AS(predict(Problem{{50, 60}, 1, 2}, PyramidLayout{}, k, Schedule::serial), InvalidArgument);
+}
+
+TEST_CASE("constants no device has are refused by name, never planned into a division by zero") {
+  const Problem problem{{130, 130}, 1000, 4};
+  const Budget budget = held(1 << 20, Schedule::overlapped);
+  for (const double tau_c : {std::numeric_limits<double>::infinity(), -1.0, DeviceConstants::kMostNs * 2}) {
+    CAPTURE(tau_c);
+    CHECK_THROWS_WITH_AS(best_plan(problem, budget, DeviceConstants::paper(tau_c, 0.1), Schedule::overlapped,
+                                   Decomposition::strip),
+                         doctest::Contains("upload.ns_per_value"), InvalidArgument);
+  }
+  CHECK_THROWS_WITH_AS(predict(problem, PyramidLayout{Decomposition::strip, 2, 10}, DeviceConstants::paper(1, 0),
+                               Schedule::serial),
+                       doctest::Contains("tau_a_ns must be above 0"), InvalidArgument);
+  DeviceConstants slow = DeviceConstants::paper(1, 0.1);
+  slow.engines.upload_slowdown = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(best_plan(problem, budget, slow, Schedule::overlapped, Decomposition::strip),
+                       doctest::Contains("slowdown"), InvalidArgument);
+  // At the bound a plan is still made, its time finite.
+  const Plan plan = best_plan(problem, budget, DeviceConstants::paper(DeviceConstants::kMostNs, DeviceConstants::kMostNs),
+                              Schedule::overlapped, Decomposition::strip);
+  CHECK(plan.layout.height >= 1);
+  CHECK(std::isfinite(plan.prediction.total_ns));
 }
 
 TEST_CASE("budgets: buffer sizes, and a budget too small for any pyramid is a clear error") {

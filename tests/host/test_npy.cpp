@@ -139,6 +139,15 @@ TEST_CASE("bad .npy files are clear errors naming the problem") {
   check_rejected(dir, npy_file(header("<f8", "False", "(99999999999, 99999999999)"), d6), "too large");
 }
 
+TEST_CASE("a header longer than the file is refused before the header is read") {
+  TempDir dir;
+  std::string file = "\x93NUMPY\x02";  // version 2: a 4-byte header length
+  file += std::string("\0\xff\xff\xff\xff", 5);  // 4 GiB
+  file += "{'descr'";  // 20 bytes in all
+  REQUIRE(file.size() == 20);
+  check_rejected(dir, file, "the header declares 4294967295 bytes, the file has 20");
+}
+
 TEST_CASE("writing is atomic: a failed write leaves nothing behind, a new file replaces the old whole") {
   TempDir dir;
   const std::vector<float> values = {1, 2, 3};

@@ -218,6 +218,15 @@ TEST_CASE("validation is a function: it refuses, naming the field, what no measu
   refused([](DeviceProfile& p) { p.kernels[0].value_bytes = 2; }, "'value_bytes' = 2 is neither 4 (float) nor 8 (double)");
   refused([](DeviceProfile& p) { p.kernels[0].ns_per_node = 0; }, "'ns_per_node' = 0.0");
   refused([](DeviceProfile& p) { p.axpy_wave_s = -2e-6; }, "'axpy_wave_s'");
+  // Finite and positive is not enough: values beyond any device leave the cost models no plan.
+  refused([](DeviceProfile& p) { p.launch_blocking_s = 1e308; }, "'launch_blocking_s' = 1e+308 is not a possible measurement (above 0 to 3600.0 s)");
+  refused([](DeviceProfile& p) { p.upload_pinned.latency_s = 7200; }, ".upload_pinned: 'latency_s' = 7200.0");
+  refused([](DeviceProfile& p) { p.download_pinned.bytes_per_s = 1e300; }, ".download_pinned: 'bytes_per_s' = 1e+300");
+  refused([](DeviceProfile& p) { p.upload_rect.bytes_per_s = 10; }, ".upload_rect: 'bytes_per_s' = 10.0");
+  refused([](DeviceProfile& p) { p.kernels[0].ns_per_node = 1e-300; }, "'ns_per_node' = 1e-300");
+  refused([](DeviceProfile& p) { p.kernels[0].ns_per_node = 1e300; }, "'ns_per_node' = 1e+300");
+  refused([](DeviceProfile& p) { p.upload_pinned.samples[0].bytes = 1e300; }, "sample: 'bytes' = 1e+300");
+  refused([](DeviceProfile& p) { p.numstreams = std::size_t(1) << 50; }, "'numstreams' = 1125899906842624");
   // What a device without timers or CLBlast gives is a valid profile.
   DeviceProfile host_clock = profile();
   host_clock.copy_kernel_bytes_per_s = host_clock.copy_driver_bytes_per_s = 0;

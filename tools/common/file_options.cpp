@@ -3,6 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -45,6 +48,18 @@ Identity identity_of(const std::string& path) {
   return {false, 0, 0, error ? fs::path(path).lexically_normal() : normal};
 }
 
+void check_input(const std::string& option, const std::string& path) {
+  const auto status = status_of(path);
+  if (!status) {
+    throw InvalidArgument(option + " " + path + ": " +
+                          (errno == ENOENT || errno == ENOTDIR ? "no such file" : std::strerror(errno)));
+  }
+  if (S_ISDIR(status->st_mode)) throw InvalidArgument(option + " " + path + " is a folder; give a file");
+  if (S_ISCHR(status->st_mode) || S_ISBLK(status->st_mode))  // /dev/zero never ends, /dev/null is empty
+    throw InvalidArgument(option + " " + path + " is a device; give a file (or a pipe)");
+  if (::access(path.c_str(), R_OK) != 0) throw InvalidArgument(option + " " + path + " cannot be read (no permission)");
+}
+
 void check_output(const std::string& option, const std::string& path) {
   const auto status = status_of(path);
   if (status && S_ISDIR(status->st_mode)) throw InvalidArgument(option + " " + path + " is a folder; give a file name");
@@ -80,23 +95,23 @@ CLI::Option* FileOptions::add(CLI::App* command, Entry entry, std::string& path,
 }
 
 CLI::Option* FileOptions::add_input(CLI::App* command, const std::string& name, std::string& path,
-                                    const std::string& help) {
-  return add(command, {name, &path, Kind::input, {""}}, path, help);
+                                    const std::string& help, std::vector<std::string> words) {
+  return add(command, {name, &path, Kind::input, {""}, std::move(words)}, path, help);
 }
 
 CLI::Option* FileOptions::add_output(CLI::App* command, const std::string& name, std::string& path,
                                      const std::string& help) {
-  return add(command, {name, &path, Kind::output, {""}}, path, help);
+  return add(command, {name, &path, Kind::output, {""}, {}}, path, help);
 }
 
 CLI::Option* FileOptions::add_output_prefix(CLI::App* command, const std::string& name, std::string& prefix,
                                             std::vector<std::string> suffixes, const std::string& help) {
-  return add(command, {name, &prefix, Kind::output, std::move(suffixes)}, prefix, help);
+  return add(command, {name, &prefix, Kind::output, std::move(suffixes), {}}, prefix, help);
 }
 
 CLI::Option* FileOptions::add_output_folder(CLI::App* command, const std::string& name, std::string& path,
                                             const std::string& help) {
-  return add(command, {name, &path, Kind::output_folder, {""}}, path, help);
+  return add(command, {name, &path, Kind::output_folder, {""}, {}}, path, help);
 }
 
 void FileOptions::check() const {
@@ -106,13 +121,12 @@ void FileOptions::check() const {
   };
   std::vector<Given> given;
   for (const Entry& e : entries_)
-    if (!e.path->empty())
+    if (!e.path->empty() && std::find(e.words.begin(), e.words.end(), *e.path) == e.words.end())
       for (const std::string& suffix : e.suffixes) given.push_back({&e, *e.path + suffix});
   for (const Given& g : given) {
     const std::string& option = g.entry->option;
     if (g.entry->kind == Kind::input) {
-      const auto status = status_of(g.path);
-      if (status && S_ISDIR(status->st_mode)) throw InvalidArgument(option + " " + g.path + " is a folder; give a file");
+      check_input(option, g.path);
     } else if (g.entry->kind == Kind::output) {
       check_output(option, g.path);
     } else {

@@ -11,8 +11,10 @@ namespace ziggurat::cli {
 
 class FileOptions {
  public:
-  /// Adds `name PATH` (a file the command reads) to `command`, bound to `path`.
-  CLI::Option* add_input(CLI::App* command, const std::string& name, std::string& path, const std::string& help);
+  /// Adds `name PATH` (a file the command reads) to `command`, bound to `path`; `words` are values
+  /// that name no file (solve's --rhs ones).
+  CLI::Option* add_input(CLI::App* command, const std::string& name, std::string& path, const std::string& help,
+                         std::vector<std::string> words = {});
   /// Adds `name PATH` (a file the command writes) to `command`, bound to `path`.
   CLI::Option* add_output(CLI::App* command, const std::string& name, std::string& path, const std::string& help);
   /// Adds `name PREFIX` to `command`, bound to `prefix`: the command writes PREFIX + each suffix.
@@ -23,7 +25,7 @@ class FileOptions {
                                  const std::string& help);
 
   /// Throws InvalidArgument naming the option and the remedy when, of the paths given:
-  /// - an input is a folder;
+  /// - an input does not exist, cannot be read, or is a folder or a device (a pipe is read);
   /// - an output is a folder, read-only, or in a folder that is missing or read-only (an existing
   ///   device or FIFO, such as /dev/null, is written in place and needs only to be writable);
   /// - an output is an input or another output, compared by device and inode where the file
@@ -38,6 +40,7 @@ class FileOptions {
     const std::string* path;
     Kind kind;
     std::vector<std::string> suffixes;  // the files written are path + suffix
+    std::vector<std::string> words;     // an input's values that name no file
   };
   CLI::Option* add(CLI::App* command, Entry entry, std::string& path, const std::string& help);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <ctime>
 #include <exception>
@@ -14,10 +15,11 @@
 
 namespace ziggurat::cli {
 
-std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims) {
-  const std::string example = max_dims == 2 ? "1024x768" : "1024x768x64";
+std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims,
+                                       const std::string& option) {
+  const std::string example = max_dims == 2 ? "1024x768" : min_dims == 3 ? "100x100x100" : "1024x768x64";
   const auto fail = [&](const std::string& problem) -> std::vector<std::size_t> {
-    throw InvalidArgument("--size '" + text + "': " + problem + "; write extents fastest axis first, e.g. " + example);
+    throw InvalidArgument(option + " '" + text + "': " + problem + "; write extents fastest axis first, e.g. " + example);
   };
   std::vector<std::size_t> extents;
   std::size_t start = 0;
@@ -99,15 +101,85 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& wh
   return numbers;
 }
 
-CLI::Validator whole_number(std::size_t min) {
+std::vector<std::string> parse_precisions(const std::string& text) {
+  std::vector<std::string> precisions = split(text, ',');
+  for (const std::string& p : precisions)
+    if (p != "f32" && p != "f64") throw InvalidArgument("--precision takes f32, f64 or f32,f64, not '" + text + "'");
+  return precisions;
+}
+
+std::vector<std::size_t> parse_counts(const std::string& text, const std::string& option, const std::string& meaning,
+                                      bool automatic) {
+  std::vector<std::size_t> counts;
+  for (const std::string& part : split(text, ',')) {
+    const bool digits = !part.empty() && part.size() <= 9 &&
+                        std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (automatic && part == "auto") {
+      counts.push_back(0);
+    } else if (digits && std::stoul(part) >= 1) {
+      counts.push_back(std::stoul(part));
+    } else {
+      throw InvalidArgument(option + " takes " + meaning + (automatic ? " (whole numbers >= 1 or auto)" : " (whole numbers >= 1)") +
+                            ", comma-separated, not '" + text + "'" + (part != text ? ": '" + part + "' is none" : ""));
+    }
+  }
+  return counts;
+}
+
+CLI::Validator whole_number(std::size_t min, std::size_t max) {
+  const std::string range = max == std::numeric_limits<std::size_t>::max() ? "a whole number >= " + std::to_string(min)
+                            : max == min + 1 ? std::to_string(min) + " or " + std::to_string(max)
+                                             : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
-      [min](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.size() <= 18 &&
+      [min, max, range](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 19 &&
                             std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-        if (digits && std::stoull(text) >= min) return {};
-        return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
+        if (digits && (text.size() == 1 || text[0] != '0')) {  // CLI11 would read 010 as octal 8
+          const unsigned long long value = std::stoull(text);
+          if (value >= min && value <= max) return {};
+        }
+        return "must be " + range + " (decimal digits, no leading zero), not '" + text + "'";
       },
-      "INT>=" + std::to_string(min));
+      max == std::numeric_limits<std::size_t>::max() ? "INT>=" + std::to_string(min)
+                                                      : "INT in " + std::to_string(min) + ".." + std::to_string(max));
+}
+
+namespace {
+
+// A number that is finite in double, at most `most` and, by `sign`, > 0 (1), >= 0 (0) or of any
+// sign (-1).
+CLI::Validator real_number(int sign, const char* name, std::string words,
+                           double most = std::numeric_limits<double>::max()) {
+  return CLI::Validator(
+      [sign, words, most](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                                 ? std::nan("")
+                                 : std::strtod(text.c_str(), &end);
+        const bool whole = end != nullptr && *end == '\0';
+        if (whole && std::isfinite(value) && value <= most && (sign < 0 || value > 0 || (sign == 0 && value == 0)))
+          return {};
+        return "must be " + words + ", not '" + text + "'";
+      },
+      name);
+}
+
+}  // namespace
+
+CLI::Validator finite_number() { return real_number(-1, "FINITE", "a finite number"); }
+CLI::Validator positive_number(double most) {
+  return real_number(1, "POSITIVE", most == std::numeric_limits<double>::max()
+                                        ? "a positive finite number"
+                                        : "a positive finite number up to " + number_text(most), most);
+}
+CLI::Validator non_negative_number() { return real_number(0, "NONNEGATIVE", "a finite number >= 0"); }
+
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() == 0) continue;  // a flag
+    option->check(CLI::Validator([](std::string& text) { return text.empty() ? "the value is empty" : ""; }, ""));
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*command);
 }
 
 void require_device_precision(const DeviceInfo& device, const std::string& precision) {

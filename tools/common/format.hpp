@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <CLI/CLI.hpp>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,8 +14,9 @@
 namespace ziggurat::cli {
 
 /// "1023x777" -> {1023, 777}; between `min_dims` and `max_dims` positive extents. Throws
-/// InvalidArgument saying what is wrong with the text.
-std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims);
+/// InvalidArgument naming `option` and saying what is wrong with the text.
+std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims,
+                                       const std::string& option = "--size");
 
 /// "512MiB", "1.5GiB", "2GB", "4096" -> bytes (binary KiB/MiB/GiB/TiB, decimal kB/MB/GB/TB).
 /// Throws InvalidArgument naming the text.
@@ -27,11 +29,34 @@ std::size_t parse_auto_count(const std::string& text, const char* option, const 
 /// "1,5,10" -> {1, 5, 10}; positive numbers only. `what` names the option in errors.
 std::vector<double> parse_numbers(const std::string& text, const std::string& what);
 
+/// "1,2,12" -> {1, 2, 12}: whole numbers >= 1 (with `automatic`, also auto, as 0). Throws
+/// InvalidArgument "<option> takes <meaning>, comma-separated, not ..." for anything else (an
+/// empty item, a sign, a number beyond 32 bits).
+std::vector<std::size_t> parse_counts(const std::string& text, const std::string& option, const std::string& meaning,
+                                      bool automatic = false);
+
+/// "f32,f64" -> {"f32", "f64"}: the precisions of a benchmark; InvalidArgument naming --precision
+/// for anything else.
+std::vector<std::string> parse_precisions(const std::string& text);
+
 /// "a,b,c" -> {"a", "b", "c"}, spaces trimmed.
 std::vector<std::string> split(const std::string& text, char separator);
 
-/// A CLI11 check that a value is a whole number >= min ("--steps must be ...").
-CLI::Validator whole_number(std::size_t min);
+/// A CLI11 check that a value is a whole number from `min` to `max`, in decimal digits (CLI11
+/// itself would take -1 as 2^64 - 1, 010 as 8 and 0x10 as 16): "--steps: must be a whole number
+/// >= 0 (decimal digits, no leading zero), not '-3'".
+CLI::Validator whole_number(std::size_t min, std::size_t max = std::numeric_limits<std::size_t>::max());
+
+/// CLI11 checks that a value is a finite number (nan, inf and numbers beyond double's range are
+/// refused: CLI11 itself takes them), of any sign, > 0 or >= 0: "--dt: must be a positive finite
+/// number, not 'nan'". Every floating-point option carries one.
+CLI::Validator finite_number();
+CLI::Validator positive_number(double most = std::numeric_limits<double>::max());
+CLI::Validator non_negative_number();
+
+/// Adds a check that refuses an empty value ('--size ""' is no size) to every option of `app` and
+/// its subcommands that takes a value.
+void refuse_empty_values(CLI::App& app);
 
 /// Adds --precision f32|f64 to a command; `precision` holds the default.
 void add_precision_option(CLI::App* command, std::string& precision,

@@ -1,5 +1,8 @@
 #include "program_main.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 
@@ -7,25 +10,52 @@
 
 namespace ziggurat::cli {
 
+namespace {
+
+// `name ARGS...` where `name` is no command of `app` (CLI11 would say "A subcommand is required").
+void refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
+  const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+  if (commands.empty() || argc < 2 || argv[1][0] == '-') return;
+  std::string names;
+  for (const CLI::App* command : commands) {
+    if (command->get_name() == argv[1]) return;
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  }
+  throw InvalidArgument("'" + std::string(argv[1]) + "' is not a command; the commands are " + names + " (" +
+                        app.get_name() + " COMMAND --help tells more)");
+}
+
+// What was printed must have reached stdout: a full disk or a closed pipe is an error, not success.
+int flushed(const CLI::App& app, int status) {
+  std::cout.flush();
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout) return status;
+  std::cerr << app.get_name() << ": error: the output could not be written to stdout: " << std::strerror(errno) << "\n";
+  return kFailed;
+}
+
+}  // namespace
+
 int run_app(CLI::App& app, int argc, char** argv) {
   try {
+    refuse_unknown_command(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  } catch (const ExitStatus& exit) {
-    return exit.status;
+    const int status = app.exit(error);  // --help and --version: 0
+    return status == 0 ? flushed(app, kSucceeded) : kFailed;
+  } catch (const ResultNotReached&) {
+    return flushed(app, kNotReached);
   } catch (const ziggurat::Error& error) {
     std::cerr << app.get_name() << ": error: " << error.what() << "\n";
-    return 1;
+    return kFailed;
   } catch (const std::bad_alloc&) {
     std::cerr << app.get_name() << ": error: the host ran out of memory: make the problem smaller\n";
-    return 1;
+    return kFailed;
   } catch (const std::exception& error) {
     std::cerr << app.get_name() << ": internal error: " << error.what()
               << "\nPlease report this with the command line that caused it.\n";
-    return 3;
+    return kInternalError;
   }
-  return 0;
+  return flushed(app, kSucceeded);
 }
 
 std::filesystem::path executable_folder() {

@@ -11,7 +11,15 @@ RunProfile run_profile(const Context& context, const std::string& path, bool ann
   if (announce && !load_cached_profile(context.device())) std::cerr << "calibrating " << context.device().label() << " ...\n";
   ProfileOrigin origin;
   DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  warn_if_not_cached(origin);
   return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+}
+
+void warn_if_not_cached(const ProfileOrigin& origin) {
+  if (origin.cache_write_error.empty()) return;
+  std::cerr << "ziggurat: warning: the device profile could not be cached, so every run measures the device again: "
+            << origin.cache_write_error << "; make the cache folder writable (ziggurat cache shows it), set "
+            << "ZIGGURAT_CACHE_DIR, or ZIGGURAT_CACHE=off to measure without a cache\n";
 }
 
 }  // namespace ziggurat::cli

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "format.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/tuning/wave_planner.hpp"
 
 namespace ziggurat::cli {
@@ -92,6 +95,30 @@ ElasticGrid cell_grid(double dx, const std::vector<std::size_t>& shape, std::vec
   return grid;
 }
 
+void check_wave_memory(const std::vector<std::size_t>& nodes, std::size_t value_bytes) {
+  double count = 1;
+  for (const std::size_t n : nodes) count *= double(n);
+  const double dims = double(nodes.size());
+  const double diagonals = nodes.size() == 3 ? 50 : 11;  // K1's half-stored band (elastic_grid.hpp)
+  // Cells (vp, vs, rho), and per DOF: K1's diagonals, K2, 1 / m and the solver's three time levels.
+  const double bytes = count * 3 * sizeof(double) + count * dims * (diagonals + 5) * double(value_bytes);
+  std::string grid;
+  for (const std::size_t n : nodes) grid += (grid.empty() ? "" : " x ") + std::to_string(n);
+  check_host_memory(bytes < 1.8e19 ? static_cast<std::uint64_t>(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                    "a wave run on " + grid + " nodes", "make the grid smaller");
+}
+
+template <class T>
+void check_seismograms(const WaveRun<T>& r) {
+  const auto bad = std::find_if(r.seismograms.begin(), r.seismograms.end(), [](T v) { return !std::isfinite(v); });
+  if (bad == r.seismograms.end()) return;
+  const std::size_t at = std::size_t(bad - r.seismograms.begin()) / r.components;
+  throw Error("the seismogram of receiver " + std::to_string(at / r.steps) + " is " +
+              (std::isnan(*bad) ? "NaN" : "infinite") + " from step " + std::to_string(at % r.steps + 1) +
+              ": the run overflowed " + (sizeof(T) == 4 ? "float" : "double") +
+              " (a source force too large for the precision?): lower the force, or compute in double");
+}
+
 WaveSetup wave_setup(ElasticGrid grid, const WaveSettings& settings) {
   WaveSetup w;
   w.grid = std::move(grid);
@@ -153,6 +180,7 @@ nlohmann::json wave_summary(const DeviceInfo& device, std::size_t devices, int r
 }
 
 #define ZIGGURAT_WAVE_RUN(T)                                                                                          \
+  template void check_seismograms<T>(const WaveRun<T>&);                                                              \
   template WaveSplit local_split<T>(const WaveSettings&, const std::vector<Context>&, const WaveSystem<T>&,           \
                                     const std::function<DeviceProfile(const Context&)>&);                            \
   template nlohmann::json wave_summary<T>(const DeviceInfo&, std::size_t, int, std::size_t, const WaveSetup&,         \

@@ -36,6 +36,16 @@ struct WaveSettings {
 wave::ElasticGrid cell_grid(double dx, const std::vector<std::size_t>& shape, std::vector<double> vp,
                             std::vector<double> vs, std::vector<double> rho);
 
+/// Throws InvalidArgument, before anything of that size is built, unless the host's memory holds
+/// a run on `nodes` (nx, nz or nx, ny, nz) in values of `value_bytes`: the model's cells (vp, vs,
+/// rho in double), the system (K1's half-stored diagonals, K2, 1 / m) and the solver's vectors.
+void check_wave_memory(const std::vector<std::size_t>& nodes, std::size_t value_bytes);
+
+/// Throws Error naming the first receiver and step whose seismogram is not finite: the run
+/// overflowed (a force too large for the precision) or was unstable.
+template <class T>
+void check_seismograms(const wave::WaveRun<T>& run);
+
 /// The set-up of a run, the same on every rank.
 struct WaveSetup {
   wave::ElasticGrid grid;

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
@@ -74,7 +75,6 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
   }
   std::cout << "numstreams: " << p.numstreams << " (CLBlast axpy takes twice its shortest time at this length; "
             << microseconds(p.axpy_call_s) << " a call, " << microseconds(p.axpy_wave_s) << " a wave beyond)\n";
-  if (!origin.cache_write_error.empty()) std::cout << "(not cached: " << origin.cache_write_error << ")\n";
 }
 
 }  // namespace
@@ -90,6 +90,7 @@ void add_calibrate_command(CLI::App& app) {
     const Context context(options->device);
     ProfileOrigin origin;
     const DeviceProfile profile = load_or_calibrate(context, options->force, &origin);
+    warn_if_not_cached(origin);
     if (options->json) {
       std::cout << profile_to_json(profile);
     } else {

@@ -26,7 +26,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
-#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #ifdef ZIGGURAT_HAVE_MPI
 #include "ziggurat/distributed/heat.hpp"
@@ -523,11 +523,12 @@ void add_heat_command(CLI::App& app) {
                                              "or 3D on a grid in host memory, by the pyramid method where it does "
                                              "not fit the device");
   command->add_option("--dims", options->dims, "1, 2 or 3 (default: from --size or --init, else 2)")
-      ->check(CLI::Range(1, 3));
+      ->check(whole_number(1, 3));
   command->add_option("--size", options->size, "Grid nodes W, WxH or WxHxD including the boundary "
                                                "(default 1024x1024, 1048576, 128x128x128 by --dims)");
   command->add_option("--steps", options->steps, "Time steps K")->capture_default_str()->check(whole_number(0));
-  command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/(2 dims) (default 0.4 / dims)");
+  command->add_option("--alpha", options->alpha, "The scheme's A = a^2 ht / h^2, 0 < A <= 1/(2 dims) (default 0.4 / dims)")
+      ->check(finite_number());
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --init array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   options->files.add_input(command, "--init", options->init, "Initial field, a .npy float32/float64 array of shape (W), (H, W) or "

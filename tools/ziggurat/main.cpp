@@ -1,6 +1,7 @@
 // ziggurat: the command-line tool. Each subcommand lives in its own *_command.cpp.
 
 #include "commands.hpp"
+#include "format.hpp"
 #include "program_main.hpp"
 #include "ziggurat/base/version.hpp"
 
@@ -19,5 +20,6 @@ int main(int argc, char** argv) {
   ziggurat::cli::add_model_command(app);
   ziggurat::cli::add_bench_command(app);
   ziggurat::cli::add_cache_command(app);
+  ziggurat::cli::refuse_empty_values(app);  // an empty value never stands for an absent one
   return ziggurat::cli::run_app(app, argc, argv);
 }

@@ -13,6 +13,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "run_profile.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
@@ -66,7 +67,9 @@ Inputs load_inputs(const ModelOptions& o) {
     in.profile_source = o.profile;
   } else if (!o.device.empty()) {
     const Context context(o.device);
-    in.profile = load_or_calibrate(context);
+    ProfileOrigin origin;
+    in.profile = load_or_calibrate(context, false, &origin);
+    warn_if_not_cached(origin);
     in.profile_source = context.device().label();
     in.device_memory = context.device().global_mem_bytes;
   }
@@ -215,6 +218,11 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
   const Problem problem = problem_of(o);
   const DeviceConstants base = constants_for(o, in);
   const auto ratios = parse_numbers(o.ratios, "--ratios");
+  for (const double ratio : ratios)
+    if (ratio * base.tau_a_ns > DeviceConstants::kMostNs)
+      throw InvalidArgument("--ratios " + o.ratios + " makes tau_c " + number_text(ratio * base.tau_a_ns) +
+                            " ns with tau_a " + number_text(base.tau_a_ns) + " ns: the model takes up to " +
+                            number_text(DeviceConstants::kMostNs) + " ns; give smaller ratios or --tau-a");
   std::vector<std::uint64_t> memories;
   for (const auto& text : split(o.memories, ',')) memories.push_back(parse_bytes(text));
   std::vector<std::string> decompositions;
@@ -411,8 +419,8 @@ void add_model_command(CLI::App& app) {
   command->add_option("--steps", o->steps, "Time steps K")->check(whole_number(1))->capture_default_str();
   add_precision_option(command, o->precision);
   command->add_option("--device-mem", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB");
-  command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(CLI::PositiveNumber);
-  command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(CLI::PositiveNumber);
+  command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(positive_number(DeviceConstants::kMostNs));
+  command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(positive_number(DeviceConstants::kMostNs));
   o->files.add_input(command, "--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");
   command->add_option("--device", o->device, "Take the constants (and memory) from this device's calibration");
   command->add_option("--decomposition", o->decomposition, "strip, block or auto")
@@ -421,14 +429,14 @@ void add_model_command(CLI::App& app) {
                                                           "transfers and kernels one after another");
   command->add_flag("--overlapped", "Uploads, kernels and downloads overlap (the default)")->excludes(serial);
   command->add_option("--height", o->height, "Fix the pyramid height n instead of choosing it")->check(whole_number(1));
-  command->add_option("--planes", o->planes, "jacobi: planes along the long axis (default: --grid)");
+  command->add_option("--planes", o->planes, "jacobi: planes along the long axis (default: --grid)")->check(whole_number(1));
   command->add_flag("--sweep", o->sweep, "A table over tau_c/tau_a ratios and memory sizes");
   command->add_option("--ratios", o->ratios, "--sweep: tau_c/tau_a ratios")->capture_default_str();
   command->add_option("--memories", o->memories, "--sweep: device-memory budgets")->capture_default_str();
   o->files.add_output(command, "--plot", o->plot, "--sweep: also draw the speedups into this PNG file");
   command->add_option("--stream-ns", o->stream_ns, "blocking: ns a node and step through device memory (default: "
-                                                   "2 values at the calibrated copy bandwidth)")->check(CLI::PositiveNumber);
-  command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(CLI::PositiveNumber);
+                                                   "2 values at the calibrated copy bandwidth)")->check(positive_number(DeviceConstants::kMostNs));
+  command->add_option("--update-ns", o->update_ns, "blocking: ns of one node update on chip")->check(positive_number(DeviceConstants::kMostNs));
   command->add_option("--tile", o->tile, "blocking: the tile's blocked sides, e.g. 256 (1D, 2D) or 32x32 (3D, the "
                                          "default)");
   command->add_option("--most-depth", o->most_depth, "blocking: the deepest depth tabled")->check(whole_number(1))

@@ -16,11 +16,12 @@
 #include "format.hpp"
 #include "outcome_json.hpp"
 #include "picture.hpp"
+#include "program_main.hpp"
 #include "run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/base/memory.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
@@ -139,7 +140,10 @@ double max_difference(const T* a, const Grid<T>& b) {
 
 template <class T>
 void run(const PoissonOptions& o) {
-  if (o.rhs.empty() == o.problem.empty()) throw InvalidArgument("give the right-hand side: --rhs f.npy or --problem manufactured");
+  if (!o.rhs.empty() && !o.problem.empty())
+    throw InvalidArgument("give one right-hand side: --rhs f.npy or --problem manufactured, not both");
+  if (o.rhs.empty() && o.problem.empty())
+    throw InvalidArgument("give the right-hand side: --rhs f.npy or --problem manufactured");
   if (!o.problem.empty() && o.problem != "manufactured") {
     throw InvalidArgument("--problem is 'manufactured' (u* known, f = -Laplace_h u*), not '" + o.problem + "'");
   }
@@ -215,7 +219,9 @@ void run(const PoissonOptions& o) {
     if (!o.png.empty()) std::cout << "picture     " << o.png << " (middle plane)\n";
     if (!o.out.empty()) std::cout << "output      " << o.out << "\n";
   }
-  if (result.reason == PoissonReason::diverged) throw Error("the Jacobi iteration diverged: the update became NaN or infinite");
+  // Diverged, or stopped by --max-sweeps before --tol: the report says so, the status too.
+  if (result.reason == PoissonReason::diverged || (result.reason == PoissonReason::max_sweeps && o.tolerance > 0))
+    throw ResultNotReached{};
 }
 
 }  // namespace
@@ -233,11 +239,11 @@ void add_poisson_command(CLI::App& app) {
   options->files.add_input(command, "--boundary", options->boundary, "Dirichlet values on the boundary and the first guess inside "
                                                        "(.npy, shape (D, H, W)); default: zero (manufactured: u* on the "
                                                        "boundary)");
-  command->add_option("--spacing", options->spacing, "Grid spacing h (default 1/(W-1))")->check(CLI::PositiveNumber);
+  command->add_option("--spacing", options->spacing, "Grid spacing h (default 1/(W-1))")->check(positive_number());
   command->add_option("--tol", options->tolerance, "Stop when one sweep changes no node by this much (0: run "
                                                    "--max-sweeps sweeps)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--max-sweeps", options->max_sweeps, "The most sweeps")->capture_default_str()->check(whole_number(1));
   command->add_option("--mode", options->mode, "auto, incore or strip (pyramid passes)")->capture_default_str();
   command->add_option("--depth", options->depth, "Sweeps a kernel launch runs with its tile on chip (the same bits as "

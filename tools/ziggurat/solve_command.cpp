@@ -3,7 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +18,7 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "matrix_inputs.hpp"
 #include "product_kernel.hpp"
 #include "generated_systems.hpp"
 #include "outcome_json.hpp"
@@ -21,6 +26,7 @@
 #include "program_main.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
+#include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/solver/krylov.hpp"
@@ -63,21 +69,37 @@ void check_options(const SolveOptions& o) {
 }
 
 std::size_t block_size(const std::string& text) {
-  const std::vector<std::size_t> b = parse_extents(text, 1, 1);
-  if (b[0] < 1 || b[0] > 16) throw InvalidArgument("--block is 1 to 16 or auto, not '" + text + "'");
-  return b[0];
+  const bool digits = !text.empty() && text.size() <= 2 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits || std::stoul(text) < 1 || std::stoul(text) > 16)
+    throw InvalidArgument("--block is 1 to 16 or auto, not '" + text + "'");
+  return std::stoul(text);
 }
 
 template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
-    const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3);
-    sparse::Bsr<T> a = generated_system<T>(o.system, n, o.block == "auto" ? 0 : block_size(o.block), o.seed, "--system");
+    const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3, "--generate");
+    const bool model = is_model_problem(o.system);
+    const std::size_t given = o.block == "auto" ? 0 : block_size(o.block);
+    const std::size_t b = model ? sparse::model_problem_block_size(sparse::parse_model_problem(o.system)) : given;
+    // The blocks of a block row (twice: the system and its solver's copy) and a few vectors;
+    // elasticity's grid counts bricks, one node more a side.
+    const double couplings = o.system == "laplace27" || o.system == "elasticity" ? 27 : 7;
+    const double extra = o.system == "elasticity" ? 1 : 0;
+    const double rows = (double(n[0]) + extra) * (double(n[1]) + extra) * (double(n[2]) + extra) * double(b);
+    const double bytes = rows * (2 * couplings * double(b) * sizeof(T) + 6 * double(o.vectors) * sizeof(T));
+    check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
+                      "--generate " + o.generate + " --system " + o.system, "give a smaller grid");
+    sparse::Bsr<T> a = generated_system<T>(o.system, n, given, o.seed, "--system");
     source = (o.system == "convection" ? "convection-diffusion " : o.system == "dominant" ? "seven-point " : o.system + " ") +
-             o.generate + (o.symmetric ? " (symmetric part)" : is_model_problem(o.system) ? "" : " (nonsymmetric)");
+             o.generate + (o.symmetric ? " (symmetric part)" : model ? "" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
   }
   source = o.matrix;
+  // b, x, the solver's work vectors and x* at least, before a declared 4e9 x 4e9 matrix is read.
+  const std::vector<std::size_t> rhs = o.rhs == "ones" ? std::vector<std::size_t>{} : read_npy_header(o.rhs).shape;
+  check_matrix_memory("--matrix", o.matrix, 6 * (rhs.size() == 2 ? rhs[1] : o.vectors), sizeof(T));
   const sparse::Csr<T> csr = sparse::read_matrix_market<T>(o.matrix).matrix;
   return sparse::to_bsr(csr, o.block == "auto" ? sparse::propose_block_size(csr) : block_size(o.block));
 }
@@ -236,7 +258,7 @@ void run(const SolveOptions& o) {
                 << " ms\n";
     }
   }
-  if (!report.converged) throw ExitStatus{2};  // the report is printed; scripts see the failure
+  if (!report.converged) throw ResultNotReached{};  // the report is printed; scripts see the failure
 }
 
 }  // namespace
@@ -257,7 +279,8 @@ void add_solve_command(CLI::App& app) {
                       "elasticity (blocks of 3)")
       ->capture_default_str();
   command->add_flag("--symmetric", options->symmetric, "--generate its symmetric part (SPD, for cg)");
-  options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones")->capture_default_str();
+  options->files.add_input(command, "--rhs", options->rhs, "b: a .npy array (n) or (n, k), or ones", {"ones"})
+      ->capture_default_str();
   command->add_option("--exact", options->exact, "random: b = A x* for a random x*, and report the error against x*");
   command->add_option("--vectors", options->vectors, "k right-hand sides with --rhs ones or --exact random (cg, bicgstab)")
       ->capture_default_str()
@@ -290,14 +313,19 @@ void add_solve_command(CLI::App& app) {
                       "or a kernel as `ziggurat spmm` names it (row, group, multirow/4, multirow/1/v8)")
       ->capture_default_str();
   command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / ILU2 / Jacobi: a_rr += shift * max_j |a_rj|")
-      ->capture_default_str();
-  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number());
+  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")
+      ->capture_default_str()
+      ->check(positive_number());
   command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));
   add_precision_option(command, options->precision, "f32 (float) or f64 (double, the default)");
   options->files.add_output(command, "--out", options->out, "Write x here (.npy, atomically)");
   options->files.add_output(command, "--history", options->history, "Write the residual history here (CSV)");
   options->files.add_output(command, "--plot", options->plot, "Plot the residual history here (PNG)");
-  command->add_option("--seed", options->seed, "Seed of --generate and --exact random")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of --generate and --exact random")
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_flag("--unfused", options->unfused, "Vector operations unfused (to measure the fused ones against)");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options->json, "Print a machine-readable summary");

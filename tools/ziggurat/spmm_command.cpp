@@ -1,6 +1,8 @@
 // `ziggurat spmm`: Y = A X for a Matrix Market matrix and a set of k vectors, in block CSR, CSR
 // or diagonal format on one device, timed and checked against the CPU reference.
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "matrix_inputs.hpp"
 #include "spmm_products.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/matrix_market.hpp"
@@ -89,7 +92,25 @@ std::vector<T> input_vectors(const SpmmOptions& o, std::size_t cols, std::size_t
                           std::to_string(cols) + ")");
   }
   k = shape.size() == 2 ? shape[1] : 1;
+  const auto bad = std::find_if(x.begin(), x.end(), [](T v) { return !std::isfinite(v); });
+  if (bad != x.end()) {
+    const std::size_t at = std::size_t(bad - x.begin());
+    throw InvalidArgument("--x " + o.x + " holds " + (std::isnan(*bad) ? "NaN" : "an infinity") + " at row " +
+                          std::to_string(at / k) + (shape.size() == 2 ? ", column " + std::to_string(at % k) : "") +
+                          ": a product needs finite values");
+  }
   return x;
+}
+
+// Y = A X must be finite in T, else no kernel can be checked against it.
+template <class T>
+void require_finite_product(const ReferenceProduct<T>& reference, std::size_t k) {
+  const auto bad = std::find_if(reference.y.begin(), reference.y.end(), [](T v) { return !std::isfinite(v); });
+  if (bad == reference.y.end()) return;
+  const std::size_t at = std::size_t(bad - reference.y.begin());
+  throw InvalidArgument("Y = A X overflows " + std::string(sizeof(T) == 4 ? "float" : "double") + " at row " +
+                        std::to_string(at / k) + ", vector " + std::to_string(at % k) +
+                        ": scale A or X down" + (sizeof(T) == 4 ? ", or compute in --precision f64" : ""));
 }
 
 // A symmetric file becomes the symmetric half-stored DIA (method notes, section 5).
@@ -113,13 +134,23 @@ nlohmann::json choice_json(const sparse::BsrChoice& choice) {
   return {{"key", choice.key}, {"source", choice.measured_now ? "measured now" : "tuning record"}, {"seconds", seconds}};
 }
 
+// k: the columns of --x (its header alone), else --vectors, else 1.
+std::size_t vector_count(const SpmmOptions& o) {
+  if (o.x.empty()) return o.vectors == 0 ? 1 : o.vectors;
+  const std::vector<std::size_t> shape = read_npy_header(o.x).shape;
+  return shape.size() == 2 ? shape[1] : 1;
+}
+
 template <class T>
 void run(const SpmmOptions& o) {
   check_options(o);
+  check_matrix_memory("--matrix", o.matrix, 3 * vector_count(o), sizeof(T));  // X, Y and the reference
   const sparse::MatrixMarketMatrix<T> file = sparse::read_matrix_market<T>(o.matrix);
   const sparse::Csr<T>& a = file.matrix;
   std::size_t k = 0;
   const std::vector<T> x = input_vectors<T>(o, a.cols, k);
+  const ReferenceProduct<T> reference = reference_product(a, x, k);
+  require_finite_product(reference, k);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   std::size_t block_size = 1;
@@ -127,7 +158,7 @@ void run(const SpmmOptions& o) {
   product.x->upload(x);
   const ProductTiming timing = time_product(context, product.enqueue, o.repeat);
   const std::vector<T> y = product.y->download();
-  const ProductCheck check = check_product(reference_product(a, x, k), y);
+  const ProductCheck check = check_product(reference, y);
   if (!check.ok()) {
     throw Error(std::to_string(check.outside) + " elements of Y differ from the CPU reference by more than the tolerance "
                 "(max relative error " + number_text(check.max_relative_error) + "): a kernel is wrong on this device; "
@@ -202,7 +233,7 @@ void add_spmm_command(CLI::App& app) {
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --x array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   command->add_option("--repeat", options->repeat, "Timed products (after one warm-up)")->capture_default_str()->check(whole_number(1));
-  command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the random X")->capture_default_str()->check(whole_number(0));
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

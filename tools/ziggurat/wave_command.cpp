@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,8 +21,10 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/files.hpp"
 #include "ziggurat/io/npy.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
+#include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/solver/wave.hpp"
 #include "ziggurat/tuning/wave_planner.hpp"
 
@@ -38,7 +39,7 @@ struct WaveOptions {
   std::size_t dims = 2;
   std::string size;                       // NXxNZ or NXxNYxNZ nodes
   double dx = 10;
-  std::string medium = "3000,1732,2500";  // vp,vs,rho of a homogeneous model
+  std::string medium;                     // vp,vs,rho of a homogeneous model; empty: kDefaultMedium
   std::string model;                      // layers.json
   std::string vp, vs, rho;                // .npy per cell
   double dt = 0;                          // 0: 0.9 of the stability limit
@@ -62,6 +63,8 @@ struct WaveOptions {
   bool json = false;
 };
 
+constexpr const char* kDefaultMedium = "3000,1732,2500";
+
 std::string grid_text(const ElasticGrid& grid) {
   return std::to_string(grid.nx) + " x " + (grid.dims == 3 ? std::to_string(grid.ny) + " x " : std::string()) +
          std::to_string(grid.nz);
@@ -76,22 +79,22 @@ std::vector<double> numbers(const std::string& text, std::size_t dims, char sepa
     for (const std::string& part : parts) {
       std::size_t used = 0;
       values.push_back(std::stod(part, &used));
-      if (used != part.size()) values.clear();
+      if (used != part.size() || !std::isfinite(values.back())) values.clear();
     }
   } catch (const std::exception&) {
     values.clear();
   }
   if (values.size() != dims || parts.size() != dims)
-    throw InvalidArgument(std::string(option) + " takes " + what + " (" + std::to_string(dims) + " numbers with --dims " +
+    throw InvalidArgument(std::string(option) + " takes " + what + " (" + std::to_string(dims) + " finite numbers with --dims " +
                           std::to_string(dims) + "), not '" + text + "'");
   return values;
 }
 
 std::vector<Layer> read_layers(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot read the layer model " + path);
+  const std::vector<unsigned char> bytes = read_file(path);  // IoError naming the file (a folder too)
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end());
+    if (!j.is_array()) throw InvalidArgument(path + " is not a layer model: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"} is");
     std::vector<Layer> layers;
     for (const auto& l : j) layers.push_back({l.at("top"), l.at("vp"), l.at("vs"), l.at("rho")});
     return layers;
@@ -101,14 +104,37 @@ std::vector<Layer> read_layers(const std::string& path) {
   }
 }
 
-// The model's cells from three .npy arrays of shape (nz - 1, nx - 1) or (nz - 1, ny - 1, nx - 1).
-ElasticGrid gridded(const WaveOptions& o) {
+// The model's nodes from --size (NX, NZ or NX, NY, NZ), checked against --dims.
+std::vector<std::size_t> size_nodes(const WaveOptions& o) {
+  const char* sizes = o.dims == 3 ? "NXxNYxNZ (e.g. 201x201x101)" : "NXxNZ (e.g. 2001x801)";
+  std::vector<std::size_t> n;
+  for (const double v : numbers(o.size, o.dims, 'x', "--size", sizes)) {
+    if (!(v >= 1 && v <= 1e15 && v == std::floor(v)))
+      throw InvalidArgument("--size takes whole numbers of nodes, not '" + o.size + "'");
+    n.push_back(static_cast<std::size_t>(v));
+  }
+  return n;
+}
+
+// The model's nodes from the cells of --vp (the header alone), checked against --dims and --size.
+std::vector<std::size_t> gridded_nodes(const WaveOptions& o) {
   if (o.vp.empty() || o.vs.empty() || o.rho.empty()) throw InvalidArgument("a gridded model needs --vp, --vs and --rho");
-  std::vector<std::size_t> shape, other;
-  std::vector<double> vp = read_npy<double>(o.vp, shape), vs, rho;
+  const std::vector<std::size_t> shape = read_npy_header(o.vp).shape;
   if (shape.size() != o.dims)
     throw InvalidArgument(o.vp + " must be " + std::to_string(o.dims) + "D with --dims " + std::to_string(o.dims) +
                           ": cells " + (o.dims == 3 ? "(nz - 1, ny - 1, nx - 1)" : "(nz - 1, nx - 1)"));
+  std::vector<std::size_t> n;
+  for (auto cells = shape.rbegin(); cells != shape.rend(); ++cells) n.push_back(*cells + 1);
+  if (!o.size.empty() && size_nodes(o) != n)
+    throw InvalidArgument("--size " + o.size + " does not match --vp " + o.vp + ", whose cells make a grid of " +
+                          extents_string(n) + " nodes: drop --size, or give arrays of its cells");
+  return n;
+}
+
+// The model's cells from three .npy arrays of shape (nz - 1, nx - 1) or (nz - 1, ny - 1, nx - 1).
+ElasticGrid gridded(const WaveOptions& o) {
+  std::vector<std::size_t> shape, other;
+  std::vector<double> vp = read_npy<double>(o.vp, shape), vs, rho;
   for (const auto& [path, values] : {std::pair{&o.vs, &vs}, std::pair{&o.rho, &rho}}) {
     *values = read_npy<double>(*path, other);
     if (other != shape)
@@ -117,24 +143,29 @@ ElasticGrid gridded(const WaveOptions& o) {
   return cell_grid(o.dx, shape, std::move(vp), std::move(vs), std::move(rho));
 }
 
+// Each source of the model alone: --medium, --model, or the arrays (with --size at most).
+void check_model_sources(const WaveOptions& o) {
+  const bool arrays = !o.vp.empty() || !o.vs.empty() || !o.rho.empty();
+  if (arrays + !o.model.empty() + !o.medium.empty() > 1)
+    throw InvalidArgument("give one model: --medium vp,vs,rho, --model layers.json, or --vp/--vs/--rho arrays");
+  if (!arrays && o.size.empty())
+    throw InvalidArgument(std::string("give the grid: --size ") +
+                          (o.dims == 3 ? "NXxNYxNZ (e.g. 201x201x101)" : "NXxNZ (e.g. 2001x801)") +
+                          ", or --vp/--vs/--rho arrays");
+}
+
+template <class T>
 ElasticGrid load_grid(const WaveOptions& o) {
-  if (o.dims != 2 && o.dims != 3) throw InvalidArgument("--dims is 2 or 3, not " + std::to_string(o.dims));
-  if (!o.vp.empty() || !o.vs.empty() || !o.rho.empty()) {
-    if (!o.model.empty()) throw InvalidArgument("give --model or --vp/--vs/--rho, not both");
-    return gridded(o);
-  }
-  const char* sizes = o.dims == 3 ? "NXxNYxNZ (e.g. 201x201x101)" : "NXxNZ (e.g. 2001x801)";
-  if (o.size.empty()) throw InvalidArgument(std::string("give the grid: --size ") + sizes + ", or --vp/--vs/--rho arrays");
-  std::vector<std::size_t> n;
-  for (const double v : numbers(o.size, o.dims, 'x', "--size", sizes)) {
-    if (!(v >= 1 && v == std::floor(v))) throw InvalidArgument("--size takes whole numbers of nodes, not '" + o.size + "'");
-    n.push_back(static_cast<std::size_t>(v));
-  }
+  check_model_sources(o);
+  const bool arrays = !o.vp.empty() || !o.vs.empty() || !o.rho.empty();
+  const std::vector<std::size_t> n = arrays ? gridded_nodes(o) : size_nodes(o);
+  check_wave_memory(n, sizeof(T));  // before the model and the system are built
+  if (arrays) return gridded(o);
   std::vector<Layer> layers;
   if (!o.model.empty()) {
     layers = read_layers(o.model);
   } else {
-    const std::vector<double> m = numbers(o.medium, 3, ',', "--medium", "vp,vs,rho");
+    const std::vector<double> m = numbers(o.medium.empty() ? kDefaultMedium : o.medium, 3, ',', "--medium", "vp,vs,rho");
     layers = {{0, m[0], m[1], m[2]}};
   }
   return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
@@ -162,6 +193,9 @@ std::vector<double> receiver_coordinates(const WaveOptions& o, std::size_t dims)
   if (shape.size() != 2 || shape[1] != dims)
     throw InvalidArgument(o.receivers + " must have shape (receivers, " + std::to_string(dims) + "): " +
                           axes_text(dims) + " of each, in metres");
+  if (shape[0] == 0)
+    throw InvalidArgument("--receivers " + o.receivers + " holds no receiver: give at least one, or drop --receivers "
+                          "for the default line (every tenth surface node)");
   return xyz;
 }
 
@@ -183,9 +217,10 @@ WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
 }
 
 // The run's grid and set-up, the same on every rank.
+template <class T>
 std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
   if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
-  ElasticGrid grid = load_grid(o);
+  ElasticGrid grid = load_grid<T>(o);
   WaveSettings settings = settings_of(o, grid.dims);
   WaveSetup w = wave_setup(std::move(grid), settings);
   return {std::move(settings), std::move(w)};
@@ -203,6 +238,7 @@ std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const
 template <class T>
 void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup& w, const DeviceInfo& device,
             std::size_t devices, int ranks, std::size_t halo_steps, const WaveRun<T>& r) {
+  check_seismograms(r);
   if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, r.components});
   nlohmann::json s = wave_summary(device, devices, ranks, halo_steps, w, settings, r);
   if (o.json) {
@@ -272,8 +308,11 @@ DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
 template <class T>
 void run_local(const WaveOptions& o) {
   const std::vector<Context> devices = contexts(o);
+  if (devices.size() == 1 && !o.profile.empty())
+    throw InvalidArgument("--profile plans the split over several devices (--devices) or MPI ranks; a run on one "
+                          "device plans nothing with it: drop --profile");
   for (const Context& c : devices) require_device_precision(c.device(), o.precision);
-  const auto [settings, w] = setup(o);
+  const auto [settings, w] = setup<T>(o);
   WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
   const WaveSplit split =
       local_split(settings, devices, system, [&](const Context& device) { return planning_profile(o, device); });
@@ -293,7 +332,7 @@ void run_ranks(const WaveOptions& o) {
     if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
     const Context device = rank_device(o.device, world);
     require_device_precision(device.device(), o.precision);
-    const auto [settings, w] = setup(o);
+    const auto [settings, w] = setup<T>(o);
     WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
     // s: given, else the model's for this rank's device, the smallest over the ranks (one for all).
     std::size_t s = settings.halo_steps;
@@ -322,19 +361,19 @@ void add_wave_command(CLI::App& app) {
   auto options = std::make_shared<WaveOptions>();
   auto* command = app.add_subcommand("wave", "Elastic waves (2D P-SV or 3D) by explicit FEM on a device: seismograms "
                                              "of a Ricker point source");
-  command->add_option("--dims", options->dims, "2 (P-SV in the x-z plane) or 3")->capture_default_str();
+  command->add_option("--dims", options->dims, "2 (P-SV in the x-z plane) or 3")->capture_default_str()->check(whole_number(2, 3));
   command->add_option("--size", options->size, "Nodes NXxNZ, or NXxNYxNZ with --dims 3 (x right, y across, z down; "
                                                "the top is a free surface)");
-  command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--medium", options->medium, "vp,vs,rho of a homogeneous model (m/s, m/s, kg/m^3)")
-      ->capture_default_str();
+  command->add_option("--dx", options->dx, "Node spacing, m")->capture_default_str()->check(positive_number());
+  command->add_option("--medium", options->medium, std::string("vp,vs,rho of a homogeneous model (m/s, m/s, kg/m^3); "
+                                                   "default ") + kDefaultMedium + " without --model or arrays");
   options->files.add_input(command, "--model", options->model, "Layers: a JSON list of {\"top\", \"vp\", \"vs\", \"rho\"}");
   options->files.add_input(command, "--vp", options->vp, "vp per cell, .npy of shape (nz - 1, nx - 1), or (nz - 1, ny - 1, nx - 1) "
                                            "with --dims 3");
   options->files.add_input(command, "--vs", options->vs, "vs per cell, the same shape");
   options->files.add_input(command, "--rho", options->rho, "rho per cell, the same shape");
   command->add_option("--dt", options->dt, "Time step, s (default 0.9 of the stability limit; above it is refused)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--steps", options->steps, "Time steps")->capture_default_str()->check(whole_number(1));
   command->add_option("--source", options->source, "x,z (x,y,z with --dims 3) of the source in metres (default: "
                                                    "centre, a third down)");
@@ -342,11 +381,12 @@ void add_wave_command(CLI::App& app) {
   command->add_option("--force", options->force, "fx,fz (fx,fy,fz) of a force source (default: down)");
   command->add_option("--freq", options->frequency, "Peak frequency of the Ricker wavelet, Hz")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   options->files.add_input(command, "--receivers", options->receivers, ".npy of shape (r, dims): x, z (x, y, z) in metres "
                                                          "(default: every tenth surface node along x)");
   command->add_option("--absorbing", options->absorbing, "Sponge cells on every side but the top")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_option("--devices", options->devices, "Several devices: a spec matching them all (all, gpu), or "
                                                      "one spec each separated by '/' (0/1); the vector is split "
@@ -363,7 +403,8 @@ void add_wave_command(CLI::App& app) {
   add_precision_option(command, options->precision);
   options->files.add_output(command, "--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
   command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
-                                                         "the x-z slice through the source)");
+                                                         "the x-z slice through the source)")
+      ->check(whole_number(1));
   options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--json", options->json, "Print a machine-readable summary");

@@ -5,11 +5,13 @@
 // options, the platform, the device name, vendor and driver version, and ziggurat's version. The
 // file name is a hash of that key; the file holds the full key too, so a hash collision or a stale
 // entry is recognised and never used. Entries are written to a temporary file and renamed, so a
-// reader sees a whole entry or none. An entry that is truncated, fails its checksum, or that the
-// driver refuses to load or build is deleted and rebuilt from source.
+// reader sees a whole entry or none. An entry that is truncated, fails its checksum, is a folder, or
+// that the driver refuses to load or build is deleted and rebuilt from source.
 //
 // Location: programs/ under $ZIGGURAT_CACHE_DIR, else $XDG_CACHE_HOME/ziggurat, else
-// $HOME/.cache/ziggurat. ZIGGURAT_CACHE=off (or 0, no, false; any case) disables it.
+// $HOME/.cache/ziggurat. ZIGGURAT_CACHE=off (or 0, no, false; any case) disables it; on, 1, yes,
+// true or an empty value leave it on; any other value is refused (InvalidArgument from
+// cache_root()), rather than read as on.
 
 #include <cstdint>
 #include <filesystem>

@@ -12,9 +12,6 @@
 
 namespace ziggurat {
 
-/// Throws InvalidArgument naming `what` unless `bytes` fit in the machine's physical memory.
-void check_host_memory(std::uint64_t bytes, const std::string& what);
-
 /// Throws OutOfDeviceMemory unless `count` buffers of `bytes` each fit the device: each within its
 /// largest allocation, all within its memory. The message says "`what` needs `count` device buffers
 /// of ... each", the device's limits, and then `advice`.

@@ -13,7 +13,8 @@
 // lines ('%') and blank lines anywhere after the banner, CRLF line ends, tabs, a '+' before a
 // value. What it refuses: the array format, complex and hermitian files, NaN and infinity, rows,
 // columns or (expanded) entries beyond 32-bit indices, more entries than the matrix has places
-// (duplicates included).
+// (duplicates included). A size line declaring a matrix whose arrays exceed the host's memory is
+// refused there, before anything is allocated (InvalidArgument naming the file and the line).
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -46,6 +47,9 @@ struct MatrixMarketMatrix {
 /// integer values are parsed as 64-bit integers and rounded once to T.
 template <class T>
 MatrixMarketMatrix<T> read_matrix_market(const std::filesystem::path& path);
+/// The banner and size line of a file, read without its entries (what a command checks before it
+/// reads a large matrix); the same errors as read_matrix_market() for those lines.
+MatrixMarketHeader read_matrix_market_header(const std::filesystem::path& path);
 /// Parses the text of a file already in memory; `name` stands for the file in error messages.
 template <class T>
 MatrixMarketMatrix<T> parse_matrix_market(std::string_view text, std::string_view name = "<memory>");

@@ -53,7 +53,7 @@ ElasticGrid layered_grid(std::size_t nx, std::size_t ny, std::size_t nz, double 
 
 /// Throws InvalidArgument naming the first problem: dims not 2 or 3 (or ny != 1 in 2D), fewer than
 /// 4 nodes on an axis, dx <= 0, arrays that are not cells() long, a value that is not finite,
-/// rho <= 0, vs < 0, or vp^2 <= 4/3 vs^2 (a Poisson ratio outside (-1, 0.5): no elastic solid),
+/// rho <= 0, vp <= 0, vs < 0, or vp^2 <= 4/3 vs^2 (a Poisson ratio outside (-1, 0.5): no elastic solid),
 /// with the cell.
 void validate(const ElasticGrid& grid);
 

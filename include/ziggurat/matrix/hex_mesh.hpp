@@ -56,8 +56,9 @@ struct ElasticModel {
 /// The model of a box. Every element of a box has the same matrices, computed once in double and
 /// copied (rounded to T) m times, on every core: a model of millions of DOF takes seconds. Throws
 /// InvalidArgument for a zero division, a non-positive length, E or rho, nu outside (-1, 0.5), more
-/// than 2^31 - 1 free DOFs, no clamped face (the stiffness would be singular: rigid-body motion), a
-/// bit that is no Face, or every node clamped.
+/// than 2^31 - 1 free DOFs, more elements than the host's memory holds (checked before any is
+/// made), no clamped face (the stiffness would be singular: rigid-body motion), a bit that is no
+/// Face, or every node clamped.
 template <class T>
 ElasticModel<T> box_model(const BoxMesh& box, const Material& material, unsigned clamped_faces,
                           MassKind mass = MassKind::consistent);

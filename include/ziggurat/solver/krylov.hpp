@@ -107,7 +107,8 @@ enum class SolveStatus {
   converged,       ///< true relative residual below the tolerance
   max_iterations,  ///< the iteration limit came first
   breakdown,       ///< a division by zero in the method (BiCGStab rho or omega, CG p.Ap)
-  stagnation,      ///< the recurrence converged but the true residual stays above the tolerance
+  stagnation,      ///< the recurrence converged but the true residual stays above the tolerance, or
+                   ///< reached a tolerance below the type's epsilon, which no residual in T can show
   not_finite,      ///< a NaN or an infinity appeared (overflow: the matrix or preconditioner is unstable)
 };
 const char* to_string(SolveStatus status);

@@ -117,7 +117,8 @@ double eigenvalue_tolerance(const SubspaceOptions& options) {
 std::size_t iteration_vectors(const SubspaceOptions& options, std::size_t dofs);
 
 /// Throws InvalidArgument for inconsistent inputs (dofs differ, p = 0 or p > dofs, a singular
-/// stiffness: an unconstrained model, named as such), plus what the parts throw (ops/ebe.hpp,
+/// stiffness: an unconstrained model, or a DOF without stiffness, such as one no element touches,
+/// named as such), plus what the parts throw (ops/ebe.hpp,
 /// solver/krylov.hpp). Not converging within max_iterations is a result, not an exception.
 template <class T>
 SubspaceResult<T> subspace_iteration(const Context& context, const ElementSet<T>& stiffness,

@@ -56,6 +56,15 @@ struct DeviceConstants {
 
   /// The paper's assumptions: every transfer costs tau_c per value, nothing else costs time.
   static DeviceConstants paper(double tau_c_ns, double tau_a_ns);
+
+  /// The largest time a constant may hold, ns: an hour a value or a node, beyond any device (as
+  /// validate(DeviceProfile) bounds a measurement); far larger ones make the times of large grids
+  /// infinite, and no plan is then better than another.
+  static constexpr double kMostNs = 3.6e12;
+  /// Throws InvalidArgument naming the first constant that is negative, not finite or above
+  /// kMostNs (tau_a_ns must also be above 0), or a slowdown that is below 1 or not finite.
+  /// predict() and best_plan() call it.
+  void validate() const;
 };
 
 /// A grid and a number of steps. Throws InvalidArgument for fewer than 3 nodes on an axis,

@@ -100,9 +100,12 @@ struct DeviceProfile {
 };
 
 /// Throws InvalidArgument naming the first value no measurement can produce: a missing identity,
-/// a time that is negative or not finite, a rate or duration that is not positive, an efficiency
-/// outside [0, 1], a transfer fit of fewer than two samples, no kernel rate, a kernel of other
-/// than 1 to 3 dimensions or 4 or 8 bytes a value.
+/// a time that is negative, not finite or longer than an hour (no single measurement of a
+/// calibration takes that long), a rate or duration that is not positive, a bandwidth outside 1 kB/s
+/// to 1 PB/s, a transfer size above 1 PB, a kernel rate outside 1e-6 to 1e6 ns a node, an
+/// efficiency outside [0, 1], a fit error above 1000, numstreams above 2^40, a transfer fit of
+/// fewer than two samples, no kernel rate, a kernel of other than 1 to 3 dimensions or 4 or 8
+/// bytes a value. Values within these bounds give the cost models finite plans.
 void validate(const DeviceProfile& profile);
 
 /// The profile as JSON, and back. profile_from_json throws IoError for text that is not a

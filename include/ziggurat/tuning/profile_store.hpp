@@ -11,7 +11,8 @@
 //   tuning/<device>/<key>.json    one TuningRecord per kind of problem
 // <device> is a hash of the platform, name, vendor, driver and library version, <key> a hash of
 // the record's key.
-// Each file holds its full identity, so a stale or colliding file is recognised and never used.
+// Each file holds its full identity, so a stale or colliding file is recognised and never used; a
+// folder in a record's place is damaged, removed, and the record measured and stored again.
 
 #include <filesystem>
 #include <optional>
@@ -45,7 +46,10 @@ struct ProfileOrigin {
 
 /// The cached profile of the context's device when there is a valid one, else a fresh
 /// measurement (calibrate()), which is then cached. A corrupt or stale file is measured again,
-/// never trusted. `force` measures regardless.
+/// never trusted. `force` measures regardless. Processes measure a device one at a time (a lock
+/// file, profiles/<device>.lock, taken with flock): one that waited for another's measurement reads
+/// the profile it stored instead of measuring under its contention. Where the lock cannot be
+/// taken (the cache folder is not writable), the process measures without it.
 DeviceProfile load_or_calibrate(const Context& context, bool force = false, ProfileOrigin* origin = nullptr);
 
 /// What autotuning measured for one kind of problem on one device: each variant's time per run,
