@@ -75,7 +75,7 @@ class DisagreeingRanks(ScratchFolderTest):
     def test_a_killed_rank_ends_the_job_at_once(self):
         command = [self.mpirun, "--oversubscribe", "-np", "2", support.ZIGGURAT, *map(str, self.heat(size="1024x1024",
                                                                                                   steps=100000))]
-        job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=mpi_environment())
         try:
             ranks = []
