@@ -480,6 +480,13 @@ TEST_CASE_TEMPLATE("wave step: every walk (DOFs a work-item, strips of planes) g
               CAPTURE(walk.strip_rows);
               CHECK(walked_step(context, system, none, per_part, walk, computed) == reference_at(system, computed));
             }
+        // Blocks held from inside a plane (two devices, halos every 2 steps) walked in strips.
+        const PointSource source = explosion(grid, {4, 4, 3});
+        const std::vector<GridNode> receivers{{4, 4, 0}, {1, 2, 5}};
+        WaveSplit strips{{}, 2};
+        strips.walk = WaveWalk{2, 3};
+        CHECK(split_run<T>({context, context}, system, source, 40, receivers, 12, strips) ==
+              split_run<T>({context}, system, source, 40, receivers, 12, WaveSplit{}));
       },
       test::needs_for<T>());
 }
