@@ -2,7 +2,7 @@
 // model sizes (and 3D models), beside the physical limit and the peers:
 //   - ziggurat on one device, and the streaming limit: the bytes one step must move (the stored
 //     diagonals of K1 (11 in 2D, 50 in 3D), K2, m, u1 and u2 read, u3 written) over the measured
-//     copy bandwidth;
+//     copy bandwidth; the same with the walks of --walks beside the planned one;
 //   - ziggurat on several devices (--devices A/B) at each halo depth of --halo-steps, the cost
 //     model's s among them, each beside the model's time a step;
 //   - the same on MPI ranks (--mpirun "mpirun -np 2": `ziggurat wave` under that launcher);
@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "bench.hpp"
@@ -56,6 +57,7 @@ struct BenchWaveOptions {
   std::size_t rank_steps = 0;  // steps of each ranks' run (0: 10x --steps, so that start-up weighs little)
   bool no_peers = false;
   std::string device;
+  std::string walks;  // one-device walks beside the planned one: R (DOFs a work-item) or RxS (and strips of S rows)
 };
 
 
@@ -79,8 +81,10 @@ std::string size_text(const std::vector<std::size_t>& n) {
 
 template <class T>
 double device_step_seconds(const std::vector<Context>& devices, const WaveSystem<T>& system, const PointSource& source,
-                           std::size_t steps, std::size_t halo_steps) {
-  WaveSolver<T> solver(devices, system, source, 15, {{system.nx / 2, system.ny / 2, 0}}, {{}, halo_steps});
+                           std::size_t steps, std::size_t halo_steps, std::optional<WaveWalk> walk = std::nullopt) {
+  WaveSplit split{{}, halo_steps};
+  split.walk = walk;
+  WaveSolver<T> solver(devices, system, source, 15, {{system.nx / 2, system.ny / 2, 0}}, split);
   solver.run(std::min<std::size_t>(steps, 20));  // warm-up: programs, first touches
   return solver.run(steps).seconds / double(steps);
 }
@@ -188,7 +192,13 @@ struct Parsed {
   std::vector<std::string> precisions;
   std::vector<std::size_t> halo_steps;  // 0: the model's
   std::vector<Context> devices;         // --devices
+  std::vector<WaveWalk> walks;          // --walks
 };
+
+std::string walk_text(const WaveWalk& walk) {
+  return std::to_string(walk.rows_per_item) + " DOFs a work-item, " +
+         (walk.strip_rows == 0 ? std::string("in order") : "strips of " + std::to_string(walk.strip_rows) + " rows");
+}
 
 Parsed parse(const BenchWaveOptions& o) {
   Parsed p;
@@ -205,6 +215,10 @@ Parsed parse(const BenchWaveOptions& o) {
   }
   p.halo_steps = parse_counts(o.halo_steps, "--halo-steps", "halo depths s", true);
   if (!o.devices.empty()) p.devices = contexts_on(o.devices);
+  for (const std::string& walk : split(o.walks, ',')) {
+    const std::vector<std::size_t> v = parse_extents(walk, 1, 2, "--walks");
+    p.walks.push_back({v[0], v.size() == 2 ? v[1] : 0});
+  }
   return p;
 }
 
@@ -222,7 +236,8 @@ void bench_model(const BenchWaveOptions& o, const Parsed& parsed, const Context&
   const std::size_t values_per_dof = system.k1.offsets.size() + 5;
   const double limit = double(values_per_dof * sizeof(T)) * double(system.dofs()) / copy;
   const Row streaming{"streaming limit (" + std::to_string(values_per_dof) + " values a DOF / copy bandwidth)", limit, ""};
-  const Row one{"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1), ""};
+  const Row one{"ziggurat, " + context.device().label(), device_step_seconds({context}, system, source, o.steps, 1),
+                "walk: " + walk_text(plan_walk(context.device(), system))};
   std::cout << "## " << size_text(n) << " nodes (" << number_text(nodes * 1e-6) << " M), " << type_name<T>()
             << ", " << o.steps << " steps\n\n"
             << "| run | ms/step | Mnodes/s | of streaming limit | vs one device | note |\n"
@@ -242,6 +257,9 @@ void bench_model(const BenchWaveOptions& o, const Parsed& parsed, const Context&
   };
   print(streaming);
   print(one);
+  for (const WaveWalk& walk : parsed.walks)
+    if (walk.strip_rows == 0 || grid.dims == 3)
+      print({"ziggurat, walk: " + walk_text(walk), device_step_seconds({context}, system, source, o.steps, 1, walk), ""});
   if (!parsed.devices.empty()) {
     const std::vector<Context>& devices = parsed.devices;
     const DeviceProfile profile = load_or_calibrate(devices.front());
@@ -311,6 +329,9 @@ void add_bench_wave_command(CLI::App& app) {
                                                      "start-up is timed too)")
       ->check(whole_number(1));
   command->add_flag("--no-peers", o->no_peers, "Leave CuPy out");
+  command->add_option("--walks", o->walks, "One-device walks measured beside the planned one: R (DOFs a "
+                                           "work-item) or RxS (and strips of S rows of each plane, 3D only), "
+                                           "comma-separated");
   command->add_option("--device", o->device, "Device selection");
   command->callback([o] { run(*o); });
 }

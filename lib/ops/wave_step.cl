@@ -1,62 +1,112 @@
 // Explicit FEM wave steps (method notes, section 5), m u3 = dt^2 f - K1 u2 - K2 u1, on vectors of n
 // DOFs. K1 is a symmetric half-stored DIA matrix: diagonal d holds K1(i, i + o) at k1[d n + i]
-// and is used a second time as K1(i, i - o) = k1[d n + i - o]; its offsets sit in constant
-// memory. The arithmetic of each DOF is fixed (wave_step_reference() repeats it on the host), so
-// that every split of the vector gives the same bits.
+// and is used a second time as K1(i, i - o) = k1[d n + i - o]. The arithmetic of each DOF is fixed
+// (wave_step_reference() repeats it on the host), so that every split of the vector and every walk
+// over it gives the same bits.
+//
+// Built per system and walk (ops/wave_step.cpp): WAVE_DIAGONALS and WAVE_OFFSETS (K1's offsets,
+// 0 first, ascending) as constants, so that the interior's loop unrolls into independent loads;
+// WAVE_PER_PART, the diagonals a buffer of K1 holds; WAVE_ROWS, the DOFs a work-item computes, a
+// work-group's size apart; WAVE_PLANE and WAVE_STRIP, the DOFs of a plane of nodes and of a strip
+// of its rows (WAVE_STRIP 0: the DOFs in order).
 #pragma OPENCL FP_CONTRACT OFF
 
-// K1's diagonals in up to four buffers (one allocation may not hold them all: NVIDIA allows a
-// quarter of the memory), `per_part` consecutive diagonals each; diagonal d is part d / per_part.
-#define K1_PARTS __global const REAL* restrict k1_0, __global const REAL* restrict k1_1, \
-                 __global const REAL* restrict k1_2, __global const REAL* restrict k1_3, const uint per_part
+__constant int wave_offsets[WAVE_DIAGONALS] = {WAVE_OFFSETS};
 
-inline __global const REAL* k1_part(uint p, __global const REAL* k1_0, __global const REAL* k1_1,
-                                    __global const REAL* k1_2, __global const REAL* k1_3) {
-  return p == 0 ? k1_0 : p == 1 ? k1_1 : p == 2 ? k1_2 : k1_3;
+// K1's diagonals in up to four buffers (one allocation may not hold them all: NVIDIA allows a
+// quarter of the memory); diagonal d is diagonal d % WAVE_PER_PART of part d / WAVE_PER_PART.
+#define K1_PARTS __global const REAL* restrict k1_0, __global const REAL* restrict k1_1, \
+                 __global const REAL* restrict k1_2, __global const REAL* restrict k1_3
+
+inline __global const REAL* k1_diagonal(uint d, uint stride, __global const REAL* k1_0, __global const REAL* k1_1,
+                                        __global const REAL* k1_2, __global const REAL* k1_3) {
+  const uint p = d / WAVE_PER_PART;
+  __global const REAL* part = p == 0 ? k1_0 : p == 1 ? k1_1 : p == 2 ? k1_2 : k1_3;
+  return part + (size_t)(d % WAVE_PER_PART) * stride;
 }
 
-// One work-item per DOF of local positions [lo, lo + count): u3 = -(K1 u2 + K2 u1) / m, the
-// source added by wave_inject afterwards. The buffers hold the global DOFs [first, first + stride)
-// (one device's part of the vector with its halos; first = 0 and stride = n for the whole);
-// bounds are global, so each DOF sums exactly the terms it sums in the whole vector, diagonal by
-// diagonal in ascending order whichever part holds them.
-__kernel void wave_step(__constant const int* offsets, const uint diagonals, K1_PARTS,
-                        __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
-                        __global const REAL* restrict u1, __global const REAL* restrict u2,
-                        __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
-                        const uint count) {
-  if (get_global_id(0) >= count) return;
-  const uint l = lo + (uint)get_global_id(0), i = first + l, band = (uint)offsets[diagonals - 1];
-  const bool inside = i >= band && i + band < n;
+// The local position that walk position w stands for, or false when it stands for none. The
+// walk covers the global DOFs [a, a + count), a = first + lo: in order, or (WAVE_STRIP > 0)
+// strip by strip of each plane, every plane of the range's `planes` in turn within a strip, so
+// that the second read of a diagonal that reaches across a plane comes a strip's DOFs after the
+// first, not a plane's: from the cache.
+inline bool walk_position(uint w, uint first, uint lo, uint count, uint planes, uint* l) {
+#if WAVE_STRIP > 0
+  const uint a = first + lo, span = planes * WAVE_STRIP;
+  const uint strip = w / span, within = w - strip * span, z = within / WAVE_STRIP;
+  const uint in_plane = strip * WAVE_STRIP + (within - z * WAVE_STRIP);
+  const uint i = (a / WAVE_PLANE + z) * WAVE_PLANE + in_plane;
+  *l = i - first;
+  return in_plane < WAVE_PLANE && i >= a && i - a < count;
+#else
+  *l = lo + w;
+  return w < count;
+#endif
+}
+
+// u3 at local position l (global DOF first + l) near the vector's ends: every term tested.
+inline void wave_edge(uint l, uint first, uint n, uint stride, K1_PARTS, __global const REAL* restrict k2,
+                      __global const REAL* restrict inverse_mass, __global const REAL* restrict u1,
+                      __global const REAL* restrict u2, __global REAL* restrict u3) {
+  const uint i = first + l;
   REAL acc = 0;
-  for (uint p = 0, d0 = 0; d0 < diagonals; ++p, d0 += per_part) {
-    __global const REAL* part = k1_part(p, k1_0, k1_1, k1_2, k1_3);
-    const uint d1 = min(diagonals, d0 + per_part);
-    if (inside) {
-      // Away from the vector's ends every term exists: the same sums without the bounds tests
-      // (diagonal 0, offset 0, used once).
-      uint d = d0;
-      if (d == 0) {
-        acc += part[l] * u2[l];
-        d = 1;
-      }
-      for (; d < d1; ++d) {
-        const uint o = (uint)offsets[d];
-        __global const REAL* diagonal = part + (size_t)(d - d0) * stride;
-        acc += diagonal[l] * u2[l + o];
-        acc += diagonal[l - o] * u2[l - o];
-      }
-    } else {
-      for (uint d = d0; d < d1; ++d) {
-        const uint o = (uint)offsets[d];
-        __global const REAL* diagonal = part + (size_t)(d - d0) * stride;
-        if (i + o < n) acc += diagonal[l] * u2[l + o];
-        if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
-      }
-    }
+  for (uint d = 0; d < WAVE_DIAGONALS; ++d) {
+    const uint o = (uint)wave_offsets[d];
+    __global const REAL* diagonal = k1_diagonal(d, stride, k1_0, k1_1, k1_2, k1_3);
+    if (i + o < n) acc += diagonal[l] * u2[l + o];
+    if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
   }
   acc += k2[l] * u1[l];
   u3[l] = -acc * inverse_mass[l];  // m's inverse: OpenCL's float division need not round correctly
+}
+
+// WAVE_ROWS DOFs a work-item of the global DOFs [first + lo, first + lo + count): u3 = -(K1 u2 +
+// K2 u1) / m, the source added by wave_inject afterwards. The buffers hold the global DOFs
+// [first, first + stride) (one device's part of the vector with its halos; first = 0 and stride =
+// n for the whole); bounds are global, so each DOF sums exactly the terms it sums in the whole
+// vector, diagonal by diagonal in ascending order. `planes`: the planes of nodes the range touches.
+__kernel void wave_step(K1_PARTS, __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
+                        __global const REAL* restrict u1, __global const REAL* restrict u2,
+                        __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
+                        const uint count, const uint planes) {
+  const uint group = (uint)get_local_size(0);
+  const uint w0 = (uint)get_group_id(0) * WAVE_ROWS * group + (uint)get_local_id(0);
+  const uint band = (uint)wave_offsets[WAVE_DIAGONALS - 1];
+  uint l[WAVE_ROWS];
+  bool valid[WAVE_ROWS], interior = true;
+  for (uint r = 0; r < WAVE_ROWS; ++r) {
+    valid[r] = walk_position(w0 + r * group, first, lo, count, planes, &l[r]);
+    const uint i = first + l[r];
+    interior = interior && valid[r] && i >= band && i + band < n;
+  }
+  if (!interior) {
+    for (uint r = 0; r < WAVE_ROWS; ++r)
+      if (valid[r]) wave_edge(l[r], first, n, stride, k1_0, k1_1, k1_2, k1_3, k2, inverse_mass, u1, u2, u3);
+    return;
+  }
+  // Away from the vector's ends every term exists: the same sums without the bounds tests
+  // (diagonal 0, offset 0, used once), every load of the rows independent of the sums.
+  REAL acc[WAVE_ROWS];
+#pragma unroll
+  for (uint r = 0; r < WAVE_ROWS; ++r) {
+    acc[r] = 0;
+    acc[r] += k1_0[l[r]] * u2[l[r]];
+  }
+#pragma unroll
+  for (uint d = 1; d < WAVE_DIAGONALS; ++d) {
+    const uint o = (uint)wave_offsets[d];
+    __global const REAL* diagonal = k1_diagonal(d, stride, k1_0, k1_1, k1_2, k1_3);
+#pragma unroll
+    for (uint r = 0; r < WAVE_ROWS; ++r) {
+      acc[r] += diagonal[l[r]] * u2[l[r] + o];
+      acc[r] += diagonal[l[r] - o] * u2[l[r] - o];
+    }
+  }
+#pragma unroll
+  for (uint r = 0; r < WAVE_ROWS; ++r) {
+    acc[r] += k2[l[r]] * u1[l[r]];
+    u3[l[r]] = -acc[r] * inverse_mass[l[r]];
+  }
 }
 
 // u3[dofs[s]] += weights[s] * amplitude for the `count` source DOFs (weights = dt^2 g / m).

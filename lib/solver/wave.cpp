@@ -51,8 +51,9 @@ struct WavePart {
   std::vector<std::size_t> receiver_slots;  // the global receiver DOF index of each it records
   DeviceBuffer<T> recorded;
 
-  WavePart(const Context& c, const WaveSystem<T>& system, const PointSource& source, DofRange own, DofRange store)
-      : context(c), owned(own), stored(store), step(c, system, source, store) {
+  WavePart(const Context& c, const WaveSystem<T>& system, const PointSource& source, DofRange own, DofRange store,
+           const std::optional<WaveWalk>& walk)
+      : context(c), owned(own), stored(store), step(c, system, source, store, 0, walk) {
     for (DeviceBuffer<T>& layer : layers) {  // the medium at rest
       layer = DeviceBuffer<T>(c, stored.count, "wave field layer");
       detail::enqueue_fill<T>(c, c.compute_queue(), layer.get(), layer.size(), T(0));
@@ -283,7 +284,7 @@ WaveSolver<T>::WaveSolver(const std::vector<Context>& devices, WaveSystem<T> sys
   im->transport = split.transport;
   for (std::size_t p = 0; p < devices.size(); ++p) {
     const std::size_t b = split.first_block + p;
-    im->parts.push_back(std::make_unique<WavePart<T>>(devices[p], system, source, im->owned[b], im->stored[b]));
+    im->parts.push_back(std::make_unique<WavePart<T>>(devices[p], system, source, im->owned[b], im->stored[b], split.walk));
     im->parts.back()->set_receivers(dofs);
   }
   im->system = std::move(system);

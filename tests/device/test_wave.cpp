@@ -413,6 +413,84 @@ TEST_CASE_TEMPLATE("3D wave step: K1 held in several buffers gives the bits of o
       test::needs_for<T>());
 }
 
+// u3 of one step at the local positions `computed` with K1 in parts of `per_part` diagonals and
+// the walk `walk`; the other positions keep a marker the step must not touch.
+template <class T>
+std::vector<T> walked_step(Context& context, const WaveSystem<T>& system, const PointSource& source,
+                           std::size_t per_part, WaveWalk walk, DofRange computed) {
+  const std::size_t n = system.dofs();
+  std::vector<T> u1(n), u2(n), got(n, T(-7));
+  for (std::size_t i = 0; i < n; ++i) {
+    u1[i] = T(std::sin(0.37 * double(i)));
+    u2[i] = T(std::cos(0.11 * double(i)));
+  }
+  DeviceBuffer<T> d1(context, n), d2(context, n), d3(context, n);
+  copy_to_device(context.compute_queue(), u1.data(), d1);
+  copy_to_device(context.compute_queue(), u2.data(), d2);
+  copy_to_device(context.compute_queue(), got.data(), d3);
+  WaveStep<T> step(context, system, source, {0, n}, per_part * n * sizeof(T), walk);
+  step.update(d1.get(), d2.get(), d3.get(), computed);
+  copy_to_host(context.compute_queue(), d3, got.data());
+  return got;
+}
+
+// The reference's u3 (no source) at `computed`, the marker elsewhere.
+template <class T>
+std::vector<T> reference_at(const WaveSystem<T>& system, DofRange computed) {
+  const std::size_t n = system.dofs();
+  std::vector<T> u1(n), u2(n), u3, want(n, T(-7));
+  for (std::size_t i = 0; i < n; ++i) {
+    u1[i] = T(std::sin(0.37 * double(i)));
+    u2[i] = T(std::cos(0.11 * double(i)));
+  }
+  wave_step_reference(system, u1, u2, u3, PointSource{}, {}, 0);
+  std::copy(u3.begin() + computed.first, u3.begin() + computed.end(), want.begin() + computed.first);
+  return want;
+}
+
+TEST_CASE_TEMPLATE("wave step: every walk (DOFs a work-item, strips of planes) gives the host reference's bits", T,
+                   float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const PointSource none;
+        {
+          const ElasticGrid grid = layered(23, 19);
+          const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {3});
+          const std::size_t n = system.dofs();
+          for (const DofRange computed : {DofRange{0, n}, DofRange{37, n - 101}})
+            for (const std::size_t rows : {1, 2, 3, 4}) {
+              CAPTURE(rows);
+              CHECK(walked_step(context, system, none, 11, {rows, 0}, computed) == reference_at(system, computed));
+            }
+          CHECK_THROWS_AS(WaveStep<T>(context, system, none, {0, n}, 0, WaveWalk{2, 4}), InvalidArgument);
+          CHECK_THROWS_AS(WaveStep<T>(context, system, none, {0, n}, 0, WaveWalk{0, 0}), InvalidArgument);
+          CHECK_THROWS_AS(WaveStep<T>(context, system, none, {0, n}, 0, WaveWalk{9, 0}), InvalidArgument);
+        }
+        // 3D: strips of 1 to 8 rows of 8 (the last strip shorter, or the whole plane), ranges
+        // that start and end inside planes, K1 in one buffer or in parts of 17 diagonals.
+        const ElasticGrid grid = layered3d(9, 8, 7);
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {1});
+        const std::size_t n = system.dofs();
+        for (const DofRange computed : {DofRange{0, n}, DofRange{250, n - 517}})
+          for (const std::size_t per_part : {17, 50})
+            for (const WaveWalk walk : {WaveWalk{1, 1}, WaveWalk{2, 3}, WaveWalk{2, 8}, WaveWalk{3, 5}, WaveWalk{2, 0}}) {
+              CAPTURE(computed.first);
+              CAPTURE(per_part);
+              CAPTURE(walk.rows_per_item);
+              CAPTURE(walk.strip_rows);
+              CHECK(walked_step(context, system, none, per_part, walk, computed) == reference_at(system, computed));
+            }
+        // Blocks held from inside a plane (two devices, halos every 2 steps) walked in strips.
+        const PointSource source = explosion(grid, {4, 4, 3});
+        const std::vector<GridNode> receivers{{4, 4, 0}, {1, 2, 5}};
+        WaveSplit strips{{}, 2};
+        strips.walk = WaveWalk{2, 3};
+        CHECK(split_run<T>({context, context}, system, source, 40, receivers, 12, strips) ==
+              split_run<T>({context}, system, source, 40, receivers, 12, WaveSplit{}));
+      },
+      test::needs_for<T>());
+}
+
 TEST_CASE("3D wave step: the discrete energy stays constant once the source is quiet") {
   test::for_each_device(
       [](Context& context) {

@@ -11,10 +11,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
+#include "ziggurat/base/device.hpp"
 #include "ziggurat/base/memory.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 
@@ -52,6 +54,24 @@ void wave_step_reference(const WaveSystem<T>& system, const std::vector<T>& u1, 
                          std::vector<T>& u3, const PointSource& source, const std::vector<T>& weights,
                          double amplitude);
 
+/// How the step's work-items walk the DOFs; the same bits whatever the walk.
+struct WaveWalk {
+  /// DOFs a work-item computes, a work-group's size apart: more independent loads in flight.
+  std::size_t rows_per_item = 2;
+  /// 0: the DOFs in order. Else each plane of nodes is cut into strips of this many rows, and the
+  /// step walks strip by strip, through every plane within a strip: K1's diagonals that reach
+  /// across a plane are read a second time a strip's DOFs after the first (from the cache), not a
+  /// plane's (from memory again, once a plane's traffic exceeds the cache). 3D grids only.
+  std::size_t strip_rows = 0;
+};
+
+/// The walk for `system` on `device`: 2 DOFs a work-item (on an H100 in 2D, 0.93 of the streaming
+/// limit against 0.895 for 1 and 0.858 for 4); strips of the plane when the traffic between the two
+/// reads of a diagonal that reaches across a plane (the band's DOFs times the bytes a DOF moves)
+/// exceeds twice the global memory cache the device reports, each strip's traffic within that.
+template <class T>
+WaveWalk plan_walk(const DeviceInfo& device, const WaveSystem<T>& system);
+
 /// Global DOFs [first, first + count): the part of the vector one device holds.
 struct DofRange {
   std::size_t first = 0, count = 0;
@@ -64,12 +84,13 @@ template <class T>
 class WaveStep {
  public:
   /// K1's diagonals go into up to four buffers of at most `part_bytes` each (0: the device's
-  /// largest allocation), so that a system larger than one allocation still fits.
+  /// largest allocation), so that a system larger than one allocation still fits. `walk`:
+  /// plan_walk()'s when not given.
   /// Throws UnsupportedFeature for double without fp64 or offsets beyond constant memory,
-  /// InvalidArgument for a range outside the system, OutOfDeviceMemory when four parts are not
-  /// enough.
+  /// InvalidArgument for a range outside the system or a walk of other than 1 to 8 DOFs a
+  /// work-item (or strips on a 2D grid), OutOfDeviceMemory when four parts are not enough.
   WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source, DofRange stored,
-           std::size_t part_bytes = 0);
+           std::size_t part_bytes = 0, std::optional<WaveWalk> walk = std::nullopt);
   /// The whole system.
   WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source);
   const DofRange& stored() const noexcept { return stored_; }
@@ -94,7 +115,9 @@ class WaveStep {
   std::size_t n_;
   DofRange stored_;
   std::size_t diagonals_, per_part_ = 0, sources_ = 0, receivers_ = 0;
-  DeviceBuffer<std::int32_t> offsets_;
+  std::size_t plane_dofs_;       ///< a plane of nodes' DOFs (3D), a row's (2D)
+  std::size_t strip_dofs_ = 0;  ///< a strip's DOFs, 0 for the DOFs in order
+  WaveWalk walk_;
   std::vector<DeviceBuffer<T>> k1_parts_;  ///< per_part_ diagonals each, the last possibly fewer
   DeviceBuffer<T> k2_, inverse_mass_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ziggurat/base/context.hpp"
@@ -68,6 +69,7 @@ struct WaveSplit {
   std::size_t blocks = 0;
   std::size_t first_block = 0;
   HaloTransport* transport = nullptr;  ///< needed when blocks > devices; not owned
+  std::optional<WaveWalk> walk{};      ///< each device's walk over its DOFs; empty: plan_walk()'s
 };
 
 template <class T>
