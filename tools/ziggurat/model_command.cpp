@@ -1,10 +1,8 @@
 // `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <optional>
-#include <thread>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,12 +12,12 @@
 #include "format.hpp"
 #include "plot.hpp"
 #include "run_profile.hpp"
-#include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/blocking_model.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/model_sweep.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
@@ -78,11 +76,6 @@ Inputs load_inputs(const ModelOptions& o) {
 
 std::size_t value_bytes(const ModelOptions& o) { return o.precision == "f64" ? 8 : 4; }
 
-// Every transfer, contiguous or rectangular, costs tau_c per value.
-void set_tau_c(DeviceConstants& k, double tau_c_ns) {
-  for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = tau_c_ns;
-}
-
 DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   DeviceConstants k;
   if (in.profile) {
@@ -99,9 +92,7 @@ DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   } else {
     k = DeviceConstants::paper(o.sweep ? o.tau_a : o.tau_c, o.tau_a);  // a sweep sets tau_c from its ratios
   }
-  if (o.tau_c > 0) {
-    set_tau_c(k, o.tau_c);
-  }
+  if (o.tau_c > 0) k.set_tau_c(o.tau_c);
   return k;
 }
 
@@ -225,68 +216,43 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
                             number_text(DeviceConstants::kMostNs) + " ns; give smaller ratios or --tau-a");
   std::vector<std::uint64_t> memories;
   for (const auto& text : split(o.memories, ',')) memories.push_back(parse_bytes(text));
-  std::vector<std::string> decompositions;
+  std::vector<Decomposition> decompositions;
   if (o.decomposition == "auto") {
-    decompositions = problem.extents.size() == 2 ? std::vector<std::string>{"strip", "block"} : std::vector<std::string>{"strip"};
+    decompositions = problem.extents.size() == 2 ? std::vector<Decomposition>{Decomposition::strip, Decomposition::block}
+                                                 : std::vector<Decomposition>{Decomposition::strip};
   } else {
-    decompositions = {o.decomposition};
+    decompositions = {o.decomposition == "block" ? Decomposition::block : Decomposition::strip};
   }
-  struct Row {
-    std::uint64_t memory;
-    double ratio;
-    std::string decomposition;
-    DeviceConstants constants;
-    std::optional<Plan> plan;
-    std::string error;  // why no pyramid fits, when none does
-  };
-  std::vector<Row> rows;
-  for (const auto memory : memories) {
-    for (const auto& decomposition : decompositions) {
-      for (const double ratio : ratios) {
-        DeviceConstants k = base;
-        set_tau_c(k, ratio * k.tau_a_ns);
-        rows.push_back({memory, ratio, decomposition, k, std::nullopt, {}});
-      }
-    }
-  }
-  // Plans are independent: as many at a time as the machine has cores.
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i; (i = next++) < rows.size();) {
-      try {
-        rows[i].plan = plan_for(o, problem, rows[i].memory, rows[i].constants, rows[i].decomposition);
-      } catch (const InvalidArgument& error) {
-        rows[i].error = error.what();
-      }
-    }
-  };
-  std::vector<std::thread> workers(std::max<std::size_t>(1, std::min<std::size_t>(usable_host_cores(), 64)));
-  for (auto& worker : workers) worker = std::thread(work);
-  for (auto& worker : workers) worker.join();
+  const std::vector<SweepPoint> points =
+      sweep_plans(problem, base, memories, decompositions, ratios, schedule_of(o), height_of(o));
 
   nlohmann::json list = nlohmann::json::array();
   Table table({"memory", "tau_c/tau_a", "decomposition", "n", "task", "buffer", "pyramid ns/node", "trivial ns/node", "speedup"});
   std::vector<Series> series;
   std::vector<std::string> notes;
-  for (const auto& row : rows) {
-    nlohmann::json j = {{"device_mem_bytes", row.memory}, {"tau_c_over_tau_a", row.ratio}, {"decomposition", row.decomposition}};
-    if (!row.plan) {
-      j["error"] = row.error;
+  for (const SweepPoint& point : points) {
+    const std::string decomposition = to_string(point.decomposition);
+    nlohmann::json j = {{"device_mem_bytes", point.budget_bytes}, {"tau_c_over_tau_a", point.tau_c_over_tau_a},
+                        {"decomposition", decomposition}};
+    if (!point.plan) {
+      j["error"] = point.error;
       list.push_back(j);
-      table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, "-", "-", "-", "no pyramid fits", "-", "-"});
-      notes.push_back(bytes_text(row.memory) + " " + row.decomposition + ": " + row.error);
+      table.add({bytes_text(point.budget_bytes), number_text(point.tau_c_over_tau_a), decomposition, "-", "-", "-",
+                 "no pyramid fits", "-", "-"});
+      notes.push_back(bytes_text(point.budget_bytes) + " " + decomposition + ": " + point.error);
       continue;
     }
-    const Plan& plan = *row.plan;
+    const Plan& plan = *point.plan;
     j["plan"] = plan_json(plan);
     list.push_back(j);
-    table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, std::to_string(plan.layout.height),
-               std::to_string(plan.layout.task_extent), std::to_string(plan.buffer_extent),
-               number_text(plan.prediction.ns_per_node, 4), number_text(plan.trivial.ns_per_node, 4),
-               number_text(plan.speedup_over_trivial())});
-    const std::string label = bytes_text(row.memory) + " " + row.decomposition;
-    if (series.empty() || series.back().label != label) series.push_back({label, {}, {}, row.decomposition == "block"});
-    series.back().x.push_back(row.ratio);
+    table.add({bytes_text(point.budget_bytes), number_text(point.tau_c_over_tau_a), decomposition,
+               std::to_string(plan.layout.height), std::to_string(plan.layout.task_extent),
+               std::to_string(plan.buffer_extent), number_text(plan.prediction.ns_per_node, 4),
+               number_text(plan.trivial.ns_per_node, 4), number_text(plan.speedup_over_trivial())});
+    const std::string label = bytes_text(point.budget_bytes) + " " + decomposition;
+    if (series.empty() || series.back().label != label)
+      series.push_back({label, {}, {}, point.decomposition == Decomposition::block});
+    series.back().x.push_back(point.tau_c_over_tau_a);
     series.back().y.push_back(plan.speedup_over_trivial());
   }
   if (!o.plot.empty()) {
