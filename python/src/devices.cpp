@@ -7,8 +7,8 @@
 #include <map>
 #include <mutex>
 
-#include "format.hpp"
 #include "module.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -115,7 +115,7 @@ std::uint64_t memory_size(const py::object& size, const char* what) {
     return bytes.cast<std::uint64_t>();
   }
   if (!py::isinstance<py::str>(size)) throw refuse("a " + type_name(size));
-  return cli::parse_bytes(size.cast<std::string>());
+  return app::parse_bytes(size.cast<std::string>());
 }
 
 DeviceProfile profile_of(const py::dict& profile) {

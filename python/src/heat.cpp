@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 
@@ -51,7 +51,7 @@ py::dict progress_dict(const HeatProgress& p) {
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
                 const HeatOutcome& outcome, const char* profile_origin) {
-  py::dict r = json_object(cli::heat_outcome_json(a.mode, outcome, profile_origin));
+  py::dict r = json_object(app::to_json(outcome, a.mode, profile_origin));
   r["device"] = context.device().label();
   r["size"] = extents;
   r["dtype"] = dtype_name<T>();

@@ -73,7 +73,7 @@ struct PlanningProfile {
 /// there is none. Call it without the GIL: a calibration takes a while.
 PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given);
 
-/// A summary the CLI prints as --json (tools/common), as the Python objects json.loads makes of it.
+/// A summary the CLI prints as --json (ziggurat/app), as the Python objects json.loads makes of it.
 py::object json_object(const nlohmann::json& summary);
 
 /// "float32" or "float64".

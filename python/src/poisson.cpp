@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 
@@ -51,7 +51,7 @@ py::dict progress_dict(const PoissonProgress& p) {
 template <class T>
 py::dict report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
                 const PoissonArguments& a, const PoissonOutcome& outcome, double residual, const char* origin) {
-  py::dict r = json_object(cli::poisson_outcome_json(a.mode, outcome, extents, origin));
+  py::dict r = json_object(app::to_json(outcome, a.mode, extents, origin));
   r["device"] = context.device().label();
   r["size"] = extents;
   r["dtype"] = dtype_name<T>();

@@ -18,10 +18,10 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "outcome_json.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -231,7 +231,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
   LongVectorRun run;
@@ -331,7 +331,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     const Context context = rank_device(options.device, world);
     require_device_precision(context.device(), options.precision);
     const HeatPlanRequest request = with_default_depth(requested, options, context.device());
-    const DeviceProfile profile = run_profile(context, options.profile, false).profile;
+    const DeviceProfile profile = app::run_profile(context, options.profile, false).profile;
     const std::size_t depth = options.height > 0 ? options.height
                                                  : mpi::plan_halo_depth<T>(world, context.device(), extents,
                                                                            options.steps, request, profile);
@@ -419,7 +419,7 @@ void run(const HeatOptions& options) {
   require_device_precision(context.device(), options.precision);
   const HeatPlanRequest request = with_default_depth(requested, options, context.device());
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
   std::unique_ptr<HeatSolver<T>> solver;
@@ -443,7 +443,7 @@ void run(const HeatOptions& options) {
   const double predicted_s = plan.prediction.total_ns * 1e-9;
   const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
   nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "stencil");
-  summary.update(heat_outcome_json(options.mode, outcome, planned_with.origin));
+  summary.update(app::to_json(outcome, options.mode, planned_with.origin));
   if (options.init.empty() && options.steps > 0) {
     summary["initial_field"] = "mode";
     summary["max_error_vs_exact"] = heat_mode_error(solver->data(), extents, alpha, options.steps);

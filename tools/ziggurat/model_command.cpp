@@ -11,7 +11,8 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/cost_model.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/blocking_model.hpp"
@@ -67,7 +68,7 @@ Inputs load_inputs(const ModelOptions& o) {
     const Context context(o.device);
     ProfileOrigin origin;
     in.profile = load_or_calibrate(context, false, &origin);
-    warn_if_not_cached(origin);
+    app::warn_if_not_cached(origin);
     in.profile_source = context.device().label();
     in.device_memory = context.device().global_mem_bytes;
   }
@@ -124,37 +125,6 @@ Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budge
                    height_of(o));
 }
 
-nlohmann::json engines_json(const model::TransferEngines& e) {
-  return {{"overlap_compute", e.overlap_compute}, {"duplex", e.duplex}, {"upload_slowdown", e.upload_slowdown},
-          {"download_slowdown", e.download_slowdown},
-          {"compute_slowdown", e.compute_slowdown}};
-}
-
-nlohmann::json constants_json(const DeviceConstants& k) {
-  return {{"upload", {{"latency_ns", k.upload.latency_ns}, {"ns_per_value", k.upload.ns_per_value}}},
-          {"download", {{"latency_ns", k.download.latency_ns}, {"ns_per_value", k.download.ns_per_value}}},
-          {"rect_upload", {{"latency_ns", k.rect_upload.latency_ns}, {"ns_per_value", k.rect_upload.ns_per_value}}},
-          {"rect_download", {{"latency_ns", k.rect_download.latency_ns}, {"ns_per_value", k.rect_download.ns_per_value}}},
-          {"tau_a_ns", k.tau_a_ns},
-          {"launch_ns", k.launch_ns},
-          {"engines", engines_json(k.engines)},
-          {"rect_engines", engines_json(k.rect_engines)}};
-}
-
-nlohmann::json plan_json(const Plan& plan) {
-  return {{"decomposition", to_string(plan.layout.decomposition)},
-          {"height", plan.layout.height},
-          {"task_extent", plan.layout.task_extent},
-          {"buffer_extent", plan.buffer_extent},
-          {"tasks_per_pass", plan.prediction.tasks},
-          {"passes", plan.prediction.passes},
-          {"predicted_s", plan.prediction.total_ns * 1e-9},
-          {"ns_per_node", plan.prediction.ns_per_node},
-          {"trivial_ns_per_node", plan.trivial.ns_per_node},
-          {"speedup_over_trivial", plan.speedup_over_trivial()},
-          {"paper_formula_ns_per_node", plan.approx_ns_per_node}};
-}
-
 std::string plan_shape(const Plan& plan) {
   const PyramidLayout& l = plan.layout;
   switch (l.decomposition) {
@@ -175,7 +145,7 @@ void run_explicit(const ModelOptions& o, const Inputs& in) {
   if (o.json) {
     nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
                         {"device_mem_bytes", budget}, {"schedule", to_string(schedule_of(o))},
-                        {"constants", constants_json(k)}, {"plan", plan_json(plan)}};
+                        {"constants", app::to_json(k)}, {"plan", app::to_json(plan)}};
     if (in.profile) j["profile"] = in.profile_source;
     std::cout << j.dump(2) << "\n";
     return;
@@ -243,7 +213,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
       continue;
     }
     const Plan& plan = *point.plan;
-    j["plan"] = plan_json(plan);
+    j["plan"] = app::to_json(plan);
     list.push_back(j);
     table.add({bytes_text(point.budget_bytes), number_text(point.tau_c_over_tau_a), decomposition,
                std::to_string(plan.layout.height), std::to_string(plan.layout.task_extent),
