@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Check that ziggurat's sources respect its layers.
 
-Layers, lowest first: base, matrix, io, ops, solver, tuning, automatic. Public headers live in
-include/ziggurat/<layer>/, sources and internal headers in lib/<layer>/. The rules:
+Layers, lowest first: base, matrix, io, ops, solver, tuning, automatic, distributed, app (the
+application layer, its own target ziggurat::app: the runs the clients share). Public headers live
+in include/ziggurat/<layer>/, sources and internal headers in lib/<layer>/. The rules:
   * a file may include headers of its own layer and of the layers below it, never above;
+  * a file of a layer never includes a file of a client (tools/, bench/, python/): the CLI's
+    presentation (options, tables, pictures) stays above the application layer;
   * nothing in lib/ or include/ziggurat/<layer>/ includes the umbrella header ziggurat/ziggurat.hpp;
   * include/ziggurat/ holds only ziggurat.hpp and layer folders, lib/ only CMakeLists.txt and
     layer folders;
@@ -26,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 LAYERS = {name: rank for rank, name in
-          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic", "distributed"])}
+          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic", "distributed", "app"])}
 UMBRELLA = "include/ziggurat/ziggurat.hpp"
 CLIENTS = ("tools", "bench", "python")
 SOURCE = re.compile(r"\.(c|cc|cpp|cxx|h|hh|hpp|cl)(\.in)?$")  # .in: templates, e.g. version.hpp.in
@@ -94,6 +97,9 @@ def check_file(root, rel, kind, edges):
                 yield where, f"includes the umbrella header {target}: include the headers it needs"
         elif dest.startswith("include/") and layer is None:
             yield where, f"includes {target}, which is not in a layer ({', '.join(LAYERS)})"
+        elif kind == "lib" and dest.split("/")[0] in CLIENTS:
+            yield where, (f"includes {target} ({dest}), a file of a client: the library and its "
+                          "application layer use nothing of the CLI, the benchmarks or the bindings")
         elif dest.startswith("lib/") and (kind == "client" or rel.startswith("include/")):
             yield where, (f"includes {target} ({dest}), a library internal: "
                           f"{'clients' if kind == 'client' else 'public headers'} may include only "
@@ -172,7 +178,10 @@ GOOD_TREE = {
     "lib/ops/spmm.cl": "kernel void spmm() {}\n",
     "lib/tuning/a.cpp": '#include "ziggurat/tuning/a.hpp"\n#include "ziggurat/ops/spmm.hpp"\n',
     "lib/tuning/b.cpp": '#include "ziggurat/tuning/b.hpp"\n#include "ziggurat/tuning/a.hpp"\n',
-    "tools/cli/main.cpp": '#include "ziggurat/ziggurat.hpp"\n#include "helper.hpp"\n',
+    "include/ziggurat/app/report.hpp": '#pragma once\n#include "ziggurat/tuning/b.hpp"\n',
+    "lib/app/report.cpp": '#include "ziggurat/app/report.hpp"\n#include "ziggurat/ops/spmm.hpp"\n',
+    "tools/cli/main.cpp": '#include "ziggurat/ziggurat.hpp"\n#include "helper.hpp"\n'
+                          '#include "ziggurat/app/report.hpp"\n',
     "tools/cli/helper.hpp": '#include <ziggurat/tuning/b.hpp>\n',
     "tests/host/test.cpp": '#include "base/file_io.hpp"\n#include "ziggurat/ziggurat.hpp"\n',
 }
@@ -194,6 +203,12 @@ PLANTED = [  # (what, files added or replaced, expected message)
      {"include/ziggurat/ops/spmm.hpp": '#include "base/file_io.hpp"\n'},
      "include/ziggurat/ops/spmm.hpp:1: includes base/file_io.hpp (lib/base/file_io.hpp), a library internal: "
      "public headers"),
+    ("a tuning file including an application-layer header",
+     {"lib/tuning/b.cpp": '#include "ziggurat/app/report.hpp"\n'},
+     "lib/tuning/b.cpp:1: includes ziggurat/app/report.hpp (app, rank 8) from tuning (rank 5)"),
+    ("an application-layer file including the CLI's presentation",
+     {"lib/app/report.cpp": '#include "../../tools/cli/helper.hpp"\n'},
+     "lib/app/report.cpp:1: includes ../../tools/cli/helper.hpp (tools/cli/helper.hpp), a file of a client"),
     ("a stray header in include/ziggurat/",
      {"include/ziggurat/stray.hpp": "#pragma once\n"},
      "include/ziggurat/stray.hpp:1: not in a layer folder of include/ziggurat/"),

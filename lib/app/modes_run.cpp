@@ -92,6 +92,10 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
   return s;
 }
 
+nlohmann::json to_json(const SubspaceProgress& p) {
+  return {{"iteration", p.iteration}, {"change", p.change}, {"cg_iterations", p.solve_iterations}};
+}
+
 template <class T>
 nlohmann::json to_json(const SubspaceResult<T>& r, const Context& context, const ModesSettings& o,
                        const ModesModel<T>& model, const SubspaceOptions& options) {

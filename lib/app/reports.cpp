@@ -26,6 +26,24 @@ nlohmann::json to_json(const BlockingChoice& choice) {
   return {{"key", choice.key}, {"measured_now", choice.measured_now}, {"ns_per_node", candidates}};
 }
 
+nlohmann::json to_json(const HeatProgress& p) {
+  return {{"passes_done", p.passes_done},
+          {"passes", p.passes},
+          {"steps_done", p.steps_done},
+          {"steps", p.steps},
+          {"seconds", p.seconds},
+          {"nodes_per_second", p.nodes_per_second},
+          {"eta_seconds", p.eta_seconds}};
+}
+
+nlohmann::json to_json(const PoissonProgress& p) {
+  return {{"sweeps_done", p.sweeps_done},
+          {"max_sweeps", p.max_sweeps},
+          {"update", p.update},
+          {"seconds", p.seconds},
+          {"eta_seconds", p.eta_seconds}};
+}
+
 nlohmann::json to_json(const HeatOutcome& outcome, const std::string& mode, const std::string& profile) {
   const model::Plan& plan = outcome.planned.predicted;
   const HeatRun& run = outcome.run;

@@ -149,6 +149,8 @@ WaveSplit local_split(const WaveSettings& settings, const std::vector<Context>& 
   return split;
 }
 
+nlohmann::json to_json(const WaveProgress& p) { return {{"step", p.step}, {"steps", p.steps}, {"seconds", p.seconds}}; }
+
 template <class T>
 nlohmann::json to_json(const WaveRun<T>& r, const DeviceInfo& device, std::size_t devices, int ranks,
                        std::size_t halo_steps, const WaveSetup& w, const WaveSettings& settings) {

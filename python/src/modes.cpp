@@ -74,15 +74,11 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
     options = app::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter / projection");
     // Always a hook, so that Ctrl-C stops the run after the iteration it interrupted.
     options.progress = [&a](const fem::SubspaceProgress& p) {
-      report_progress(a.progress, [&](py::dict& d) {
-        d["iteration"] = p.iteration;
-        d["change"] = p.change;
-        d["cg_iterations"] = p.solve_iterations;
-      });
+      report_progress(a.progress, [&] { return app::to_json(p); });
     };
     result = fem::subspace_iteration(context, model->k(), model->m(), options);
   }
-  const py::object report = json_object(app::to_json(result, context, a.settings, *model, options));
+  const py::object report = to_python(app::to_json(result, context, a.settings, *model, options));
   std::vector<double> frequencies = result.frequencies;
   const auto p = static_cast<py::ssize_t>(frequencies.size());
   return py::make_tuple(array_owning(std::move(frequencies), {p}),

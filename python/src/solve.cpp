@@ -62,7 +62,7 @@ py::object report(const Context& context, const sparse::SolveReport& r, const So
                             {"preconditioner", a.preconditioner},
                             {"block_size", block_size}};
   summary.update(app::to_json(r, true));
-  return json_object(summary);
+  return to_python(summary);
 }
 
 // x (shape of b) and the report for A (SciPy's arrays) and b, (n,) or (n, k), from x0 when given.

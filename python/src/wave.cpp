@@ -6,6 +6,7 @@
 
 #include "module.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/app/wave_run.hpp"
 
 namespace ziggurat::python {
@@ -44,22 +45,18 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
     w = app::wave_setup(std::move(grid), a.settings);
     wave::WaveSystem<T> system = wave::wave_system<T>(w.grid, w.dt, {w.absorbing});
     const wave::WaveSplit split = app::local_split(a.settings, devices, system, [](const Context& device) {
-      return planning_profile(device, std::nullopt).profile;
+      return app::planning_profile(device, std::nullopt).profile;
     });
     halo_steps = split.halo_steps;
     wave::WaveSolver<T> solver(devices, std::move(system), w.source, a.settings.frequency, w.receivers, split);
     // Always a hook, so that Ctrl-C stops the run after the steps it interrupted.
     r = solver.run(a.steps, [&a](const wave::WaveProgress& p) {
-      report_progress(a.progress, [&](py::dict& d) {
-        d["step"] = p.step;
-        d["steps"] = p.steps;
-        d["seconds"] = p.seconds;
-      });
+      report_progress(a.progress, [&] { return app::to_json(p); });
     });
   }
   app::check_seismograms(r);
-  const py::object report = json_object(
-      app::to_json(r, devices.front().device(), devices.size(), 1, halo_steps, w, a.settings));
+  const py::object report =
+      to_python(app::to_json(r, devices.front().device(), devices.size(), 1, halo_steps, w, a.settings));
   const std::vector<py::ssize_t> seismogram_shape{py::ssize_t(r.receivers), py::ssize_t(r.steps), py::ssize_t(dims)};
   return py::make_tuple(array_owning(std::move(r.seismograms), seismogram_shape), report);
 }

@@ -58,6 +58,10 @@ template <class T>
 fem::SubspaceOptions subspace_options(const Context& context, const ModesSettings& settings,
                                       const fem::ElementSet<T>& stiffness, const char* names);
 
+/// What ziggurat.modes() tells its progress callback after each iteration: iteration, change (inf
+/// at the first), cg_iterations.
+nlohmann::json to_json(const fem::SubspaceProgress& progress);
+
 /// The run's summary, `result` of `model` on `context`'s device with `settings` made `options`:
 /// device, platform, driver, model, dofs, elements, element_size, precision, modes, vectors,
 /// scatter, projection_layout, projection_factored, batch_elements, cg_operator, preconditioner,

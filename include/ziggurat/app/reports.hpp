@@ -38,6 +38,14 @@ nlohmann::json to_json(const PoissonOutcome& outcome, const std::string& mode, c
 /// replaced_pivots, product_kernel.
 nlohmann::json to_json(const sparse::SolveReport& report, bool histories);
 
+/// What ziggurat.heat() tells its progress callback after each pass: passes_done, passes,
+/// steps_done, steps, seconds, nodes_per_second, eta_seconds.
+nlohmann::json to_json(const HeatProgress& progress);
+
+/// What ziggurat.poisson() tells its progress callback: sweeps_done, max_sweeps, update, seconds,
+/// eta_seconds.
+nlohmann::json to_json(const PoissonProgress& progress);
+
 /// The tuner's choice of the blocked kernels' launch depth: key, measured_now, ns_per_node
 /// ({candidate: ns, ...}).
 nlohmann::json to_json(const BlockingChoice& choice);

@@ -67,6 +67,9 @@ wave::WaveSplit local_split(const WaveSettings& settings, const std::vector<Cont
                             const wave::WaveSystem<T>& system,
                             const std::function<DeviceProfile(const Context&)>& profile_of);
 
+/// What ziggurat.wave() tells its progress callback every few hundred steps: step, steps, seconds.
+nlohmann::json to_json(const wave::WaveProgress& progress);
+
 /// The summary of `run` on `devices` devices (the first is `device`) in `ranks` processes, halos
 /// exchanged every `halo_steps` steps: device, platform, devices, ranks, halo_steps,
 /// halo_steps_chosen_by, precision, dims, nx, ny, nz, dx, dt, dt_limit, steps, absorbing_cells,
