@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """Check that ziggurat's sources respect its layers.
 
-Layers, lowest first: base, matrix, io, ops, solver, tuning, automatic. Public headers live in
-include/ziggurat/<layer>/, sources and internal headers in lib/<layer>/. The rules:
+Layers, lowest first: base, matrix, io, ops, solver, tuning, automatic, distributed, app (the
+application layer, its own target ziggurat::app: the runs the clients share). Public headers live
+in include/ziggurat/<layer>/, sources and internal headers in lib/<layer>/. The rules:
   * a file may include headers of its own layer and of the layers below it, never above;
+  * a file of a layer never includes a file of a client (tools/, bench/, python/): the CLI's
+    presentation (options, tables, pictures) stays above the application layer;
   * nothing in lib/ or include/ziggurat/<layer>/ includes the umbrella header ziggurat/ziggurat.hpp;
   * include/ziggurat/ holds only ziggurat.hpp and layer folders, lib/ only CMakeLists.txt and
     layer folders;
   * clients (tools/, bench/, python/) include public headers ziggurat/<layer>/... of any layer,
     never a file of lib/, and neither do public headers (installed users have no lib/);
   * no include cycle between modules; a module is a layer and a file stem, e.g. tuning/calibration
-    is include/ziggurat/tuning/calibration.hpp plus lib/tuning/calibration.{cpp,hpp}.
+    is include/ziggurat/tuning/calibration.hpp plus lib/tuning/calibration.{cpp,hpp};
+  * the capability map of docs/architecture.md names only what exists: every `layer/stem` module,
+    every path from the root, every `ziggurat::namespace` and every `ziggurat.name` of the Python
+    package (its stubs, python/ziggurat/__init__.pyi).
 tests/ are exempt. An include "X" (or <ziggurat/...>) is the public header include/X if X starts
 with ziggurat/, else dirname(file)/X if that exists, else lib/X if that exists, else external
 (ignored).
@@ -26,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 LAYERS = {name: rank for rank, name in
-          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic", "distributed"])}
+          enumerate(["base", "matrix", "io", "ops", "solver", "tuning", "automatic", "distributed", "app"])}
 UMBRELLA = "include/ziggurat/ziggurat.hpp"
 CLIENTS = ("tools", "bench", "python")
 SOURCE = re.compile(r"\.(c|cc|cpp|cxx|h|hh|hpp|cl)(\.in)?$")  # .in: templates, e.g. version.hpp.in
@@ -94,6 +100,9 @@ def check_file(root, rel, kind, edges):
                 yield where, f"includes the umbrella header {target}: include the headers it needs"
         elif dest.startswith("include/") and layer is None:
             yield where, f"includes {target}, which is not in a layer ({', '.join(LAYERS)})"
+        elif kind == "lib" and dest.split("/")[0] in CLIENTS:
+            yield where, (f"includes {target} ({dest}), a file of a client: the library and its "
+                          "application layer use nothing of the CLI, the benchmarks or the bindings")
         elif dest.startswith("lib/") and (kind == "client" or rel.startswith("include/")):
             yield where, (f"includes {target} ({dest}), a library internal: "
                           f"{'clients' if kind == 'client' else 'public headers'} may include only "
@@ -122,6 +131,51 @@ def shortest_cycle(edges, start):
     return None
 
 
+MAP_DOC, MAP_HEADING, STUBS = "docs/architecture.md", "## Capability map", "python/ziggurat/__init__.pyi"
+CODE = re.compile(r"`([^`]+)`")
+
+
+def map_entry_missing(root, token):
+    """Why a backticked token of the capability map names nothing of the tree, or None."""
+    if token.startswith("ziggurat::"):
+        declared = re.compile(rf"^namespace {re.escape(token)} {{", re.M)
+        headers = (root / "include/ziggurat").rglob("*.hpp")
+        return None if any(declared.search(h.read_text(errors="replace")) for h in headers) \
+            else f"no public header declares namespace {token}"
+    if token.startswith("ziggurat."):
+        name = token.split(".", 1)[1]
+        stubs = root / STUBS
+        found = stubs.is_file() and re.search(rf"^(def|class) {re.escape(name)}\b",
+                                                stubs.read_text(errors="replace"), re.M)
+        return None if found else f"{STUBS} has no {name}"
+    parts = token.split("/")
+    if len(parts) == 2 and parts[0] in LAYERS and "." not in parts[1]:
+        layer, stem = parts
+        found = (root / f"include/ziggurat/{layer}/{stem}.hpp").is_file() or \
+            any((root / "lib" / layer).glob(f"{stem}.*"))
+        return None if found else f"no module {token} (include/ziggurat/{token}.hpp, lib/{token}.*)"
+    if "/" in token and " " not in token:
+        return None if (root / token).exists() else f"no file {token}"
+    return None  # prose: a command line, a method name
+
+
+def capability_map(root):
+    """Violations of the capability map: a section of docs/architecture.md naming what exists."""
+    doc = root / MAP_DOC
+    lines = doc.read_text(encoding="utf-8").splitlines() if doc.is_file() else []
+    if MAP_HEADING not in lines:
+        yield (MAP_DOC, 1), f"no '{MAP_HEADING}' section: the capabilities and their files go there"
+        return
+    start = lines.index(MAP_HEADING) + 1
+    for num, line in enumerate(lines[start:], start + 1):
+        if line.startswith("## "):
+            break
+        for token in CODE.findall(line):
+            missing = map_entry_missing(root, token)
+            if missing:
+                yield (MAP_DOC, num), f"the capability map names `{token}`: {missing}"
+
+
 def cycles(edges):
     """A violation per cycle, until every module that lies on a cycle has been named in one."""
     named = set()
@@ -138,6 +192,7 @@ def check(root):
     for rel, kind in files:
         violations += check_file(root, rel, kind, edges)
     violations += cycles(edges)
+    violations += capability_map(root)
     return violations, len(files), sum(kind == "lib" for _, kind in files)
 
 
@@ -172,9 +227,17 @@ GOOD_TREE = {
     "lib/ops/spmm.cl": "kernel void spmm() {}\n",
     "lib/tuning/a.cpp": '#include "ziggurat/tuning/a.hpp"\n#include "ziggurat/ops/spmm.hpp"\n',
     "lib/tuning/b.cpp": '#include "ziggurat/tuning/b.hpp"\n#include "ziggurat/tuning/a.hpp"\n',
-    "tools/cli/main.cpp": '#include "ziggurat/ziggurat.hpp"\n#include "helper.hpp"\n',
+    "include/ziggurat/app/report.hpp": '#pragma once\n#include "ziggurat/tuning/b.hpp"\n',
+    "lib/app/report.cpp": '#include "ziggurat/app/report.hpp"\n#include "ziggurat/ops/spmm.hpp"\n',
+    "tools/cli/main.cpp": '#include "ziggurat/ziggurat.hpp"\n#include "helper.hpp"\n'
+                          '#include "ziggurat/app/report.hpp"\n',
     "tools/cli/helper.hpp": '#include <ziggurat/tuning/b.hpp>\n',
     "tests/host/test.cpp": '#include "base/file_io.hpp"\n#include "ziggurat/ziggurat.hpp"\n',
+    "include/ziggurat/ops/sparse.hpp": "#pragma once\nnamespace ziggurat::sparse {\n}\n",
+    "python/ziggurat/__init__.pyi": "def spmm(a): ...\nclass DeviceMatrix: ...\n",
+    MAP_DOC: "# Architecture\n\n## Capability map\n\n- **spmm**: namespace `ziggurat::sparse`; files\n"
+             "  `ops/spmm`, `tuning/a`, `tools/cli/main.cpp`, `tests/host/`; CLI `ziggurat spmm`;\n"
+             "  Python `ziggurat.spmm`, `ziggurat.DeviceMatrix`.\n\n## Next\n\n`ops/gone`\n",
 }
 
 PLANTED = [  # (what, files added or replaced, expected message)
@@ -194,6 +257,28 @@ PLANTED = [  # (what, files added or replaced, expected message)
      {"include/ziggurat/ops/spmm.hpp": '#include "base/file_io.hpp"\n'},
      "include/ziggurat/ops/spmm.hpp:1: includes base/file_io.hpp (lib/base/file_io.hpp), a library internal: "
      "public headers"),
+    ("a tuning file including an application-layer header",
+     {"lib/tuning/b.cpp": '#include "ziggurat/app/report.hpp"\n'},
+     "lib/tuning/b.cpp:1: includes ziggurat/app/report.hpp (app, rank 8) from tuning (rank 5)"),
+    ("an application-layer file including the CLI's presentation",
+     {"lib/app/report.cpp": '#include "../../tools/cli/helper.hpp"\n'},
+     "lib/app/report.cpp:1: includes ../../tools/cli/helper.hpp (tools/cli/helper.hpp), a file of a client"),
+    ("a capability map naming a module that is gone",
+     {MAP_DOC: GOOD_TREE[MAP_DOC].replace("`tuning/a`", "`tuning/c`")},
+     "docs/architecture.md:6: the capability map names `tuning/c`: no module tuning/c"),
+    ("a capability map naming a file that is gone",
+     {MAP_DOC: GOOD_TREE[MAP_DOC].replace("tools/cli/main.cpp", "tools/cli/old.cpp")},
+     "docs/architecture.md:6: the capability map names `tools/cli/old.cpp`: no file"),
+    ("a capability map naming a Python function the package lacks",
+     {MAP_DOC: GOOD_TREE[MAP_DOC].replace("ziggurat.spmm", "ziggurat.multiply")},
+     "docs/architecture.md:7: the capability map names `ziggurat.multiply`: "
+     "python/ziggurat/__init__.pyi has no multiply"),
+    ("a capability map naming a namespace no header declares",
+     {MAP_DOC: GOOD_TREE[MAP_DOC].replace("ziggurat::sparse", "ziggurat::fem")},
+     "the capability map names `ziggurat::fem`: no public header declares namespace ziggurat::fem"),
+    ("an architecture document without its capability map",
+     {MAP_DOC: "# Architecture\n"},
+     "docs/architecture.md:1: no '## Capability map' section"),
     ("a stray header in include/ziggurat/",
      {"include/ziggurat/stray.hpp": "#pragma once\n"},
      "include/ziggurat/stray.hpp:1: not in a layer folder of include/ziggurat/"),

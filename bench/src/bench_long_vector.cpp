@@ -18,7 +18,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
@@ -117,7 +117,7 @@ void bench(const LongVectorOptions& o) {
   const DeviceInfo& device = context.device();
   require_device_precision(device, o.precision);
   const bool progress = !o.json && ::isatty(STDERR_FILENO);
-  const DeviceProfile profile = run_profile(context, o.profile, progress).profile;
+  const DeviceProfile profile = app::run_profile(context, o.profile, progress).profile;
   if (profile.numstreams == 0) {
     throw UnsupportedFeature("the profile of " + device.label() + " has no long-vector constants (CLBlast could not "
                              "run there), so model (1) has nothing to predict with");

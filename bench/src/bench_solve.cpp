@@ -18,9 +18,9 @@
 
 #include "bench.hpp"
 #include "format.hpp"
-#include "matrix_inputs.hpp"
-#include "generated_systems.hpp"
 #include "solve_peers.hpp"
+#include "ziggurat/app/generated_systems.hpp"
+#include "ziggurat/app/matrix_inputs.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/base/version.hpp"
@@ -82,13 +82,13 @@ Parsed parse(const BenchSolveOptions& options) {
   Parsed p;
   if (!options.grid.empty()) p.grid = parse_extents(options.grid, 3, 3, "--grid");
   for (const std::string& kind : split(options.systems.empty() ? "convection,dominant" : options.systems, ',')) {
-    check_system_name(kind, "--systems");
+    app::check_system_name(kind, "--systems");
     p.systems.push_back(kind);
   }
   p.blocks = parse_counts(options.blocks, "--blocks", "block sizes 1 to 16");
   for (const std::size_t b : p.blocks)
     if (b > 16) throw InvalidArgument("--blocks takes block sizes 1 to 16, not " + std::to_string(b));
-  p.files = matrix_files(options.matrices, "--matrices", 8);
+  p.files = app::matrix_files(options.matrices, "--matrices", 8);
   p.precisions = parse_precisions(options.precision);
   if (!p.grid.empty()) {  // seven blocks a block row, twice, and the solvers' vectors
     const double rows = double(p.grid[0]) * double(p.grid[1]) * double(p.grid[2]);
@@ -254,7 +254,7 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
   return rows;
 }
 
-// A system of the suite: its kind (generated_systems.hpp), grid and block size (0: its own).
+// A system of the suite: its kind (app/generated_systems.hpp), grid and block size (0: its own).
 struct SuiteSystem {
   std::string kind;
   std::size_t n, b;
@@ -294,7 +294,7 @@ std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOp
   if (options.suite) {
     for (const SuiteSystem& s : chosen_suite(context, options)) {
       const std::vector<std::size_t> grid(3, s.n);
-      sparse::Bsr<T> a = generated_system<T>(s.kind, grid, s.b, 1, "--suite");
+      sparse::Bsr<T> a = app::generated_system<T>(s.kind, grid, s.b, 1, "--suite");
       add(make_system<T>(s.kind + " " + extents_string(grid) + " b=" + std::to_string(a.block_size), std::move(a)));
     }
   }
@@ -302,7 +302,7 @@ std::vector<SolveRow> bench_precision(const Context& context, const BenchSolveOp
   for (const std::string& kind : options.suite ? std::vector<std::string>{} : parsed.systems) {
     for (const std::size_t block : parsed.blocks) {
       add(make_system<T>(kind + " " + extents_string(grid) + " b=" + std::to_string(block),
-                         generated_system<T>(kind, grid, block, 1, "--systems")));
+                         app::generated_system<T>(kind, grid, block, 1, "--systems")));
     }
   }
   for (const auto& file : parsed.files) {

@@ -17,8 +17,8 @@
 #include "bench.hpp"
 #include "peers.hpp"
 #include "format.hpp"
-#include "matrix_inputs.hpp"
-#include "spmm_products.hpp"
+#include "ziggurat/app/matrix_inputs.hpp"
+#include "ziggurat/app/spmm_products.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
@@ -62,7 +62,7 @@ Parsed parse(const BenchSpmmOptions& options) {
     if (b > 16) throw InvalidArgument("--blocks takes block sizes 1 to 16, not " + std::to_string(b));
   p.vectors = parse_counts(options.vectors, "--vectors", "numbers of vectors k");
   const std::size_t most = *std::max_element(p.vectors.begin(), p.vectors.end());
-  p.files = matrix_files(options.matrices, "--matrices", 3 * most);
+  p.files = app::matrix_files(options.matrices, "--matrices", 3 * most);
   p.precisions = parse_precisions(options.precision);
   if (!p.grid.empty()) {  // seven blocks a block row, in CSR and block CSR, and the vectors
     const double rows = double(p.grid[0]) * double(p.grid[1]) * double(p.grid[2]);
@@ -100,11 +100,11 @@ std::vector<BenchMatrix<T>> bench_matrices(const Parsed& parsed, const Context& 
 }
 
 template <class T>
-Row time_ziggurat(const Context& context, PreparedProduct<T> product, const std::vector<T>& x,
-                  const ReferenceProduct<T>& reference, std::size_t repeat) {
+Row time_ziggurat(const Context& context, app::PreparedProduct<T> product, const std::vector<T>& x,
+                  const app::ReferenceProduct<T>& reference, std::size_t repeat) {
   product.x->upload(x);
-  const ProductTiming timing = time_product(context, product.enqueue, repeat);
-  const ProductCheck check = check_product(reference, product.y->download());
+  const app::ProductTiming timing = app::time_product(context, product.enqueue, repeat);
+  const app::ProductCheck check = app::check_product(reference, product.y->download());
   if (!check.ok()) {
     throw Error("ziggurat " + product.format + " " + product.kernel + " differs from the CPU reference in " +
                 std::to_string(check.outside) + " elements: the benchmark stops rather than time a wrong product");
@@ -134,18 +134,19 @@ Row peer_row(const PeerTiming& peer) {
 template <class T>
 std::vector<Row> bench_one(const Context& context, const BenchMatrix<T>& m, std::size_t k, double copy_bytes_per_s,
                            const BenchSpmmOptions& options) {
-  const std::vector<T> x = random_vectors<T>(m.csr.cols, k, 1);
-  const ReferenceProduct<T> reference = reference_product(m.csr, x, k);
+  const std::vector<T> x = app::random_vectors<T>(m.csr.cols, k, 1);
+  const app::ReferenceProduct<T> reference = app::reference_product(m.csr, x, k);
   std::vector<Row> rows;
   using sparse::BsrStrategy;
   // Each strategy by its rule, then autotuning's choice (no kernel given).
   for (const std::optional<sparse::BsrKernel> kernel :
        {std::optional<sparse::BsrKernel>{{BsrStrategy::row, 0}}, std::optional<sparse::BsrKernel>{{BsrStrategy::group, 0}},
         std::optional<sparse::BsrKernel>{{BsrStrategy::multirow, 0}}, std::optional<sparse::BsrKernel>{}}) {
-    rows.push_back(time_ziggurat(context, prepare_block_product<T>(context, m.bsr, k, kernel), x, reference, options.repeat));
+    rows.push_back(
+        time_ziggurat(context, app::prepare_block_product<T>(context, m.bsr, k, kernel), x, reference, options.repeat));
   }
   const double bsr_bytes = rows.back().bytes;
-  rows.push_back(time_ziggurat(context, prepare_block_product<T>(context, m.csr, k, std::nullopt), x, reference,
+  rows.push_back(time_ziggurat(context, app::prepare_block_product<T>(context, m.csr, k, std::nullopt), x, reference,
                                options.repeat));
   rows.push_back(peer_row(time_viennacl(context, m.csr, x, k, reference.y, options.repeat)));
   if (!options.python.empty()) rows.push_back(peer_row(time_cusparse(options.python, m.csr, x, k, reference.y, options.repeat)));

@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "bench.hpp"
-#include "device_list.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
-#include "wave_run.hpp"
+#include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -206,7 +206,7 @@ Parsed parse(const BenchWaveOptions& o) {
     p.models.push_back(parse_extents(size, 2, 3, "--models"));
     if (*std::min_element(p.models.back().begin(), p.models.back().end()) < 4)
       throw InvalidArgument("--models '" + size + "': a wave grid needs at least 4 nodes on each axis");
-    check_wave_memory(p.models.back(), sizeof(double));
+    app::check_wave_memory(p.models.back(), sizeof(double));
   }
   for (const std::string& precision : split(o.precision, ',')) {
     if (precision != "f32" && precision != "f64")
@@ -214,7 +214,7 @@ Parsed parse(const BenchWaveOptions& o) {
     p.precisions.push_back(precision);
   }
   p.halo_steps = parse_counts(o.halo_steps, "--halo-steps", "halo depths s", true);
-  if (!o.devices.empty()) p.devices = contexts_on(o.devices);
+  if (!o.devices.empty()) p.devices = app::contexts_on(o.devices);
   for (const std::string& walk : split(o.walks, ',')) {
     const std::vector<std::size_t> v = parse_extents(walk, 1, 2, "--walks");
     p.walks.push_back({v[0], v.size() == 2 ? v[1] : 0});

@@ -8,8 +8,8 @@
 //          (bench_solve.cpp)
 //   poisson  the Jacobi Poisson solver in and out of core beside the streaming limit and its models
 //            (bench_poisson.cpp)
-//   ebe    the element-by-element projection and the subspace-iteration eigen-solve beside the CPU,
-//          the assembled route, PyTorch/CuPy, SciPy and the roofline (bench_ebe.cpp)
+//   modes  the element-by-element projection and the subspace-iteration eigen-solve beside the CPU,
+//          the assembled route, PyTorch/CuPy, SciPy and the roofline (bench_ebe.cpp; alias ebe)
 //   long-vector  the long-vector algorithm over grid sizes beside model (1) (bench_long_vector.cpp)
 //   build  program build time with a cold and a warm binary cache (bench_build.cpp)
 

@@ -8,6 +8,7 @@ namespace ziggurat::detail {
 struct EmbeddedKernel {
   const char* name;    // file name without ".cl"
   const char* source;
+  bool part;           // text that families include (#include "part.cl"), not a program of its own
 };
 
 const std::vector<EmbeddedKernel>& embedded_kernels();

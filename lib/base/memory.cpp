@@ -92,7 +92,7 @@ struct Staging {
 
 // Large copies go through two pinned staging buffers in turn: the host copies a chunk into one
 // (on every core) while the previous chunk travels from the other at full bus speed. A pageable
-// copy of the same size runs at a fraction of it (NVIDIA H100: 2.6 GB/s against 55 GB/s).
+// copy of the same size runs at a fraction of it (bench/results/2026-11-28-design-measurements.md).
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
                   std::size_t buffer_offset) {
   if (bytes < kStagedFrom) {

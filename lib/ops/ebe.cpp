@@ -88,7 +88,8 @@ std::vector<cl_ushort> packed_rows_columns(std::size_t l) {
 // as the tensor cores' B operand lies in a warp (value 2 (4 g + q) + h: row 2 q + h, column g),
 // then the diagonal blocks as packed upper triangles; the packed position of each stored value.
 // A warp then reads each block above the diagonal whole, 16 bytes a lane, and its transpose below
-// the diagonal from the same 512 bytes (5 % faster than reading the packed rows on an H200). The
+// the diagonal from the same 512 bytes, faster than reading the packed rows
+// (bench/results/2026-11-28-design-measurements.md). The
 // device puts each element in this order (ebe_storage.cl) as it arrives.
 std::vector<std::size_t> tensor_storage_order(std::size_t l) {
   const std::size_t tiles = l / 8;

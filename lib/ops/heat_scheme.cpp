@@ -1,11 +1,14 @@
 #include "ziggurat/ops/heat_scheme.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <charconv>
 #include <sstream>
 #include <string_view>
 #include <string>
 
+#include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat {
@@ -128,6 +131,48 @@ double heat_mode_decay(const std::vector<std::size_t>& extents, double alpha) {
 }
 
 template <class T>
+double heat_mode_error(const T* values, const std::vector<std::size_t>& extents, double alpha, std::size_t steps,
+                       std::size_t first_row, std::size_t rows) {
+  require_heat_grid(extents, "heat_mode_error");
+  if (rows == 0) rows = extents.back() - first_row;
+  if (first_row + rows > extents.back())
+    throw InvalidArgument("heat_mode_error: rows " + std::to_string(first_row) + " to " +
+                          std::to_string(first_row + rows) + " lie outside the grid " + extents_string(extents));
+  const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(steps));
+  // The mode on each axis (1 on the axes the grid lacks), the slowest axis cut to the rows held.
+  std::array<std::vector<double>, 3> sines;
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    const std::size_t n = axis < extents.size() ? extents[axis] : 1;
+    sines[axis].assign(n, 1.0);
+    if (axis >= extents.size()) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      sines[axis][i] = i == 0 || i + 1 == n ? 0.0 : std::sin(kPi * static_cast<double>(i) / static_cast<double>(n - 1));
+    }
+  }
+  std::vector<double>& slowest = sines[extents.size() - 1];
+  slowest.erase(slowest.begin(), slowest.begin() + static_cast<std::ptrdiff_t>(first_row));
+  slowest.resize(rows);
+  // Lines along x, (z, y) in order; the largest of maxima is the maximum, whatever the split.
+  const std::size_t width = sines[0].size(), height = sines[1].size(), lines = height * sines[2].size();
+  std::vector<double> largest(lines, 0.0);
+  detail::parallel_for(lines, std::max<std::size_t>(1, (std::size_t(1) << 16) / width), [&](std::size_t first,
+                                                                                             std::size_t last) {
+    for (std::size_t line = first; line < last; ++line) {
+      const double sy = sines[1][line % height], sz = sines[2][line / height];
+      const T* row = values + line * width;
+      double error = 0;
+      for (std::size_t x = 0; x < width; ++x) {
+        error = std::max(error, std::abs(static_cast<double>(row[x]) - factor * sines[0][x] * sy * sz));
+      }
+      largest[line] = error;
+    }
+  });
+  double error = 0;
+  for (const double e : largest) error = std::max(error, e);
+  return error;
+}
+
+template <class T>
 void require_finite(const Grid<T>& grid, const char* what) {
   for (std::size_t i = 0; i < grid.size(); ++i) {
     if (!std::isfinite(grid.data()[i])) {
@@ -148,6 +193,10 @@ template void heat_steps_reference<float>(Grid<float>&, double, std::size_t);
 template void heat_steps_reference<double>(Grid<double>&, double, std::size_t);
 template Grid<float> heat_mode_field<float>(const std::vector<std::size_t>&, std::size_t, std::size_t);
 template Grid<double> heat_mode_field<double>(const std::vector<std::size_t>&, std::size_t, std::size_t);
+template double heat_mode_error<float>(const float*, const std::vector<std::size_t>&, double, std::size_t, std::size_t,
+                                       std::size_t);
+template double heat_mode_error<double>(const double*, const std::vector<std::size_t>&, double, std::size_t, std::size_t,
+                                        std::size_t);
 template void require_finite<float>(const Grid<float>&, const char*);
 template void require_finite<double>(const Grid<double>&, const char*);
 

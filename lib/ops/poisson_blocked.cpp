@@ -24,7 +24,7 @@ JacobiBlockedSweep<T>::JacobiBlockedSweep(const Context& context, JacobiCoeffici
                                   .define("TILE_Y", tile_[1])
                                   .define("ROWS_PER_ITEM", kBlockedRowsPerItem)
                                   .str();
-  kernel_ = context.kernel(context.program("heat_blocked", options), "jacobi3d_blocked");
+  kernel_ = context.kernel(context.program("poisson_blocked", options), "jacobi3d_blocked");
   require_work_group(context.device(), kernel_, tile_[0] * tile_[1], "jacobi3d_blocked");
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The launcher of jacobi3d_blocked (heat_blocked.cl, which shares its 3D walk with the heat
+// The launcher of jacobi3d_blocked (poisson_blocked.cl, which shares its 3D walk with the heat
 // kernel): up to `depth` Jacobi sweeps of a 3D box in one launch, the tile kept on chip between
 // sweeps, with the bits of as many single sweeps and the same largest update of the last one.
 

@@ -7,7 +7,8 @@
 // to absolute buffer columns from `first_column`, each work-item walking `planes_per_group` planes
 // of its (x, y) column. Unlike heat3d_box it reads the x and y neighbours straight from global
 // memory, where the caches serve them (the group's neighbouring columns load the same lines), and
-// needs no barrier per plane: on an H100 that is 27 % faster than a local-memory tile. It reads
+// needs no barrier per plane, faster than a local-memory tile
+// (bench/results/2026-11-28-design-measurements.md). It reads
 // the right-hand side f at the nodes it computes. The update is the one of
 // include/ziggurat/ops/poisson_scheme.hpp, with no contraction into fused multiply-add, so that the
 // kernels and the CPU reference round exactly alike.
@@ -20,7 +21,9 @@
 
 #pragma OPENCL FP_CONTRACT OFF
 
-inline REAL larger(const REAL a, const REAL b) { return isnan(a) || a > b ? a : b; }
+#include "base/group_reduce.cl"
+
+#define MOST(i) most[i]  // the slots of GROUP_REDUCE in both kernels
 
 __kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
 void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
@@ -60,10 +63,7 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
   if (record == 0) return;  // uniform: a kernel argument
   const uint lid = ly * TILE_X + lx;
   most[lid] = update;
-  for (uint width = TILE_X * TILE_Y / 2; width > 0; width /= 2) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
-  }
+  GROUP_REDUCE(MOST, lid, TILE_X * TILE_Y, larger);
   if (lid == 0) {
     const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
     partial[group] = most[0];
@@ -78,9 +78,6 @@ void max_reduce(__global const REAL* restrict values, const uint count, __global
   REAL local_most = (REAL)0;
   for (uint i = lid; i < count; i += REDUCE_GROUP) local_most = larger(local_most, values[i]);
   most[lid] = local_most;
-  for (uint width = REDUCE_GROUP / 2; width > 0; width /= 2) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < width) most[lid] = larger(most[lid], most[lid + width]);
-  }
+  GROUP_REDUCE(MOST, lid, REDUCE_GROUP, larger);
   if (lid == 0) result[slot] = most[0];
 }

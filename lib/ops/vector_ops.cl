@@ -22,17 +22,17 @@
 // The column of element e (no remainder operator: see spmm.cl's bsr_multirow).
 inline uint column_of(size_t e) { return (uint)(e - (e / K) * K); }
 
-// Adds the GROUP values of scratch (one per work-item, written by the caller) in a fixed tree and
-// stores the sum at *out from work-item 0. Every work-item of the group must call it.
+#include "base/group_reduce.cl"
+
+// Adds the GROUP values of scratch (one per work-item, written by the caller) in the fixed tree of
+// GROUP_REDUCE and stores the sum at *out from work-item 0. Every work-item of the group must call it.
 void group_sum(__local REAL* scratch, __global REAL* out) {
   const uint t = (uint)get_local_id(0);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint width = GROUP / 2; width > 0; width /= 2) {
-    if (t < width) scratch[t] += scratch[t + width];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
+#define SCRATCH(i) scratch[i]
+  GROUP_REDUCE(SCRATCH, t, GROUP, REDUCE_SUM);
+#undef SCRATCH
   if (t == 0) *out = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
+  barrier(CLK_LOCAL_MEM_FENCE);  // before the caller writes scratch again
 }
 
 // Stores the K sums of acc (NV pieces of VW) of this group as set `set` of the partial sums.

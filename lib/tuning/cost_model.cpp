@@ -379,6 +379,10 @@ DeviceConstants DeviceConstants::paper(double tau_c_ns, double tau_a_ns) {
   return k;
 }
 
+void DeviceConstants::set_tau_c(double tau_c_ns) {
+  for (TransferCost* cost : {&upload, &download, &rect_upload, &rect_download}) cost->ns_per_value = tau_c_ns;
+}
+
 void DeviceConstants::validate() const {
   const auto check = [](const char* name, double ns) {
     if (!(ns >= 0 && ns <= kMostNs))

@@ -12,8 +12,9 @@ namespace ziggurat::fem {
 namespace {
 
 // Enough elements that each colour's launch fills a GPU, as on a large model: a brick mesh has 8
-// colours, and a sample of 65536 split into launches of 8192 elements, which left an H200 idle
-// enough that atomics won the sample while colouring was 2.7x faster on 602112 bricks.
+// colours, and a sample of 65536 split into launches of 8192 elements left a GPU idle enough that
+// atomics won the sample where colouring won the model
+// (bench/results/2026-11-28-design-measurements.md).
 constexpr std::size_t kSampleElements = std::size_t{1} << 19;
 
 // The first kSampleElements elements of a larger set, with the same DOF count.

@@ -7,8 +7,9 @@
 #include <map>
 #include <mutex>
 
-#include "format.hpp"
 #include "module.hpp"
+#include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -17,30 +18,9 @@ namespace ziggurat::python {
 
 namespace {
 
-py::dict device_dict(const DeviceInfo& d) {
-  py::dict info;
-  info["index"] = d.index;
-  info["name"] = d.name;
-  info["label"] = d.label();
-  info["type"] = to_string(d.type);
-  info["platform"] = d.platform_name;
-  info["vendor"] = d.vendor;
-  info["version"] = d.version;
-  info["driver"] = d.driver_version;
-  info["fp64"] = d.fp64;
-  info["global_mem_bytes"] = d.global_mem_bytes;
-  info["max_alloc_bytes"] = d.max_alloc_bytes;
-  info["local_mem_bytes"] = d.local_mem_bytes;
-  info["compute_units"] = d.compute_units;
-  info["nvidia_compute_capability"] = d.nvidia_compute_capability;
-  info["base_address_align_bytes"] = d.base_address_align_bytes;  // grid rows on the device are padded to it
-  info["host_unified_memory"] = d.host_unified_memory;
-  return info;
-}
-
 py::list devices(const std::string& spec) {
   py::list list;
-  for (const DeviceInfo& device : filter_devices(list_devices(), spec)) list.append(device_dict(device));
+  for (const DeviceInfo& device : filter_devices(list_devices(), spec)) list.append(to_python(app::to_json(device)));
   return list;
 }
 
@@ -115,7 +95,7 @@ std::uint64_t memory_size(const py::object& size, const char* what) {
     return bytes.cast<std::uint64_t>();
   }
   if (!py::isinstance<py::str>(size)) throw refuse("a " + type_name(size));
-  return cli::parse_bytes(size.cast<std::string>());
+  return app::parse_bytes(size.cast<std::string>());
 }
 
 DeviceProfile profile_of(const py::dict& profile) {
@@ -133,24 +113,14 @@ DeviceProfile profile_of(const py::dict& profile) {
   }
 }
 
-py::object json_object(const nlohmann::json& summary) {
-  return py::module_::import("json").attr("loads")(summary.dump());
-}
-
 py::dict profile_dict(const DeviceProfile& profile) {
-  return py::module_::import("json").attr("loads")(profile_to_json(profile));
-}
-
-PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given) {
-  if (given) return {*given, "given"};
-  ProfileOrigin origin;
-  DeviceProfile profile = load_or_calibrate(context, false, &origin);
-  return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+  return to_python(nlohmann::json::parse(profile_to_json(profile)));
 }
 
 void register_devices(py::module_& module) {
   module.def("devices", &devices, py::arg("spec") = "all",
-             "Every OpenCL device that `spec` selects (default all), as dicts, in the order `ziggurat devices` lists.");
+             "Every OpenCL device that `spec` selects (default all), in the order `ziggurat devices` lists, as dicts "
+             "of the properties it lists with --json.");
   py::class_<Context>(module, "Context",
                       "An OpenCL context on one device with its compute, upload and download queues and the programs "
                       "built for it. Copies share one context; keep one and pass it to every call to build kernels once.")
@@ -161,7 +131,7 @@ void register_devices(py::module_& module) {
            py::arg("device") = py::none(),
            "The device `device` selects: a selection text ('gpu', 'cpu', 'nvidia', 'name:H100', 'gpu,fp64', ...), a "
            "device number of ziggurat.devices(), or None (ZIGGURAT_DEVICE, else the first GPU, else the first CPU).")
-      .def_property_readonly("device", [](const Context& c) { return device_dict(c.device()); },
+      .def_property_readonly("device", [](const Context& c) { return to_python(app::to_json(c.device())); },
                              "The device, as a dict like those of ziggurat.devices().")
       .def("calibrate", &calibrate, py::arg("force") = false,
            "The device's profile (what calibration measured) as a dict: read from the cache, or measured now and "

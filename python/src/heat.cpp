@@ -8,7 +8,8 @@
 #include <optional>
 
 #include "module.hpp"
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 
@@ -35,29 +36,17 @@ HeatPlanRequest plan_request(const HeatArguments& a) {
   return request;
 }
 
-py::dict progress_dict(const HeatProgress& p) {
-  py::dict d;
-  d["passes_done"] = p.passes_done;
-  d["passes"] = p.passes;
-  d["steps_done"] = p.steps_done;
-  d["steps"] = p.steps;
-  d["seconds"] = p.seconds;
-  d["nodes_per_second"] = p.nodes_per_second;
-  d["eta_seconds"] = p.eta_seconds;
-  return d;
-}
-
 // What the run did, as `ziggurat heat --json` says it (the keys the package documents in heat()).
 template <class T>
-py::dict report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
-                const HeatOutcome& outcome, const char* profile_origin) {
-  py::dict r = json_object(cli::heat_outcome_json(a.mode, outcome, profile_origin));
-  r["device"] = context.device().label();
-  r["size"] = extents;
-  r["dtype"] = dtype_name<T>();
-  r["alpha"] = alpha;
-  r["steps"] = a.steps;
-  return r;
+py::object report(const Context& context, const std::vector<std::size_t>& extents, double alpha, const HeatArguments& a,
+                  const HeatOutcome& outcome, const std::string& profile_origin) {
+  nlohmann::json r = app::to_json(outcome, a.mode, profile_origin);
+  r.update({{"device", context.device().label()},
+            {"size", extents},
+            {"dtype", dtype_name<T>()},
+            {"alpha", alpha},
+            {"steps", a.steps}});
+  return to_python(r);
 }
 
 // The field after `steps` steps of u0 (C order, shape (D, H, W): extents W x H x D) and the report.
@@ -76,22 +65,18 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
 
   HeatRunOptions options;
   // Always a hook, so that Ctrl-C stops the run after the pass it interrupted.
-  options.progress = [&a](const HeatProgress& p) {
-    between_tasks([&] {
-      if (!a.progress.is_none()) a.progress(progress_dict(p));
-    });
-  };
+  options.progress = [&a](const HeatProgress& p) { report_progress(a.progress, [&] { return app::to_json(p); }); };
   py::array_t<T> field(std::vector<py::ssize_t>(u0.shape(), u0.shape() + u0.ndim()));
   const T* initial = u0.data();
   T* result = field.mutable_data();
   const std::size_t nodes = static_cast<std::size_t>(u0.size());
-  const char* origin = nullptr;
+  std::string origin;
   HeatOutcome outcome;
   {
     const py::gil_scoped_release release;
     const DeviceWork work;
     HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
-    const PlanningProfile planning = planning_profile(context, given_profile);
+    const app::RunProfile planning = app::planning_profile(context, given_profile);
     origin = planning.origin;
     outcome = advance_heat(solver, a.steps, request, planning.profile, options);
     std::copy(solver.data(), solver.data() + nodes, result);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "module.hpp"
+#include "ziggurat/app/cost_model.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
@@ -49,48 +50,12 @@ DeviceConstants constants_of(const ModelArguments& a, const std::optional<Device
   } else {
     k = DeviceConstants::paper(*a.tau_c, *a.tau_a);
   }
-  if (a.tau_c) {
-    for (TransferCost* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = *a.tau_c;
-  }
+  if (a.tau_c) k.set_tau_c(*a.tau_c);
   return k;
 }
 
-py::dict transfer_dict(const TransferCost& cost) {
-  py::dict d;
-  d["latency_ns"] = cost.latency_ns;
-  d["ns_per_value"] = cost.ns_per_value;
-  return d;
-}
-
-py::dict constants_dict(const DeviceConstants& k) {
-  py::dict d;
-  d["upload"] = transfer_dict(k.upload);
-  d["download"] = transfer_dict(k.download);
-  d["rect_upload"] = transfer_dict(k.rect_upload);
-  d["rect_download"] = transfer_dict(k.rect_download);
-  d["tau_a_ns"] = k.tau_a_ns;
-  d["launch_ns"] = k.launch_ns;
-  return d;
-}
-
-// The plan, like `ziggurat model --json`'s.
-py::dict plan_dict(const Plan& plan) {
-  py::dict d;
-  d["decomposition"] = to_string(plan.layout.decomposition);
-  d["height"] = plan.layout.height;
-  d["task_extent"] = plan.layout.task_extent;
-  d["buffer_extent"] = plan.buffer_extent;
-  d["tasks_per_pass"] = plan.prediction.tasks;
-  d["passes"] = plan.prediction.passes;
-  d["predicted_s"] = plan.prediction.total_ns * 1e-9;
-  d["ns_per_node"] = plan.prediction.ns_per_node;
-  d["trivial_ns_per_node"] = plan.trivial.ns_per_node;
-  d["speedup_over_trivial"] = plan.speedup_over_trivial();
-  d["paper_formula_ns_per_node"] = plan.approx_ns_per_node;
-  return d;
-}
-
-py::dict predict(const ModelArguments& a) {
+// The prediction, like `ziggurat model --json`'s (the keys the package documents in model()).
+py::object predict(const ModelArguments& a) {
   std::optional<DeviceProfile> profile;
   std::uint64_t device_bytes = 0;
   if (!a.profile.is_none()) {
@@ -119,15 +84,13 @@ py::dict predict(const ModelArguments& a) {
   } else {
     throw InvalidArgument("decomposition is 'auto', 'strip' or 'block', not '" + a.decomposition + "'");
   }
-  py::dict d;
-  d["grid"] = a.extents;
-  d["steps"] = a.steps;
-  d["dtype"] = a.value_bytes == 4 ? "float32" : "float64";
-  d["device_mem_bytes"] = budget;
-  d["schedule"] = to_string(schedule);
-  d["constants"] = constants_dict(k);
-  d["plan"] = plan_dict(plan);
-  return d;
+  return to_python({{"grid", a.extents},
+                    {"steps", a.steps},
+                    {"dtype", a.value_bytes == 4 ? "float32" : "float64"},
+                    {"device_mem_bytes", budget},
+                    {"schedule", to_string(schedule)},
+                    {"constants", app::to_json(k)},
+                    {"plan", app::to_json(plan)}});
 }
 
 }  // namespace

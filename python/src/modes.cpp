@@ -1,5 +1,5 @@
 // ziggurat.modes(): natural frequencies and mode shapes by subspace iteration on the device, as
-// `ziggurat modes` runs them: the same model, settings and summary (tools/common/modes_run.hpp).
+// `ziggurat modes` runs them: the same model, settings and summary (app/modes_run.hpp).
 // The modes come back as a NumPy array that owns the solver's result: no copy.
 
 #include <pybind11/stl.h>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <optional>
 
-#include "modes_run.hpp"
 #include "module.hpp"
+#include "ziggurat/app/modes_run.hpp"
 #include "ziggurat/matrix/elements.hpp"
 
 namespace ziggurat::python {
@@ -18,7 +18,7 @@ namespace {
 struct ModesArguments {
   std::string mesh, material;
   bool lumped = false;
-  cli::ModesSettings settings;
+  app::ModesSettings settings;
   py::object progress, context;
 };
 
@@ -56,14 +56,14 @@ fem::ElementSet<T> element_set(const py::handle& matrices, const py::handle& ind
 template <class T>
 py::tuple find_modes(const py::object& elements, const py::object& dofs, const py::object& mass, const ModesArguments& a) {
   const Context context = context_of(a.context);
-  std::optional<cli::ModesModel<T>> model;
+  std::optional<app::ModesModel<T>> model;
   if (elements.is_none()) {
-    model = cli::cantilever_model<T>(a.mesh, a.material, a.lumped);
+    model = app::cantilever_model<T>(a.mesh, a.material, a.lumped);
   } else {
     fem::ElementSet<T> k = element_set<T>(elements, dofs, 0, "elements");
     std::optional<fem::ElementSet<T>> m;
     if (!mass.is_none()) m = element_set<T>(mass, dofs, k.dofs, "mass");
-    model = cli::element_model<T>(std::move(k), std::move(m),
+    model = app::element_model<T>(std::move(k), std::move(m),
                                   std::string("NumPy elements") + (mass.is_none() ? ", identity mass" : ", NumPy mass"));
   }
   fem::SubspaceOptions options;
@@ -71,18 +71,14 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
   {
     const py::gil_scoped_release release;
     const DeviceWork work;
-    options = cli::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter / projection");
+    options = app::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter / projection");
     // Always a hook, so that Ctrl-C stops the run after the iteration it interrupted.
     options.progress = [&a](const fem::SubspaceProgress& p) {
-      report_progress(a.progress, [&](py::dict& d) {
-        d["iteration"] = p.iteration;
-        d["change"] = p.change;
-        d["cg_iterations"] = p.solve_iterations;
-      });
+      report_progress(a.progress, [&] { return app::to_json(p); });
     };
     result = fem::subspace_iteration(context, model->k(), model->m(), options);
   }
-  const py::object report = json_object(cli::modes_summary(context, a.settings, *model, result, options));
+  const py::object report = to_python(app::to_json(result, context, a.settings, *model, options));
   std::vector<double> frequencies = result.frequencies;
   const auto p = static_cast<py::ssize_t>(frequencies.size());
   return py::make_tuple(array_owning(std::move(frequencies), {p}),

@@ -1,6 +1,9 @@
 // The compiled module ziggurat._core: one registration per capability.
 
 #include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "module.hpp"
 #include "ziggurat/base/version.hpp"
@@ -29,6 +32,32 @@ DeviceWork::DeviceWork() {
 DeviceWork::~DeviceWork() {
   holds_device_work = false;
   device_work().unlock();
+}
+
+py::object to_python(const nlohmann::json& value, NonFinite non_finite) {
+  using Type = nlohmann::json::value_t;
+  switch (value.type()) {
+    case Type::object: {
+      py::dict dict;
+      for (const auto& item : value.items()) dict[py::str(item.key())] = to_python(item.value(), non_finite);
+      return std::move(dict);
+    }
+    case Type::array: {
+      py::list list;
+      for (const nlohmann::json& item : value) list.append(to_python(item, non_finite));
+      return std::move(list);
+    }
+    case Type::string: return py::str(value.get_ref<const std::string&>());
+    case Type::boolean: return py::bool_(value.get<bool>());
+    case Type::number_integer: return py::int_(value.get<std::int64_t>());
+    case Type::number_unsigned: return py::int_(value.get<std::uint64_t>());
+    case Type::number_float: {
+      const double number = value.get<double>();
+      if (!std::isfinite(number) && non_finite == NonFinite::as_none) return py::none();
+      return py::float_(number);
+    }
+    default: return py::none();  // null (and nothing else a to_json makes)
+  }
 }
 
 }  // namespace ziggurat::python

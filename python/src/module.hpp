@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,17 +63,16 @@ DeviceProfile profile_of(const py::dict& profile);
 /// The profile as a dict.
 py::dict profile_dict(const DeviceProfile& profile);
 
-/// The profile a run plans with, and where it came from ("given", "cached" or "measured now").
-struct PlanningProfile {
-  DeviceProfile profile;
-  const char* origin;
+/// How to_python() gives the numbers JSON cannot hold (NaN and the infinities).
+enum class NonFinite {
+  as_none,   ///< None, as JSON writes them (null): a report is what the CLI's --json prints
+  as_float,  ///< Python floats: a progress dict is a live value (a first iteration's change is inf)
 };
-/// `given` when there is one, else the device's cached profile, measured now (and cached) when
-/// there is none. Call it without the GIL: a calibration takes a while.
-PlanningProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given);
 
-/// A summary the CLI prints as --json (tools/common), as the Python objects json.loads makes of it.
-py::object json_object(const nlohmann::json& summary);
+/// The one conversion of the bindings' results: a JSON value (a result struct's app::to_json, the
+/// report the CLI prints as --json) as the Python objects json.loads makes of it: dicts (keys in
+/// the value's order), lists, str, int, float, bool and None.
+py::object to_python(const nlohmann::json& value, NonFinite non_finite = NonFinite::as_none);
 
 /// "float32" or "float64".
 template <class T>
@@ -116,15 +114,12 @@ void between_tasks(Call&& call) {
   call();
 }
 
-/// A long run's progress hook: between_tasks(), then `callback` (unless None) gets a dict that
-/// `fill` writes.
-template <class Fill>
-void report_progress(const py::object& callback, Fill&& fill) {
+/// A long run's progress hook: between_tasks(), then `callback` (unless None) gets the dict of
+/// the JSON value that `progress` returns (an app::to_json of the run's progress).
+template <class Progress>
+void report_progress(const py::object& callback, Progress&& progress) {
   between_tasks([&] {
-    if (callback.is_none()) return;
-    py::dict d;
-    fill(d);
-    callback(d);
+    if (!callback.is_none()) callback(to_python(progress(), NonFinite::as_float));
   });
 }
 

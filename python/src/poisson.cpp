@@ -8,7 +8,8 @@
 #include <optional>
 
 #include "module.hpp"
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/ops/poisson_scheme.hpp"
 
@@ -37,29 +38,20 @@ PoissonPlanRequest plan_request(const PoissonArguments& a) {
   return request;
 }
 
-py::dict progress_dict(const PoissonProgress& p) {
-  py::dict d;
-  d["sweeps_done"] = p.sweeps_done;
-  d["max_sweeps"] = p.max_sweeps;
-  d["update"] = p.update;
-  d["seconds"] = p.seconds;
-  d["eta_seconds"] = p.eta_seconds;
-  return d;
-}
-
 // What the run did, like `ziggurat poisson --json` (the keys the package documents in poisson()).
 template <class T>
-py::dict report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
-                const PoissonArguments& a, const PoissonOutcome& outcome, double residual, const char* origin) {
-  py::dict r = json_object(cli::poisson_outcome_json(a.mode, outcome, extents, origin));
-  r["device"] = context.device().label();
-  r["size"] = extents;
-  r["dtype"] = dtype_name<T>();
-  r["spacing"] = spacing;
-  r["tolerance"] = a.tol;
-  r["max_sweeps"] = a.max_sweeps;
-  r["residual"] = residual;
-  return r;
+py::object report(const Context& context, const std::vector<std::size_t>& extents, double spacing,
+                  const PoissonArguments& a, const PoissonOutcome& outcome, double residual,
+                  const std::string& origin) {
+  nlohmann::json r = app::to_json(outcome, a.mode, extents, origin);
+  r.update({{"device", context.device().label()},
+            {"size", extents},
+            {"dtype", dtype_name<T>()},
+            {"spacing", spacing},
+            {"tolerance", a.tol},
+            {"max_sweeps", a.max_sweeps},
+            {"residual", residual}});
+  return to_python(r);
 }
 
 // u after the sweeps from u0 (boundary values and first guess) with right-hand side f, both C order
@@ -83,16 +75,12 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
 
   PoissonRunOptions options;
   // Always a hook, so that Ctrl-C stops the run after the pass (or stopping test) it interrupted.
-  options.progress = [&a](const PoissonProgress& p) {
-    between_tasks([&] {
-      if (!a.progress.is_none()) a.progress(progress_dict(p));
-    });
-  };
+  options.progress = [&a](const PoissonProgress& p) { report_progress(a.progress, [&] { return app::to_json(p); }); };
   py::array_t<T> field(std::vector<py::ssize_t>(f.shape(), f.shape() + f.ndim()));
   const T *rhs = f.data(), *initial = u0.data();
   T* result = field.mutable_data();
   const std::size_t nodes = static_cast<std::size_t>(f.size());
-  const char* origin = nullptr;
+  std::string origin;
   double residual = 0;
   PoissonOutcome outcome;
   {
@@ -100,7 +88,7 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
     const DeviceWork work;
     PoissonSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)),
                             Grid<T>(fastest_first, std::vector<T>(rhs, rhs + nodes)), spacing);
-    const PlanningProfile planning = planning_profile(context, given_profile);
+    const app::RunProfile planning = app::planning_profile(context, given_profile);
     origin = planning.origin;
     outcome = solve_poisson(solver, PoissonStop{a.tol, a.max_sweeps}, request, planning.profile, options);
     residual = solver.residual();

@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "module.hpp"
-#include "outcome_json.hpp"
-#include "product_kernel.hpp"
 #include "sparse_arrays.hpp"
+#include "ziggurat/app/product_kernel.hpp"
+#include "ziggurat/app/reports.hpp"
 #include "ziggurat/solver/krylov.hpp"
 
 namespace ziggurat::python {
@@ -61,8 +61,8 @@ py::object report(const Context& context, const sparse::SolveReport& r, const So
                             {"method", a.method},
                             {"preconditioner", a.preconditioner},
                             {"block_size", block_size}};
-  summary.update(cli::solve_report_json(r, true));
-  return json_object(summary);
+  summary.update(app::to_json(r, true));
+  return to_python(summary);
 }
 
 // x (shape of b) and the report for A (SciPy's arrays) and b, (n,) or (n, k), from x0 when given.
@@ -86,7 +86,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
   }
   const Context context = context_of(a.context);
   sparse::SolverOptions options = solver_options(a);
-  cli::set_product_kernel(options, context, a.kernel);
+  app::set_product_kernel(options, context, a.kernel);
   sparse::SolveReport result;
   {
     const py::gil_scoped_release release;

@@ -1,12 +1,13 @@
 // ziggurat.wave(): explicit FEM elastic waves on one device or several, as `ziggurat wave` runs
-// them: the same set-up, split and summary (tools/common/wave_run.hpp). The seismograms come back
+// them: the same set-up, split and summary (app/wave_run.hpp). The seismograms come back
 // as a NumPy array that owns the solver's result: no copy.
 
 #include <pybind11/stl.h>
 
-#include "device_list.hpp"
 #include "module.hpp"
-#include "wave_run.hpp"
+#include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/run_profile.hpp"
+#include "ziggurat/app/wave_run.hpp"
 
 namespace ziggurat::python {
 
@@ -15,7 +16,7 @@ namespace {
 struct WaveArguments {
   double dx = 0;
   std::size_t steps = 0;
-  cli::WaveSettings settings;
+  app::WaveSettings settings;
   py::object devices, progress, context;
 };
 
@@ -30,35 +31,32 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
   const std::vector<std::size_t> shape(shape_of.shape(), shape_of.shape() + shape_of.ndim());
   std::vector<std::size_t> nodes;
   for (auto cells = shape.rbegin(); cells != shape.rend(); ++cells) nodes.push_back(*cells + 1);
-  cli::check_wave_memory(nodes, sizeof(T));  // the system is built from the cells
-  wave::ElasticGrid grid = cli::cell_grid(a.dx, shape, cells(vp, "vp"), cells(vs, "vs"), cells(rho, "rho"));
+  app::check_wave_memory(nodes, sizeof(T));  // the system is built from the cells
+  wave::ElasticGrid grid = app::cell_grid(a.dx, shape, cells(vp, "vp"), cells(vs, "vs"), cells(rho, "rho"));
   const std::vector<Context> devices =
-      a.devices.is_none() ? std::vector<Context>{context_of(a.context)} : cli::contexts_on(a.devices.cast<std::string>());
+      a.devices.is_none() ? std::vector<Context>{context_of(a.context)} : app::contexts_on(a.devices.cast<std::string>());
   const std::size_t dims = grid.dims;
-  cli::WaveSetup w;
+  app::WaveSetup w;
   std::size_t halo_steps = 1;
   wave::WaveRun<T> r;
   {
     const py::gil_scoped_release release;
     const DeviceWork work;
-    w = cli::wave_setup(std::move(grid), a.settings);
+    w = app::wave_setup(std::move(grid), a.settings);
     wave::WaveSystem<T> system = wave::wave_system<T>(w.grid, w.dt, {w.absorbing});
-    const wave::WaveSplit split = cli::local_split(a.settings, devices, system, [](const Context& device) {
-      return planning_profile(device, std::nullopt).profile;
+    const wave::WaveSplit split = app::local_split(a.settings, devices, system, [](const Context& device) {
+      return app::planning_profile(device, std::nullopt).profile;
     });
     halo_steps = split.halo_steps;
     wave::WaveSolver<T> solver(devices, std::move(system), w.source, a.settings.frequency, w.receivers, split);
     // Always a hook, so that Ctrl-C stops the run after the steps it interrupted.
     r = solver.run(a.steps, [&a](const wave::WaveProgress& p) {
-      report_progress(a.progress, [&](py::dict& d) {
-        d["step"] = p.step;
-        d["steps"] = p.steps;
-        d["seconds"] = p.seconds;
-      });
+      report_progress(a.progress, [&] { return app::to_json(p); });
     });
   }
-  cli::check_seismograms(r);
-  const py::object report = json_object(cli::wave_summary(devices.front().device(), devices.size(), 1, halo_steps, w, a.settings, r));
+  app::check_seismograms(r);
+  const py::object report =
+      to_python(app::to_json(r, devices.front().device(), devices.size(), 1, halo_steps, w, a.settings));
   const std::vector<py::ssize_t> seismogram_shape{py::ssize_t(r.receivers), py::ssize_t(r.steps), py::ssize_t(dims)};
   return py::make_tuple(array_owning(std::move(r.seismograms), seismogram_shape), report);
 }

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "../support/util.hpp"
 #include "ziggurat/base/binary_cache.hpp"
 #include "ziggurat/base/device.hpp"
@@ -121,11 +124,11 @@ TEST_CASE("kernel sources are embedded behind the shared prologue, and ZIGGURAT_
   CHECK(embedded.find("__kernel void heat2d_naive") != std::string::npos);
   CHECK(embedded.rfind("// The prologue of every ziggurat kernel file", 0) == 0);  // the prologue comes first
   CHECK(embedded.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable") < embedded.find("__kernel"));
-  CHECK(embedded_kernel_names() == std::vector<std::string>{"block_ilu", "block_products", "ebe", "ebe_factor", "ebe_storage", "heat_blocked", "heat_stencil", "poisson_stencil", "spmm", "stream", "vector_ops", "wave_step"});
+  CHECK(embedded_kernel_names() == std::vector<std::string>{"block_ilu", "block_products", "ebe", "ebe_factor", "ebe_storage", "heat_blocked", "heat_stencil", "poisson_blocked", "poisson_stencil", "spmm", "stream", "vector_ops", "wave_step"});
   for (const std::string& name : embedded_kernel_names()) {  // no kernel file repeats the prologue's work
     CHECK(kernel_source(name).find("cl_khr_fp64") == kernel_source(name).rfind("cl_khr_fp64"));
   }
-  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: block_ilu block_products ebe ebe_factor ebe_storage heat_blocked heat_stencil poisson_stencil spmm stream vector_ops"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(kernel_source("nope"), doctest::Contains("known: block_ilu block_products ebe ebe_factor ebe_storage heat_blocked heat_stencil poisson_blocked poisson_stencil spmm stream vector_ops"), InvalidArgument);
   CHECK_THROWS_AS(kernel_source("prologue"), InvalidArgument);  // not a kernel family of its own
 
   TempDir dir;
@@ -134,6 +137,40 @@ TEST_CASE("kernel sources are embedded behind the shared prologue, and ZIGGURAT_
   test::EnvGuard override_dir("ZIGGURAT_KERNEL_DIR", dir.path().c_str());
   CHECK(kernel_source("heat_stencil") == "// my prologue\n\n// my version\n");
   CHECK_THROWS_WITH_AS(kernel_source("stream"), doctest::Contains("ZIGGURAT_KERNEL_DIR is set"), IoError);
+}
+
+namespace {
+// Counts the occurrences of `what` in `text`.
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+}  // namespace
+
+TEST_CASE("kernel parts are put in place of their #include lines, once a program") {
+  test::EnvGuard no_override("ZIGGURAT_KERNEL_DIR", nullptr);
+  for (const char* family : {"vector_ops", "poisson_stencil", "poisson_blocked", "heat_blocked", "ebe"}) {
+    const std::string source = kernel_source(family);
+    CHECK_MESSAGE(occurrences(source, "#define GROUP_REDUCE(") == 1, family);  // the one reduction
+    CHECK_MESSAGE(source.find("\n#include \"") == std::string::npos, family);  // every part in place
+  }
+  const std::string ebe = kernel_source("ebe");
+  for (const char* kernel : {"void ebe_multiply(", "void ebe_project(", "void ebe_project_columns(",
+                             "void ebe_project_tensor(", "void ebe_reduce("}) {
+    CHECK_MESSAGE(occurrences(ebe, kernel) == 1, kernel);
+  }
+  CHECK(occurrences(kernel_source("poisson_blocked"), "inline REAL walk3d(") == 1);
+  CHECK(kernel_source("heat_blocked").find("jacobi3d_blocked(") == std::string::npos);  // beside its launcher now
+  const auto names = embedded_kernel_names();
+  CHECK(std::find(names.begin(), names.end(), "group_reduce") == names.end());  // a part is no program
+
+  TempDir dir;
+  test::write_bytes(dir / "prologue.cl", "");
+  test::write_bytes(dir / "stream.cl", "#include \"base/nothing.cl\"\n");
+  test::EnvGuard override_dir("ZIGGURAT_KERNEL_DIR", dir.path().c_str());
+  CHECK_THROWS_WITH_AS(kernel_source("stream"), doctest::Contains("'nothing.cl', which is no embedded kernel part"),
+                       InvalidArgument);
 }
 
 TEST_CASE("build options keep their order and name the element type") {

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -150,4 +151,33 @@ TEST_CASE("the mode field's rows are the whole field's, bit for bit") {
     }
     CHECK_THROWS_AS(heat_mode_field<double>(extents, extents.back() - 1, 2), InvalidArgument);
   }
+}
+
+TEST_CASE("the mode error is the distance from the exact discrete solution, whole or by rows") {
+  for (const std::vector<std::size_t>& extents :
+       std::vector<std::vector<std::size_t>>{{23}, {9, 14}, {5, 6, 11}, {300, 260}}) {
+    CAPTURE(extents_string(extents));
+    const double alpha = 0.8 * max_stable_alpha(extents.size());
+    const std::size_t steps = 7;
+    Grid<double> grid = heat_mode_field<double>(extents);
+    CHECK(heat_mode_error(grid.data(), extents, alpha, 0) <= 1e-15);
+    heat_steps_reference(grid, alpha, steps);
+    const double error = heat_mode_error(grid.data(), extents, alpha, steps);
+    CHECK(error <= 1e-13);
+    // One node off by 0.25 is the error, and the rows of a distributed run find it in theirs.
+    const std::size_t row = grid.size() / extents.back(), off = grid.size() / 2 + 1;
+    grid.data()[off] += 0.25;
+    CHECK(heat_mode_error(grid.data(), extents, alpha, steps) == doctest::Approx(0.25).epsilon(1e-12));
+    double by_rows = 0;
+    for (std::size_t first = 0, count = 1; first < extents.back(); first += count, count = count % 3 + 1) {
+      count = std::min(count, extents.back() - first);
+      const double part = heat_mode_error(grid.data() + first * row, extents, alpha, steps, first, count);
+      CHECK((part > 0.2) == (first * row <= off && off < (first + count) * row));
+      by_rows = std::max(by_rows, part);
+    }
+    CHECK(by_rows == heat_mode_error(grid.data(), extents, alpha, steps));
+    CHECK_THROWS_AS(heat_mode_error(grid.data(), extents, alpha, steps, extents.back() - 1, 2), InvalidArgument);
+  }
+  const std::vector<float> thin(6, 0.0f);
+  CHECK_THROWS_AS(heat_mode_error(thin.data(), {3, 2}, 0.2, 1), InvalidArgument);
 }

@@ -12,6 +12,7 @@
 #include "ziggurat/tuning/cost_model.hpp"
 #include "ziggurat/tuning/heat_planner.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/model_sweep.hpp"
 #include "ziggurat/tuning/wave_planner.hpp"
 #include "../support/fixed_profile.hpp"
 
@@ -555,6 +556,47 @@ TEST_CASE("the serial schedule is the paper's model: its table's speedup for I =
   CHECK(paper_budget(1 << 20, Schedule::serial).layers == 1);
   CHECK(paper_budget(1 << 20, Schedule::overlapped).layers == solver_buffer_layers(Schedule::overlapped));
   CHECK(solver_buffer_layers(Schedule::serial) == 2);
+}
+
+TEST_CASE("a sweep plans every point as best_plan does, tau_c at each ratio, and names the points no pyramid fits") {
+  const Problem problem{{4098, 4098}, 200, 4};
+  DeviceConstants base = DeviceConstants::paper(1, 0.5);
+  base.upload.latency_ns = base.download.latency_ns = 8000;
+  const std::vector<std::uint64_t> budgets{16, 1 << 24, 1 << 26};
+  const std::vector<Decomposition> decompositions{Decomposition::strip, Decomposition::block};
+  const std::vector<double> ratios{1, 5, 15};
+  for (const Schedule schedule : {Schedule::serial, Schedule::overlapped}) {
+    const std::vector<SweepPoint> points = sweep_plans(problem, base, budgets, decompositions, ratios, schedule);
+    REQUIRE(points.size() == budgets.size() * decompositions.size() * ratios.size());
+    std::size_t i = 0;
+    for (const std::uint64_t budget : budgets) {
+      for (const Decomposition decomposition : decompositions) {
+        for (const double ratio : ratios) {
+          const SweepPoint& point = points[i++];
+          CAPTURE(i);
+          CHECK((point.budget_bytes == budget && point.decomposition == decomposition && point.tau_c_over_tau_a == ratio));
+          DeviceConstants k = base;
+          k.set_tau_c(ratio * base.tau_a_ns);
+          CHECK((k.upload.ns_per_value == ratio * 0.5 && k.rect_download.ns_per_value == ratio * 0.5 &&
+                 k.upload.latency_ns == 8000));
+          if (budget == 16) {  // no pyramid fits in 16 bytes
+            CHECK_FALSE(point.plan);
+            CHECK(point.error.find("needs at least") != std::string::npos);
+            continue;
+          }
+          REQUIRE(point.plan);
+          const Plan plan = best_plan(problem, paper_budget(budget, schedule), k, schedule, decomposition);
+          CHECK(point.plan->layout.height == plan.layout.height);
+          CHECK(point.plan->layout.task_extent == plan.layout.task_extent);
+          CHECK(point.plan->prediction.total_ns == plan.prediction.total_ns);
+          CHECK(point.plan->trivial.total_ns == plan.trivial.total_ns);
+        }
+      }
+    }
+  }
+  // A fixed height is every point's.
+  for (const SweepPoint& point : sweep_plans(problem, base, {1 << 26}, {Decomposition::strip}, {2, 4}, Schedule::serial, 3))
+    CHECK(point.plan->layout.height == 3);
 }
 
 TEST_CASE("wave split: the halo depth trades transfer latencies against recomputation, by hand") {

@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
@@ -90,7 +90,7 @@ void add_calibrate_command(CLI::App& app) {
     const Context context(options->device);
     ProfileOrigin origin;
     const DeviceProfile profile = load_or_calibrate(context, options->force, &origin);
-    warn_if_not_cached(origin);
+    app::warn_if_not_cached(origin);
     if (options->json) {
       std::cout << profile_to_json(profile);
     } else {

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "ziggurat/app/devices.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -25,31 +26,12 @@ std::string work_group_multiple(const DeviceInfo& device, std::size_t& multiple)
   }
 }
 
+// The device's properties (app::to_json), whether it is the default, its work-group multiple, and
+// why there is none.
 nlohmann::json device_json(const DeviceInfo& d, std::size_t multiple, const std::string& problem, bool is_default) {
-  nlohmann::json j = {
-      {"index", d.index},
-      {"default", is_default},
-      {"name", d.name},
-      {"type", to_string(d.type)},
-      {"vendor", d.vendor},
-      {"platform", d.platform_name},
-      {"platform_vendor", d.platform_vendor},
-      {"platform_version", d.platform_version},
-      {"version", d.version},
-      {"driver_version", d.driver_version},
-      {"opencl_c_version", d.opencl_c_version},
-      {"compute_units", d.compute_units},
-      {"global_mem_bytes", d.global_mem_bytes},
-      {"max_alloc_bytes", d.max_alloc_bytes},
-      {"local_mem_bytes", d.local_mem_bytes},
-      {"max_work_group_size", d.max_work_group_size},
-      {"preferred_work_group_multiple", multiple},
-      {"base_address_align_bytes", d.base_address_align_bytes},
-      {"fp64", d.fp64},
-      {"host_unified_memory", d.host_unified_memory},
-      {"profiling", d.profiling},
-      {"nvidia_compute_capability", d.nvidia_compute_capability},
-  };
+  nlohmann::json j = app::to_json(d);
+  j["default"] = is_default;
+  j["preferred_work_group_multiple"] = multiple;
   if (!problem.empty()) j["error"] = problem;
   return j;
 }

@@ -18,10 +18,10 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "outcome_json.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -136,36 +136,6 @@ void write_timeline(const std::string& path, const std::vector<HeatTimelineEntry
   write_file_atomically(path, text);
 }
 
-// Distance of the field from the exact discrete solution decay^K times the slowest mode, without
-// building the mode field (the grid may fill most of host memory). `values` hold the rows
-// [first_row, first_row + rows) of the slowest axis (rows 0: all of them).
-template <class T>
-double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, double factor, std::size_t first_row = 0,
-                     std::size_t rows = 0) {
-  std::array<std::vector<double>, 3> sines;
-  for (std::size_t axis = 0; axis < 3; ++axis) {
-    const std::size_t n = axis < extents.size() ? extents[axis] : 1;
-    sines[axis].assign(n, 1.0);
-    if (axis >= extents.size()) continue;
-    for (std::size_t i = 0; i < n; ++i) {
-      sines[axis][i] = i == 0 || i + 1 == n ? 0.0 : std::sin(M_PI * static_cast<double>(i) / static_cast<double>(n - 1));
-    }
-  }
-  std::vector<double>& slowest = sines[extents.size() - 1];
-  slowest.erase(slowest.begin(), slowest.begin() + static_cast<std::ptrdiff_t>(first_row));
-  if (rows > 0) slowest.resize(rows);
-  double error = 0;
-  std::size_t index = 0;
-  for (const double sz : sines[2]) {
-    for (const double sy : sines[1]) {
-      for (const double sx : sines[0]) {
-        error = std::max(error, std::abs(static_cast<double>(values[index++]) - factor * sx * sy * sz));
-      }
-    }
-  }
-  return error;
-}
-
 // "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s", rewritten in place on a terminal.
 void show_progress(const HeatProgress& p) {
   std::cerr << "\rpass " << p.passes_done << "/" << p.passes << ", steps " << p.steps_done << "/" << p.steps << ", "
@@ -261,7 +231,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
   LongVectorRun run;
@@ -305,8 +275,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     summary["predicted_step_time_s"] = *run.predicted_step_s;
   }
   if (options.init.empty() && options.steps > 0) {
-    const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
-    summary["max_error_vs_exact"] = error_vs_mode(field.data(), extents, factor);
+    summary["max_error_vs_exact"] = heat_mode_error(field.data(), extents, alpha, options.steps);
   }
   if (!options.out.empty()) summary["output"] = options.out;
   if (!options.png.empty()) summary["picture"] = options.png;
@@ -362,7 +331,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     const Context context = rank_device(options.device, world);
     require_device_precision(context.device(), options.precision);
     const HeatPlanRequest request = with_default_depth(requested, options, context.device());
-    const DeviceProfile profile = run_profile(context, options.profile, false).profile;
+    const DeviceProfile profile = app::run_profile(context, options.profile, false).profile;
     const std::size_t depth = options.height > 0 ? options.height
                                                  : mpi::plan_halo_depth<T>(world, context.device(), extents,
                                                                            options.steps, request, profile);
@@ -378,8 +347,8 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     if (!options.out.empty()) heat.write_npy(options.out);
     double error = 0;
     if (options.init.empty() && options.steps > 0) {
-      const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
-      error = world.max(error_vs_mode(heat.owned_data(), extents, factor, heat.owned().first, heat.owned().count));
+      error = world.max(heat_mode_error(heat.owned_data(), extents, alpha, options.steps, heat.owned().first,
+                                        heat.owned().count));
     }
     if (world.rank() != 0) return;
     const model::Plan& plan = run.planned.predicted;
@@ -450,7 +419,7 @@ void run(const HeatOptions& options) {
   require_device_precision(context.device(), options.precision);
   const HeatPlanRequest request = with_default_depth(requested, options, context.device());
   const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
-  const RunProfile planned_with = run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
   std::unique_ptr<HeatSolver<T>> solver;
@@ -474,11 +443,10 @@ void run(const HeatOptions& options) {
   const double predicted_s = plan.prediction.total_ns * 1e-9;
   const double nodes_per_second = result.ns_per_node > 0 ? 1e9 / result.ns_per_node : 0;
   nlohmann::json summary = summary_head<T>(context.device(), extents, alpha, options.steps, "stencil");
-  summary.update(heat_outcome_json(options.mode, outcome, planned_with.origin));
+  summary.update(app::to_json(outcome, options.mode, planned_with.origin));
   if (options.init.empty() && options.steps > 0) {
-    const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
     summary["initial_field"] = "mode";
-    summary["max_error_vs_exact"] = error_vs_mode(solver->data(), extents, factor);
+    summary["max_error_vs_exact"] = heat_mode_error(solver->data(), extents, alpha, options.steps);
   } else {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }

@@ -1,10 +1,8 @@
 // `ziggurat model`: what-if predictions of the cost models, without a device (or with its profile).
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <optional>
-#include <thread>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,13 +11,14 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
-#include "run_profile.hpp"
-#include "ziggurat/base/host_cores.hpp"
+#include "ziggurat/app/cost_model.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/blocking_model.hpp"
 #include "ziggurat/tuning/cost_model.hpp"
 #include "ziggurat/tuning/model_constants.hpp"
+#include "ziggurat/tuning/model_sweep.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat::cli {
@@ -69,7 +68,7 @@ Inputs load_inputs(const ModelOptions& o) {
     const Context context(o.device);
     ProfileOrigin origin;
     in.profile = load_or_calibrate(context, false, &origin);
-    warn_if_not_cached(origin);
+    app::warn_if_not_cached(origin);
     in.profile_source = context.device().label();
     in.device_memory = context.device().global_mem_bytes;
   }
@@ -77,11 +76,6 @@ Inputs load_inputs(const ModelOptions& o) {
 }
 
 std::size_t value_bytes(const ModelOptions& o) { return o.precision == "f64" ? 8 : 4; }
-
-// Every transfer, contiguous or rectangular, costs tau_c per value.
-void set_tau_c(DeviceConstants& k, double tau_c_ns) {
-  for (auto* cost : {&k.upload, &k.download, &k.rect_upload, &k.rect_download}) cost->ns_per_value = tau_c_ns;
-}
 
 DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   DeviceConstants k;
@@ -99,9 +93,7 @@ DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
   } else {
     k = DeviceConstants::paper(o.sweep ? o.tau_a : o.tau_c, o.tau_a);  // a sweep sets tau_c from its ratios
   }
-  if (o.tau_c > 0) {
-    set_tau_c(k, o.tau_c);
-  }
+  if (o.tau_c > 0) k.set_tau_c(o.tau_c);
   return k;
 }
 
@@ -133,37 +125,6 @@ Plan plan_for(const ModelOptions& o, const Problem& problem, std::uint64_t budge
                    height_of(o));
 }
 
-nlohmann::json engines_json(const model::TransferEngines& e) {
-  return {{"overlap_compute", e.overlap_compute}, {"duplex", e.duplex}, {"upload_slowdown", e.upload_slowdown},
-          {"download_slowdown", e.download_slowdown},
-          {"compute_slowdown", e.compute_slowdown}};
-}
-
-nlohmann::json constants_json(const DeviceConstants& k) {
-  return {{"upload", {{"latency_ns", k.upload.latency_ns}, {"ns_per_value", k.upload.ns_per_value}}},
-          {"download", {{"latency_ns", k.download.latency_ns}, {"ns_per_value", k.download.ns_per_value}}},
-          {"rect_upload", {{"latency_ns", k.rect_upload.latency_ns}, {"ns_per_value", k.rect_upload.ns_per_value}}},
-          {"rect_download", {{"latency_ns", k.rect_download.latency_ns}, {"ns_per_value", k.rect_download.ns_per_value}}},
-          {"tau_a_ns", k.tau_a_ns},
-          {"launch_ns", k.launch_ns},
-          {"engines", engines_json(k.engines)},
-          {"rect_engines", engines_json(k.rect_engines)}};
-}
-
-nlohmann::json plan_json(const Plan& plan) {
-  return {{"decomposition", to_string(plan.layout.decomposition)},
-          {"height", plan.layout.height},
-          {"task_extent", plan.layout.task_extent},
-          {"buffer_extent", plan.buffer_extent},
-          {"tasks_per_pass", plan.prediction.tasks},
-          {"passes", plan.prediction.passes},
-          {"predicted_s", plan.prediction.total_ns * 1e-9},
-          {"ns_per_node", plan.prediction.ns_per_node},
-          {"trivial_ns_per_node", plan.trivial.ns_per_node},
-          {"speedup_over_trivial", plan.speedup_over_trivial()},
-          {"paper_formula_ns_per_node", plan.approx_ns_per_node}};
-}
-
 std::string plan_shape(const Plan& plan) {
   const PyramidLayout& l = plan.layout;
   switch (l.decomposition) {
@@ -184,7 +145,7 @@ void run_explicit(const ModelOptions& o, const Inputs& in) {
   if (o.json) {
     nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
                         {"device_mem_bytes", budget}, {"schedule", to_string(schedule_of(o))},
-                        {"constants", constants_json(k)}, {"plan", plan_json(plan)}};
+                        {"constants", app::to_json(k)}, {"plan", app::to_json(plan)}};
     if (in.profile) j["profile"] = in.profile_source;
     std::cout << j.dump(2) << "\n";
     return;
@@ -225,68 +186,43 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
                             number_text(DeviceConstants::kMostNs) + " ns; give smaller ratios or --tau-a");
   std::vector<std::uint64_t> memories;
   for (const auto& text : split(o.memories, ',')) memories.push_back(parse_bytes(text));
-  std::vector<std::string> decompositions;
+  std::vector<Decomposition> decompositions;
   if (o.decomposition == "auto") {
-    decompositions = problem.extents.size() == 2 ? std::vector<std::string>{"strip", "block"} : std::vector<std::string>{"strip"};
+    decompositions = problem.extents.size() == 2 ? std::vector<Decomposition>{Decomposition::strip, Decomposition::block}
+                                                 : std::vector<Decomposition>{Decomposition::strip};
   } else {
-    decompositions = {o.decomposition};
+    decompositions = {o.decomposition == "block" ? Decomposition::block : Decomposition::strip};
   }
-  struct Row {
-    std::uint64_t memory;
-    double ratio;
-    std::string decomposition;
-    DeviceConstants constants;
-    std::optional<Plan> plan;
-    std::string error;  // why no pyramid fits, when none does
-  };
-  std::vector<Row> rows;
-  for (const auto memory : memories) {
-    for (const auto& decomposition : decompositions) {
-      for (const double ratio : ratios) {
-        DeviceConstants k = base;
-        set_tau_c(k, ratio * k.tau_a_ns);
-        rows.push_back({memory, ratio, decomposition, k, std::nullopt, {}});
-      }
-    }
-  }
-  // Plans are independent: as many at a time as the machine has cores.
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i; (i = next++) < rows.size();) {
-      try {
-        rows[i].plan = plan_for(o, problem, rows[i].memory, rows[i].constants, rows[i].decomposition);
-      } catch (const InvalidArgument& error) {
-        rows[i].error = error.what();
-      }
-    }
-  };
-  std::vector<std::thread> workers(std::max<std::size_t>(1, std::min<std::size_t>(usable_host_cores(), 64)));
-  for (auto& worker : workers) worker = std::thread(work);
-  for (auto& worker : workers) worker.join();
+  const std::vector<SweepPoint> points =
+      sweep_plans(problem, base, memories, decompositions, ratios, schedule_of(o), height_of(o));
 
   nlohmann::json list = nlohmann::json::array();
   Table table({"memory", "tau_c/tau_a", "decomposition", "n", "task", "buffer", "pyramid ns/node", "trivial ns/node", "speedup"});
   std::vector<Series> series;
   std::vector<std::string> notes;
-  for (const auto& row : rows) {
-    nlohmann::json j = {{"device_mem_bytes", row.memory}, {"tau_c_over_tau_a", row.ratio}, {"decomposition", row.decomposition}};
-    if (!row.plan) {
-      j["error"] = row.error;
+  for (const SweepPoint& point : points) {
+    const std::string decomposition = to_string(point.decomposition);
+    nlohmann::json j = {{"device_mem_bytes", point.budget_bytes}, {"tau_c_over_tau_a", point.tau_c_over_tau_a},
+                        {"decomposition", decomposition}};
+    if (!point.plan) {
+      j["error"] = point.error;
       list.push_back(j);
-      table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, "-", "-", "-", "no pyramid fits", "-", "-"});
-      notes.push_back(bytes_text(row.memory) + " " + row.decomposition + ": " + row.error);
+      table.add({bytes_text(point.budget_bytes), number_text(point.tau_c_over_tau_a), decomposition, "-", "-", "-",
+                 "no pyramid fits", "-", "-"});
+      notes.push_back(bytes_text(point.budget_bytes) + " " + decomposition + ": " + point.error);
       continue;
     }
-    const Plan& plan = *row.plan;
-    j["plan"] = plan_json(plan);
+    const Plan& plan = *point.plan;
+    j["plan"] = app::to_json(plan);
     list.push_back(j);
-    table.add({bytes_text(row.memory), number_text(row.ratio), row.decomposition, std::to_string(plan.layout.height),
-               std::to_string(plan.layout.task_extent), std::to_string(plan.buffer_extent),
-               number_text(plan.prediction.ns_per_node, 4), number_text(plan.trivial.ns_per_node, 4),
-               number_text(plan.speedup_over_trivial())});
-    const std::string label = bytes_text(row.memory) + " " + row.decomposition;
-    if (series.empty() || series.back().label != label) series.push_back({label, {}, {}, row.decomposition == "block"});
-    series.back().x.push_back(row.ratio);
+    table.add({bytes_text(point.budget_bytes), number_text(point.tau_c_over_tau_a), decomposition,
+               std::to_string(plan.layout.height), std::to_string(plan.layout.task_extent),
+               std::to_string(plan.buffer_extent), number_text(plan.prediction.ns_per_node, 4),
+               number_text(plan.trivial.ns_per_node, 4), number_text(plan.speedup_over_trivial())});
+    const std::string label = bytes_text(point.budget_bytes) + " " + decomposition;
+    if (series.empty() || series.back().label != label)
+      series.push_back({label, {}, {}, point.decomposition == Decomposition::block});
+    series.back().x.push_back(point.tau_c_over_tau_a);
     series.back().y.push_back(plan.speedup_over_trivial());
   }
   if (!o.plot.empty()) {

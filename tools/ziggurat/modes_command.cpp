@@ -13,9 +13,9 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "modes_run.hpp"
 #include "picture.hpp"
 #include "program_main.hpp"
+#include "ziggurat/app/modes_run.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -36,7 +36,7 @@ struct ModesOptions {
   std::string material = "210e9,0.3,7850";
   bool lumped = false;
   std::string elements, dofs, mass;
-  ModesSettings settings;
+  app::ModesSettings settings;
   std::string precision;
   std::string device;
   std::string out;
@@ -47,12 +47,12 @@ struct ModesOptions {
 };
 
 template <class T>
-ModesModel<T> load_model(const ModesOptions& o) {
-  if (!o.mesh.empty()) return cantilever_model<T>(o.mesh, o.material, o.lumped);
+app::ModesModel<T> load_model(const ModesOptions& o) {
+  if (!o.mesh.empty()) return app::cantilever_model<T>(o.mesh, o.material, o.lumped);
   ElementSet<T> stiffness = load_elements<T>(o.elements, o.dofs);
   std::optional<ElementSet<T>> mass;
   if (!o.mass.empty()) mass = load_elements<T>(o.mass, o.dofs, stiffness.dofs);
-  return element_model<T>(std::move(stiffness), std::move(mass),
+  return app::element_model<T>(std::move(stiffness), std::move(mass),
                           o.elements + " with " + o.dofs + (o.mass.empty() ? ", identity mass" : ", mass " + o.mass));
 }
 
@@ -155,8 +155,8 @@ std::string factored_note(const SubspaceResult<T>& r) {
 }
 
 template <class T>
-void print_text(const Context& context, const ModesOptions& o, const ModesModel<T>& model, const SubspaceResult<T>& r,
-                const SubspaceOptions& options) {
+void print_text(const Context& context, const ModesOptions& o, const app::ModesModel<T>& model,
+                const SubspaceResult<T>& r, const SubspaceOptions& options) {
   const SubspaceTimes& t = r.times;
   std::cout << "device      " << context.device().label() << "\n"
             << "model       " << model.description << "\n"
@@ -196,10 +196,10 @@ void run(const ModesOptions& o) {
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  const ModesModel<T> model = load_model<T>(o);
+  const app::ModesModel<T> model = load_model<T>(o);
   if (!o.save_model.empty()) save_model(o.save_model, *model.generated);
   SubspaceOptions options =
-      subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter / --projection");
+      app::subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter / --projection");
   if (progress) options.progress = show_progress;
   const SubspaceResult<T> result = subspace_iteration(context, model.k(), model.m(), options);
   if (progress) std::cerr << "\n";
@@ -207,7 +207,7 @@ void run(const ModesOptions& o) {
   if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
   if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
   if (o.json) {
-    nlohmann::json s = modes_summary(context, o.settings, model, result, options);
+    nlohmann::json s = app::to_json(result, context, o.settings, model, options);
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
     std::cout << s.dump(2) << "\n";

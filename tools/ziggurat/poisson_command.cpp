@@ -14,10 +14,10 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "outcome_json.hpp"
 #include "picture.hpp"
 #include "program_main.hpp"
-#include "run_profile.hpp"
+#include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -158,7 +158,7 @@ void run(const PoissonOptions& o) {
   require_device_precision(context.device(), o.precision);
   if (o.depth.empty()) request.depth = default_blocking_depth(context.device());  // tuned on GPUs
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  const RunProfile planned_with = run_profile(context, o.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, o.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
   std::optional<Grid<T>> solution;
@@ -194,7 +194,7 @@ void run(const PoissonOptions& o) {
       {"max_sweeps", o.max_sweeps},
       {"residual", residual},
   };
-  summary.update(poisson_outcome_json(o.mode, outcome, extents, planned_with.origin));
+  summary.update(app::to_json(outcome, o.mode, extents, planned_with.origin));
   if (solution) summary["max_error_vs_exact"] = max_difference(solver->data(), *solution);
   if (!o.out.empty()) summary["output"] = o.out;
   if (!o.png.empty()) summary["picture"] = o.png;

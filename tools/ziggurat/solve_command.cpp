@@ -18,12 +18,12 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "matrix_inputs.hpp"
-#include "product_kernel.hpp"
-#include "generated_systems.hpp"
-#include "outcome_json.hpp"
 #include "plot.hpp"
 #include "program_main.hpp"
+#include "ziggurat/app/generated_systems.hpp"
+#include "ziggurat/app/matrix_inputs.hpp"
+#include "ziggurat/app/product_kernel.hpp"
+#include "ziggurat/app/reports.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/host_memory.hpp"
@@ -53,10 +53,10 @@ void check_options(const SolveOptions& o) {
     throw InvalidArgument("give --matrix A.mtx or --generate NXxNYxNZ (a seven-point block system), one of them");
   }
   if (o.symmetric && o.generate.empty()) throw InvalidArgument("--symmetric is for --generate");
-  check_system_name(o.system, "--system");
+  app::check_system_name(o.system, "--system");
   if (!o.exact.empty() && o.exact != "random") throw InvalidArgument("--exact takes random, not '" + o.exact + "'");
   if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
-  if (!o.generate.empty() && o.block == "auto" && !is_model_problem(o.system))
+  if (!o.generate.empty() && o.block == "auto" && !app::is_model_problem(o.system))
     throw InvalidArgument("--generate --system " + o.system + " needs --block b (1 to 16)");
   sparse::parse_krylov_method(o.method);
   sparse::parse_preconditioner(o.precond);
@@ -80,7 +80,7 @@ template <class T>
 sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   if (!o.generate.empty()) {
     const std::vector<std::size_t> n = parse_extents(o.generate, 3, 3, "--generate");
-    const bool model = is_model_problem(o.system);
+    const bool model = app::is_model_problem(o.system);
     const std::size_t given = o.block == "auto" ? 0 : block_size(o.block);
     const std::size_t b = model ? sparse::model_problem_block_size(sparse::parse_model_problem(o.system)) : given;
     // The blocks of a block row (twice: the system and its solver's copy) and a few vectors;
@@ -91,7 +91,7 @@ sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
     const double bytes = rows * (2 * couplings * double(b) * sizeof(T) + 6 * double(o.vectors) * sizeof(T));
     check_host_memory(bytes < 1.8e19 ? std::uint64_t(bytes) : std::numeric_limits<std::uint64_t>::max(),
                       "--generate " + o.generate + " --system " + o.system, "give a smaller grid");
-    sparse::Bsr<T> a = generated_system<T>(o.system, n, given, o.seed, "--system");
+    sparse::Bsr<T> a = app::generated_system<T>(o.system, n, given, o.seed, "--system");
     source = (o.system == "convection" ? "convection-diffusion " : o.system == "dominant" ? "seven-point " : o.system + " ") +
              o.generate + (o.symmetric ? " (symmetric part)" : model ? "" : " (nonsymmetric)");
     return o.symmetric ? sparse::symmetric_part(a) : a;
@@ -99,7 +99,7 @@ sparse::Bsr<T> load_matrix(const SolveOptions& o, std::string& source) {
   source = o.matrix;
   // b, x, the solver's work vectors and x* at least, before a declared 4e9 x 4e9 matrix is read.
   const std::vector<std::size_t> rhs = o.rhs == "ones" ? std::vector<std::size_t>{} : read_npy_header(o.rhs).shape;
-  check_matrix_memory("--matrix", o.matrix, 6 * (rhs.size() == 2 ? rhs[1] : o.vectors), sizeof(T));
+  app::check_matrix_memory("--matrix", o.matrix, 6 * (rhs.size() == 2 ? rhs[1] : o.vectors), sizeof(T));
   const sparse::Csr<T> csr = sparse::read_matrix_market<T>(o.matrix).matrix;
   return sparse::to_bsr(csr, o.block == "auto" ? sparse::propose_block_size(csr) : block_size(o.block));
 }
@@ -187,7 +187,7 @@ void run(const SolveOptions& o) {
   options.threshold = o.threshold;
   options.static_pivoting = sparse::parse_static_pivoting(o.static_pivoting);
   options.fuse = !o.unfused;
-  set_product_kernel(options, context, o.kernel);
+  app::set_product_kernel(options, context, o.kernel);
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
   auto last = std::chrono::steady_clock::now();
   if (progress) {
@@ -221,7 +221,7 @@ void run(const SolveOptions& o) {
       {"method", o.method},
       {"preconditioner", o.precond},
   };
-  summary.update(solve_report_json(report, false));  // the histories go to --history
+  summary.update(app::to_json(report, false));  // the histories go to --history
   if (!exact.empty()) summary["error"] = error;
   if (o.json) {
     std::cout << summary.dump(2) << "\n";

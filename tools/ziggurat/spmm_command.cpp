@@ -12,8 +12,8 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
-#include "matrix_inputs.hpp"
-#include "spmm_products.hpp"
+#include "ziggurat/app/matrix_inputs.hpp"
+#include "ziggurat/app/spmm_products.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/io/npy.hpp"
@@ -80,7 +80,7 @@ template <class T>
 std::vector<T> input_vectors(const SpmmOptions& o, std::size_t cols, std::size_t& k) {
   if (o.x.empty()) {
     k = o.vectors == 0 ? 1 : o.vectors;
-    return random_vectors<T>(cols, k, o.seed);
+    return app::random_vectors<T>(cols, k, o.seed);
   }
   std::vector<std::size_t> shape;
   std::vector<T> x = read_npy<T>(o.x, shape);
@@ -104,7 +104,7 @@ std::vector<T> input_vectors(const SpmmOptions& o, std::size_t cols, std::size_t
 
 // Y = A X must be finite in T, else no kernel can be checked against it.
 template <class T>
-void require_finite_product(const ReferenceProduct<T>& reference, std::size_t k) {
+void require_finite_product(const app::ReferenceProduct<T>& reference, std::size_t k) {
   const auto bad = std::find_if(reference.y.begin(), reference.y.end(), [](T v) { return !std::isfinite(v); });
   if (bad == reference.y.end()) return;
   const std::size_t at = std::size_t(bad - reference.y.begin());
@@ -115,17 +115,17 @@ void require_finite_product(const ReferenceProduct<T>& reference, std::size_t k)
 
 // A symmetric file becomes the symmetric half-stored DIA (method notes, section 5).
 template <class T>
-PreparedProduct<T> prepare(const Context& context, const SpmmOptions& o, const sparse::MatrixMarketMatrix<T>& file,
+app::PreparedProduct<T> prepare(const Context& context, const SpmmOptions& o, const sparse::MatrixMarketMatrix<T>& file,
                            std::size_t k, std::size_t& block_size) {
   const sparse::Csr<T>& a = file.matrix;
   if (o.format == "dia") {
     const bool symmetric = file.header.symmetry == sparse::MatrixMarketSymmetry::symmetric;
-    return prepare_dia_product(context, sparse::to_dia(a, symmetric), k);
+    return app::prepare_dia_product(context, sparse::to_dia(a, symmetric), k);
   }
   const std::optional<sparse::BsrKernel> kernel = kernel_option(o);
-  if (o.format == "csr") return prepare_block_product<T>(context, a, k, kernel);
+  if (o.format == "csr") return app::prepare_block_product<T>(context, a, k, kernel);
   block_size = o.block == "auto" ? sparse::propose_block_size(a) : parse_block_size(o.block);
-  return prepare_block_product<T>(context, sparse::to_bsr(a, block_size), k, kernel);
+  return app::prepare_block_product<T>(context, sparse::to_bsr(a, block_size), k, kernel);
 }
 
 nlohmann::json choice_json(const sparse::BsrChoice& choice) {
@@ -144,21 +144,21 @@ std::size_t vector_count(const SpmmOptions& o) {
 template <class T>
 void run(const SpmmOptions& o) {
   check_options(o);
-  check_matrix_memory("--matrix", o.matrix, 3 * vector_count(o), sizeof(T));  // X, Y and the reference
+  app::check_matrix_memory("--matrix", o.matrix, 3 * vector_count(o), sizeof(T));  // X, Y and the reference
   const sparse::MatrixMarketMatrix<T> file = sparse::read_matrix_market<T>(o.matrix);
   const sparse::Csr<T>& a = file.matrix;
   std::size_t k = 0;
   const std::vector<T> x = input_vectors<T>(o, a.cols, k);
-  const ReferenceProduct<T> reference = reference_product(a, x, k);
+  const app::ReferenceProduct<T> reference = app::reference_product(a, x, k);
   require_finite_product(reference, k);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   std::size_t block_size = 1;
-  PreparedProduct<T> product = prepare(context, o, file, k, block_size);
+  app::PreparedProduct<T> product = prepare(context, o, file, k, block_size);
   product.x->upload(x);
-  const ProductTiming timing = time_product(context, product.enqueue, o.repeat);
+  const app::ProductTiming timing = app::time_product(context, product.enqueue, o.repeat);
   const std::vector<T> y = product.y->download();
-  const ProductCheck check = check_product(reference, y);
+  const app::ProductCheck check = app::check_product(reference, y);
   if (!check.ok()) {
     throw Error(std::to_string(check.outside) + " elements of Y differ from the CPU reference by more than the tolerance "
                 "(max relative error " + number_text(check.max_relative_error) + "): a kernel is wrong on this device; "

@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "device_list.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
-#include "run_profile.hpp"
-#include "wave_run.hpp"
+#include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/run_profile.hpp"
+#include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
@@ -140,7 +140,7 @@ ElasticGrid gridded(const WaveOptions& o) {
     if (other != shape)
       throw InvalidArgument(*path + " has another shape than " + o.vp + ": the three arrays must match");
   }
-  return cell_grid(o.dx, shape, std::move(vp), std::move(vs), std::move(rho));
+  return app::cell_grid(o.dx, shape, std::move(vp), std::move(vs), std::move(rho));
 }
 
 // Each source of the model alone: --medium, --model, or the arrays (with --size at most).
@@ -159,7 +159,7 @@ ElasticGrid load_grid(const WaveOptions& o) {
   check_model_sources(o);
   const bool arrays = !o.vp.empty() || !o.vs.empty() || !o.rho.empty();
   const std::vector<std::size_t> n = arrays ? gridded_nodes(o) : size_nodes(o);
-  check_wave_memory(n, sizeof(T));  // before the model and the system are built
+  app::check_wave_memory(n, sizeof(T));  // before the model and the system are built
   if (arrays) return gridded(o);
   std::vector<Layer> layers;
   if (!o.model.empty()) {
@@ -182,7 +182,7 @@ void show_progress(const WaveProgress& p, double nodes) {
 std::vector<Context> contexts(const WaveOptions& o) {
   if (o.devices.empty()) return {Context(o.device)};
   if (!o.device.empty()) throw InvalidArgument("give --device or --devices, not both");
-  return contexts_on(o.devices);
+  return app::contexts_on(o.devices);
 }
 
 // The receivers of --receivers: r x dims coordinates in metres (none: the default line).
@@ -192,20 +192,20 @@ std::vector<double> receiver_coordinates(const WaveOptions& o, std::size_t dims)
   std::vector<double> xyz = read_npy<double>(o.receivers, shape);
   if (shape.size() != 2 || shape[1] != dims)
     throw InvalidArgument(o.receivers + " must have shape (receivers, " + std::to_string(dims) + "): " +
-                          axes_text(dims) + " of each, in metres");
+                          app::axes_text(dims) + " of each, in metres");
   if (shape[0] == 0)
     throw InvalidArgument("--receivers " + o.receivers + " holds no receiver: give at least one, or drop --receivers "
                           "for the default line (every tenth surface node)");
   return xyz;
 }
 
-WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
+app::WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
   if (o.split != "measured" && o.split != "equal") throw InvalidArgument("--split is measured or equal, not '" + o.split + "'");
   if (o.source_kind != "explosion" && o.source_kind != "force")
     throw InvalidArgument("--source-kind is force or explosion, not '" + o.source_kind + "'");
-  WaveSettings s;
+  app::WaveSettings s;
   s.dt = o.dt;
-  if (!o.source.empty()) s.source = numbers(o.source, dims, ',', "--source", axes_text(dims));
+  if (!o.source.empty()) s.source = numbers(o.source, dims, ',', "--source", app::axes_text(dims));
   s.source_kind = o.source_kind;
   if (!o.force.empty()) s.force = numbers(o.force, dims, ',', "--force", dims == 3 ? "fx,fy,fz" : "fx,fz");
   s.frequency = o.frequency;
@@ -218,11 +218,11 @@ WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
 
 // The run's grid and set-up, the same on every rank.
 template <class T>
-std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
+std::pair<app::WaveSettings, app::WaveSetup> setup(const WaveOptions& o) {
   if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
   ElasticGrid grid = load_grid<T>(o);
-  WaveSettings settings = settings_of(o, grid.dims);
-  WaveSetup w = wave_setup(std::move(grid), settings);
+  app::WaveSettings settings = settings_of(o, grid.dims);
+  app::WaveSetup w = app::wave_setup(std::move(grid), settings);
   return {std::move(settings), std::move(w)};
 }
 
@@ -236,11 +236,11 @@ std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const
 }
 
 template <class T>
-void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup& w, const DeviceInfo& device,
+void report(const WaveOptions& o, const app::WaveSettings& settings, const app::WaveSetup& w, const DeviceInfo& device,
             std::size_t devices, int ranks, std::size_t halo_steps, const WaveRun<T>& r) {
-  check_seismograms(r);
+  app::check_seismograms(r);
   if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, r.components});
-  nlohmann::json s = wave_summary(device, devices, ranks, halo_steps, w, settings, r);
+  nlohmann::json s = app::to_json(r, device, devices, ranks, halo_steps, w, settings);
   if (o.json) {
     if (!o.out.empty()) s["output"] = o.out;
     std::cout << s.dump(2) << "\n";
@@ -254,8 +254,8 @@ void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup&
             << (sizeof(T) == 4 ? "float" : "double") << ", sponge " << w.absorbing << " cells\n"
             << "time        " << r.steps << " steps of " << number_text(w.dt) << " s (stability limit "
             << number_text(w.limit) << " s) to t = " << number_text(double(r.steps) * w.dt) << " s\n"
-            << "source      " << o.source_kind << " at node " << node_json(w.grid.dims, w.source_node).dump() << ", Ricker "
-            << number_text(o.frequency) << " Hz\n"
+            << "source      " << o.source_kind << " at node " << app::node_json(w.grid.dims, w.source_node).dump()
+            << ", Ricker " << number_text(o.frequency) << " Hz\n"
             << "receivers   " << r.receivers << ", peak amplitude " << number_text(s["peak_amplitude"].get<double>()) << " m\n"
             << "run         " << number_text(r.seconds) << " s, " << number_text(r.nodes_per_second * 1e-6)
             << " Mnodes/s\n";
@@ -267,7 +267,7 @@ void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup&
 // uz of the grid (2D) or of its x-z slice through the source (3D) as a picture, the free surface
 // at the top.
 template <class T>
-void snapshot(const WaveOptions& o, const WaveSetup& w, const std::vector<T>& u, std::size_t step) {
+void snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T>& u, std::size_t step) {
   const ElasticGrid& grid = w.grid;
   std::vector<T> uz(grid.nx * grid.nz);
   for (std::size_t iz = 0; iz < grid.nz; ++iz)
@@ -280,7 +280,7 @@ void snapshot(const WaveOptions& o, const WaveSetup& w, const std::vector<T>& u,
 
 // The run in pieces of --snapshots steps, a picture after each; the seismograms joined.
 template <class T>
-WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolver<T>& solver) {
+WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, WaveSolver<T>& solver) {
   WaveRun<T> all;
   all.steps = o.steps;
   for (std::size_t done = 0; done < o.steps;) {
@@ -301,7 +301,7 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolv
 }
 
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
-  return run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
+  return app::run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
 }
 
 // One process, one device or several (--devices).
@@ -315,7 +315,7 @@ void run_local(const WaveOptions& o) {
   const auto [settings, w] = setup<T>(o);
   WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
   const WaveSplit split =
-      local_split(settings, devices, system, [&](const Context& device) { return planning_profile(o, device); });
+      app::local_split(settings, devices, system, [&](const Context& device) { return planning_profile(o, device); });
   WaveSolver<T> solver(devices, std::move(system), w.source, o.frequency, w.receivers, split);
   const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w, solver)
                                        : solver.run(o.steps, progress_of(o, w.grid));

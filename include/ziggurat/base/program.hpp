@@ -1,10 +1,12 @@
 #pragma once
 // Kernel sources and build options.
 //
-// The library's kernel files (lib/ops/*.cl, one per kernel family, and the prologue
-// lib/base/prologue.cl that goes in front of each) are embedded at build time, so nothing is read
-// from disk at run time. For kernel development, ZIGGURAT_KERNEL_DIR may name a folder whose
-// NAME.cl files (prologue.cl included) take the place of the embedded ones.
+// The library's kernel files (lib/ops/*.cl, one per kernel family, the prologue
+// lib/base/prologue.cl that goes in front of each, and the parts that families share, e.g.
+// lib/base/group_reduce.cl, put in place of their `#include "base/NAME.cl"` lines) are embedded at
+// build time, so nothing is read from disk at run time. For kernel development,
+// ZIGGURAT_KERNEL_DIR may name a folder whose NAME.cl files (prologue.cl and the parts included)
+// take the place of the embedded ones.
 
 #include <string>
 #include <string_view>
@@ -13,12 +15,13 @@
 
 namespace ziggurat {
 
-/// The source of the kernel family NAME: the prologue, then NAME.cl (embedded, or both from
-/// $ZIGGURAT_KERNEL_DIR). Throws InvalidArgument for an unknown name and IoError when the override
-/// folder lacks a readable NAME.cl or prologue.cl.
+/// The source of the kernel family NAME: the prologue, then NAME.cl, each part they include in
+/// place of its #include line, once (embedded, or all from $ZIGGURAT_KERNEL_DIR). Throws
+/// InvalidArgument for an unknown name or an included file that is no part, and IoError when the
+/// override folder lacks a readable NAME.cl, prologue.cl or part.
 std::string kernel_source(std::string_view name);
 
-/// The names of the embedded kernel families (the prologue is none), without ".cl".
+/// The names of the embedded kernel families (the prologue and the parts are none), without ".cl".
 std::vector<std::string> embedded_kernel_names();
 
 /// OpenCL build options assembled from -D defines, in the order they are added (the order is

@@ -32,7 +32,7 @@ const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
 /// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
-/// waiting (H100: equal at 32 levels, 2.6x faster at 298).
+/// waiting (bench/results/2026-11-28-design-measurements.md).
 constexpr std::size_t kSyncFreeLevels = 16;
 /// The least block size that `automatic` runs sync-free: measured per block size on an H100 in
 /// the natural order of about 2 M rows (bench/results/2026-11-28-h100-solve-suite.md), sync-free

@@ -9,8 +9,8 @@
 // (colour_elements(): the elements of one colour share no DOF, so a launch per colour adds without
 // conflicts); the projection runs them in the caller's order, in which neighbouring elements share
 // X's rows in the device's cache (a generated mesh numbers its elements layer by layer; the
-// elements of one colour share no DOF, so in colour order nothing is reused: on an H200 the tensor
-// layout's projection ran 5 % faster in the caller's order). A work-group (in the tensor layout
+// elements of one colour share no DOF, so in colour order nothing is reused). A work-group (in the
+// tensor layout
 // each of its warps) takes a chunk of kEbeChunk consecutive elements, one element at a time
 // (lib/ops/ebe.cl says how); a launch takes many chunks, so launches are few, and the last chunk
 // of a launch takes what is left.
@@ -24,9 +24,9 @@
 // registers, the element matrix read by every work-item at once; elements of at most
 // kEbeColumnDofs DOFs), which give the same bits, and tensor (a warp per element on NVIDIA's
 // double-precision tensor cores through inline PTX; elements and vectors of at most
-// kEbeTensorLimit; its own bits). Which is fastest depends on the device: at 27 vectors of 24-DOF
-// bricks on an H200 columns ran 1.30x faster than tiles and tensor 2.1x faster than columns; on
-// PoCL columns ran 2.5x slower than tiles; choose_ebe_layout() (tuning/ebe_autotune.hpp) measures.
+// kEbeTensorLimit; its own bits). Which is fastest depends on the device (measurements:
+// bench/results/2026-11-28-design-measurements.md); choose_ebe_layout() (tuning/ebe_autotune.hpp)
+// measures.
 // Scatter of Y = K X: by colouring (one launch per colour and batch, plain adds, the same bits every
 // run) or by atomic adds (one launch per batch; compare-and-swap loops, whose order of addition
 // varies from run to run). The projection is the same in both: each chunk is summed in

@@ -66,6 +66,16 @@ Grid<T> heat_mode_field(const std::vector<std::size_t>& extents, std::size_t fir
 /// The mode's factor per step: 1 - 2 dims A + 2A (sum over the axes of cos(pi / (E-1))).
 double heat_mode_decay(const std::vector<std::size_t>& extents, double alpha);
 
+/// The distance of a field from the exact discrete solution after `steps` steps of A = alpha from
+/// the slowest mode: max |u - decay^steps mode| over its nodes, the mode computed axis by axis
+/// instead of built as a field (the grid may fill most of host memory), on every core. `values`
+/// hold the grid fastest axis first, or with `rows` only the rows [first_row, first_row + rows) of
+/// the slowest axis (one process's part of a distributed run). A NaN value is passed over. Throws
+/// InvalidArgument for a grid require_heat_grid() refuses or rows outside it.
+template <class T>
+double heat_mode_error(const T* values, const std::vector<std::size_t>& extents, double alpha, std::size_t steps,
+                       std::size_t first_row = 0, std::size_t rows = 0);
+
 /// Throws InvalidArgument naming the first node that is NaN or infinite.
 template <class T>
 void require_finite(const Grid<T>& grid, const char* what);

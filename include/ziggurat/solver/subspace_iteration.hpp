@@ -58,7 +58,7 @@ struct SubspaceOptions {
   double solve_tolerance = 0;        ///< CG's on ||r|| / ||b||; 0: 1e-10 in double, 1e-5 in float
   sparse::PreconditionerKind preconditioner = sparse::PreconditionerKind::ilu0;  ///< matrix-free: jacobi or block-jacobi
   /// ILU(0)'s ordering (solver/krylov.hpp): colours by default, whose triangular solves take a
-  /// few launches where natural order takes one per level (3x faster per iteration on an H100).
+  /// few launches where natural order takes one per level (faster per iteration on a GPU).
   sparse::Ordering ordering = sparse::Ordering::colours;
   std::size_t max_solve_iterations = 20000;
   CgOperator cg_operator = CgOperator::assembled;

@@ -19,9 +19,9 @@
 namespace ziggurat {
 
 /// The depth (steps or sweeps a launch) to ask for on `device` when the caller names none: 0, the
-/// tuned depth, on GPUs and accelerators (on an H100 the blocked kernels run 2.5 to 3.4 times as
-/// fast as single steps in 2D), and 1 elsewhere (tuning builds a program for every candidate,
-/// which PoCL does slowly).
+/// tuned depth, on GPUs and accelerators (where the blocked kernels run several times as fast as
+/// single steps: bench/results/2026-11-25-h100-heat-blocked.md), and 1 elsewhere (tuning builds a
+/// program for every candidate, which PoCL does slowly).
 std::size_t default_blocking_depth(const DeviceInfo& device);
 
 struct BlockingChoice {

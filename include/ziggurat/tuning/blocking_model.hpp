@@ -10,7 +10,7 @@
 // bandwidth); update_ns: one node update on chip (arithmetic, local-memory traffic, barriers),
 // which only a measurement gives (fit_update_ns); redundancy(T): nodes computed a node owned.
 // What it leaves out: past some depth the kernels' register queues (T values a step) spill and
-// the rate falls (2D float beyond depth 6-8 on an H100, 3D beyond 4), so the depth a run uses is
+// the rate falls (bench/results/2026-11-25-h100-heat-blocked.md), so the depth a run uses is
 // measured (tuning/blocking_autotune.hpp); the model says why blocking pays and where it stops.
 
 #include <cstddef>

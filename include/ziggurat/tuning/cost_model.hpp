@@ -56,6 +56,8 @@ struct DeviceConstants {
 
   /// The paper's assumptions: every transfer costs tau_c per value, nothing else costs time.
   static DeviceConstants paper(double tau_c_ns, double tau_a_ns);
+  /// Every transfer, contiguous or rectangular, costs `tau_c_ns` per value (latencies kept).
+  void set_tau_c(double tau_c_ns);
 
   /// The largest time a constant may hold, ns: an hour a value or a node, beyond any device (as
   /// validate(DeviceProfile) bounds a measurement); far larger ones make the times of large grids

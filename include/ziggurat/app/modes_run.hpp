@@ -1,7 +1,7 @@
 #pragma once
 // What `ziggurat modes` and ziggurat.modes() share: the model (a generated brick cantilever or the
 // user's element matrices), the subspace iteration's settings with this device's choices, and the
-// run's summary (the CLI prints it as --json, the Python module returns it as its report).
+// run's summary (to_json: the CLI prints it as --json, the Python module returns it as its report).
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/solver/subspace_iteration.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// The solver's settings as the user gives them (text where the CLI takes text).
 struct ModesSettings {
@@ -58,9 +58,17 @@ template <class T>
 fem::SubspaceOptions subspace_options(const Context& context, const ModesSettings& settings,
                                       const fem::ElementSet<T>& stiffness, const char* names);
 
-/// The run's summary: device, model, settings, outcome, eigenvalues, frequencies, residuals, times.
-template <class T>
-nlohmann::json modes_summary(const Context& context, const ModesSettings& settings, const ModesModel<T>& model,
-                             const fem::SubspaceResult<T>& result, const fem::SubspaceOptions& options);
+/// What ziggurat.modes() tells its progress callback after each iteration: iteration, change (inf
+/// at the first), cg_iterations.
+nlohmann::json to_json(const fem::SubspaceProgress& progress);
 
-}  // namespace ziggurat::cli
+/// The run's summary, `result` of `model` on `context`'s device with `settings` made `options`:
+/// device, platform, driver, model, dofs, elements, element_size, precision, modes, vectors,
+/// scatter, projection_layout, projection_factored, batch_elements, cg_operator, preconditioner,
+/// product_kernel, deflation, ordering, converged, reason, iterations, cg_iterations, eigenvalues,
+/// frequencies_hz, residuals, changes, times_s, and cg_not_converged when a CG solve stopped short.
+template <class T>
+nlohmann::json to_json(const fem::SubspaceResult<T>& result, const Context& context, const ModesSettings& settings,
+                       const ModesModel<T>& model, const fem::SubspaceOptions& options);
+
+}  // namespace ziggurat::app

@@ -1,9 +1,9 @@
-#include "product_kernel.hpp"
+#include "ziggurat/app/product_kernel.hpp"
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/bsr_autotune.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 sparse::ProductKernelChooser measured_product_kernel(const Context& context) {
   sparse::ProductKernelChooser chooser;
@@ -28,4 +28,4 @@ void set_product_kernel(sparse::SolverOptions& options, const Context& context, 
   }
 }
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

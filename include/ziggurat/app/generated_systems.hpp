@@ -10,7 +10,7 @@
 #include "ziggurat/matrix/model_problems.hpp"
 #include "ziggurat/matrix/sparse.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// Whether `kind` names a model problem (matrix/model_problems.hpp), whose block size is its own.
 inline bool is_model_problem(const std::string& kind) { return kind != "convection" && kind != "dominant"; }
@@ -47,4 +47,4 @@ sparse::Bsr<T> generated_system(const std::string& kind, const std::vector<std::
                               : sparse::seven_point_bsr<T>(grid[0], grid[1], grid[2], b, seed);
 }
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

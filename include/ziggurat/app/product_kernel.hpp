@@ -6,7 +6,7 @@
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/solver/krylov.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// A chooser that times the kernels on the solver's own matrix the first time this kind of matrix
 /// meets this device, and reads the tuning record afterwards (tuning/bsr_autotune.hpp).
@@ -17,4 +17,4 @@ sparse::ProductKernelChooser measured_product_kernel(const Context& context);
 /// "multirow/4", "multirow/1/v8"). InvalidArgument otherwise, naming the choices.
 void set_product_kernel(sparse::SolverOptions& options, const Context& context, const std::string& text);
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

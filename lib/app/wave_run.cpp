@@ -1,4 +1,4 @@
-#include "wave_run.hpp"
+#include "ziggurat/app/wave_run.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,12 +7,12 @@
 #include <limits>
 #include <utility>
 
-#include "format.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/tuning/wave_planner.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 using namespace ziggurat::wave;
 
@@ -149,9 +149,11 @@ WaveSplit local_split(const WaveSettings& settings, const std::vector<Context>& 
   return split;
 }
 
+nlohmann::json to_json(const WaveProgress& p) { return {{"step", p.step}, {"steps", p.steps}, {"seconds", p.seconds}}; }
+
 template <class T>
-nlohmann::json wave_summary(const DeviceInfo& device, std::size_t devices, int ranks, std::size_t halo_steps,
-                            const WaveSetup& w, const WaveSettings& settings, const WaveRun<T>& r) {
+nlohmann::json to_json(const WaveRun<T>& r, const DeviceInfo& device, std::size_t devices, int ranks,
+                       std::size_t halo_steps, const WaveSetup& w, const WaveSettings& settings) {
   double peak = 0;
   for (const T v : r.seismograms) peak = std::max(peak, std::abs(double(v)));
   return {{"device", device.name},
@@ -183,10 +185,10 @@ nlohmann::json wave_summary(const DeviceInfo& device, std::size_t devices, int r
   template void check_seismograms<T>(const WaveRun<T>&);                                                              \
   template WaveSplit local_split<T>(const WaveSettings&, const std::vector<Context>&, const WaveSystem<T>&,           \
                                     const std::function<DeviceProfile(const Context&)>&);                            \
-  template nlohmann::json wave_summary<T>(const DeviceInfo&, std::size_t, int, std::size_t, const WaveSetup&,         \
-                                          const WaveSettings&, const WaveRun<T>&);
+  template nlohmann::json to_json<T>(const WaveRun<T>&, const DeviceInfo&, std::size_t, int, std::size_t,             \
+                                     const WaveSetup&, const WaveSettings&);
 ZIGGURAT_WAVE_RUN(float)
 ZIGGURAT_WAVE_RUN(double)
 #undef ZIGGURAT_WAVE_RUN
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// Throws InvalidArgument naming `option`, from the size line of the file at `path` alone, unless
 /// the host's memory holds the matrix twice (the CSR read, the block CSR made from it) and
@@ -23,4 +23,4 @@ void check_matrix_memory(const std::string& option, const std::string& path, std
 std::vector<std::filesystem::path> matrix_files(const std::string& list, const std::string& option,
                                                 std::size_t vectors);
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

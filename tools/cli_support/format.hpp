@@ -1,5 +1,7 @@
 #pragma once
-// Text helpers for the command-line tool: sizes, units, tables, dates.
+// Text helpers for the command-line tool and the benchmarks: options and their checks, sizes,
+// units, tables, dates. The texts the shared runs also use (memory sizes, lists, numbers) are the
+// application layer's (ziggurat/app/text.hpp), named here as they are there.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,18 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/device.hpp"
 
 namespace ziggurat::cli {
+
+using app::number_text;
+using app::parse_bytes;
+using app::split;
 
 /// "1023x777" -> {1023, 777}; between `min_dims` and `max_dims` positive extents. Throws
 /// InvalidArgument naming `option` and saying what is wrong with the text.
 std::vector<std::size_t> parse_extents(const std::string& text, std::size_t min_dims, std::size_t max_dims,
                                        const std::string& option = "--size");
-
-/// "512MiB", "1.5GiB", "2GB", "4096" -> bytes (binary KiB/MiB/GiB/TiB, decimal kB/MB/GB/TB).
-/// Throws InvalidArgument naming the text.
-std::uint64_t parse_bytes(const std::string& text);
 
 /// "auto" -> 0, "12" -> 12: a whole number >= 1 or auto (a signed or partly numeric text is
 /// refused). Throws InvalidArgument "<option> is auto or a whole number >= 1 (<meaning>), not ...".
@@ -38,9 +41,6 @@ std::vector<std::size_t> parse_counts(const std::string& text, const std::string
 /// "f32,f64" -> {"f32", "f64"}: the precisions of a benchmark; InvalidArgument naming --precision
 /// for anything else.
 std::vector<std::string> parse_precisions(const std::string& text);
-
-/// "a,b,c" -> {"a", "b", "c"}, spaces trimmed.
-std::vector<std::string> split(const std::string& text, char separator);
 
 /// A CLI11 check that a value is a whole number from `min` to `max`, in decimal digits (CLI11
 /// itself would take -1 as 2^64 - 1, 010 as 8 and 0x10 as 16): "--steps: must be a whole number
@@ -81,9 +81,6 @@ void with_precision(const std::string& precision, Run run) {
 
 /// 1536 -> "1.5 KiB"
 std::string bytes_text(std::uint64_t bytes);
-
-/// A number with `digits` significant digits.
-std::string number_text(double value, int digits = 3);
 
 /// The local date and time, ISO 8601.
 std::string now_text();

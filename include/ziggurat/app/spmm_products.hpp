@@ -13,7 +13,7 @@
 #include "ziggurat/ops/spmm.hpp"
 #include "ziggurat/tuning/bsr_autotune.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// A product Y = A X ready to run: the matrix and both vector sets in device memory, kernels built.
 template <class T>
@@ -68,4 +68,4 @@ ProductCheck check_product(const ReferenceProduct<T>& reference, const std::vect
 template <class T>
 std::vector<T> random_vectors(std::size_t rows, std::size_t k, std::uint64_t seed);
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

@@ -1,4 +1,4 @@
-#include "spmm_products.hpp"
+#include "ziggurat/app/spmm_products.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 
 #include "ziggurat/base/error.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 template <class T, class Matrix>
 PreparedProduct<T> prepare_block_product(const Context& context, const Matrix& a, std::size_t k,
@@ -122,4 +122,4 @@ ZIGGURAT_CLI_PRODUCTS(float)
 ZIGGURAT_CLI_PRODUCTS(double)
 #undef ZIGGURAT_CLI_PRODUCTS
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

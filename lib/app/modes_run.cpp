@@ -1,14 +1,14 @@
-#include "modes_run.hpp"
+#include "ziggurat/app/modes_run.hpp"
 
 #include <utility>
 
-#include "format.hpp"
-#include "product_kernel.hpp"
+#include "ziggurat/app/product_kernel.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/ops/ebe.hpp"
 #include "ziggurat/tuning/ebe_autotune.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 using namespace ziggurat::fem;
 
@@ -92,9 +92,13 @@ SubspaceOptions subspace_options(const Context& context, const ModesSettings& se
   return s;
 }
 
+nlohmann::json to_json(const SubspaceProgress& p) {
+  return {{"iteration", p.iteration}, {"change", p.change}, {"cg_iterations", p.solve_iterations}};
+}
+
 template <class T>
-nlohmann::json modes_summary(const Context& context, const ModesSettings& o, const ModesModel<T>& model,
-                             const SubspaceResult<T>& r, const SubspaceOptions& options) {
+nlohmann::json to_json(const SubspaceResult<T>& r, const Context& context, const ModesSettings& o,
+                       const ModesModel<T>& model, const SubspaceOptions& options) {
   const SubspaceTimes& t = r.times;
   nlohmann::json summary = {{"device", context.device().name},
           {"platform", context.device().platform_name},
@@ -146,10 +150,10 @@ nlohmann::json modes_summary(const Context& context, const ModesSettings& o, con
   template ModesModel<T> element_model<T>(ElementSet<T>, std::optional<ElementSet<T>>, std::string);                 \
   template SubspaceOptions subspace_options<T>(const Context&, const ModesSettings&, const ElementSet<T>&,            \
                                                const char*);                                                        \
-  template nlohmann::json modes_summary<T>(const Context&, const ModesSettings&, const ModesModel<T>&,              \
-                                           const SubspaceResult<T>&, const SubspaceOptions&);
+  template nlohmann::json to_json<T>(const SubspaceResult<T>&, const Context&, const ModesSettings&,                \
+                                     const ModesModel<T>&, const SubspaceOptions&);
 ZIGGURAT_MODES_RUN(float)
 ZIGGURAT_MODES_RUN(double)
 #undef ZIGGURAT_MODES_RUN
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

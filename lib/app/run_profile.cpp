@@ -1,18 +1,26 @@
-#include "run_profile.hpp"
+#include "ziggurat/app/run_profile.hpp"
 
 #include <iostream>
+#include <utility>
 
-#include "ziggurat/tuning/profile_store.hpp"
+namespace ziggurat::app {
 
-namespace ziggurat::cli {
+RunProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given,
+                            ProfileOrigin* origin_details) {
+  if (given) return {*given, "given"};
+  ProfileOrigin origin;
+  DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  if (origin_details) *origin_details = origin;
+  return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+}
 
 RunProfile run_profile(const Context& context, const std::string& path, bool announce) {
   if (!path.empty()) return {read_profile_file(path), path};
   if (announce && !load_cached_profile(context.device())) std::cerr << "calibrating " << context.device().label() << " ...\n";
   ProfileOrigin origin;
-  DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  RunProfile run = planning_profile(context, std::nullopt, &origin);
   warn_if_not_cached(origin);
-  return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
+  return run;
 }
 
 void warn_if_not_cached(const ProfileOrigin& origin) {
@@ -22,4 +30,4 @@ void warn_if_not_cached(const ProfileOrigin& origin) {
             << "ZIGGURAT_CACHE_DIR, or ZIGGURAT_CACHE=off to measure without a cache\n";
 }
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

@@ -1,8 +1,8 @@
 #pragma once
 // What `ziggurat wave` and ziggurat.wave() share: a model of cells from arrays, the run's set-up
 // (time step, sponge, the source and receiver nodes from coordinates in metres), the split over
-// several devices of one process, and the run's summary (the CLI prints it as --json, the Python
-// module returns it as its report).
+// several devices of one process, and the run's summary (to_json: the CLI prints it as --json, the
+// Python module returns it as its report).
 
 #include <cstddef>
 #include <functional>
@@ -16,7 +16,7 @@
 #include "ziggurat/solver/wave.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 /// A run's settings as the user gives them.
 struct WaveSettings {
@@ -67,15 +67,20 @@ wave::WaveSplit local_split(const WaveSettings& settings, const std::vector<Cont
                             const wave::WaveSystem<T>& system,
                             const std::function<DeviceProfile(const Context&)>& profile_of);
 
-/// The run's summary: devices, ranks, halo depth (and who chose it), the grid, dt, source,
-/// receivers, time, Mnodes/s and the peak amplitude.
+/// What ziggurat.wave() tells its progress callback every few hundred steps: step, steps, seconds.
+nlohmann::json to_json(const wave::WaveProgress& progress);
+
+/// The summary of `run` on `devices` devices (the first is `device`) in `ranks` processes, halos
+/// exchanged every `halo_steps` steps: device, platform, devices, ranks, halo_steps,
+/// halo_steps_chosen_by, precision, dims, nx, ny, nz, dx, dt, dt_limit, steps, absorbing_cells,
+/// source_kind, source_node, frequency_hz, receivers, seconds, mnodes_per_second, peak_amplitude.
 template <class T>
-nlohmann::json wave_summary(const DeviceInfo& device, std::size_t devices, int ranks, std::size_t halo_steps,
-                            const WaveSetup& setup, const WaveSettings& settings, const wave::WaveRun<T>& run);
+nlohmann::json to_json(const wave::WaveRun<T>& run, const DeviceInfo& device, std::size_t devices, int ranks,
+                       std::size_t halo_steps, const WaveSetup& setup, const WaveSettings& settings);
 
 /// "x,z" or "x,y,z": the axes of a grid's coordinates.
 const char* axes_text(std::size_t dims);
 /// A node's indices as JSON: [ix, iz] or [ix, iy, iz].
 nlohmann::json node_json(std::size_t dims, const wave::GridNode& node);
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

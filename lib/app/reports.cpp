@@ -1,8 +1,6 @@
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
 
-#include "blocking_options.hpp"
-
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 namespace {
 
@@ -22,7 +20,31 @@ nlohmann::json plan_json(const std::string& mode, const model::Plan& plan, std::
 
 }  // namespace
 
-nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& outcome, const std::string& profile_origin) {
+nlohmann::json to_json(const BlockingChoice& choice) {
+  nlohmann::json candidates = nlohmann::json::object();
+  for (const auto& [name, seconds] : choice.seconds) candidates[name] = seconds * 1e9;
+  return {{"key", choice.key}, {"measured_now", choice.measured_now}, {"ns_per_node", candidates}};
+}
+
+nlohmann::json to_json(const HeatProgress& p) {
+  return {{"passes_done", p.passes_done},
+          {"passes", p.passes},
+          {"steps_done", p.steps_done},
+          {"steps", p.steps},
+          {"seconds", p.seconds},
+          {"nodes_per_second", p.nodes_per_second},
+          {"eta_seconds", p.eta_seconds}};
+}
+
+nlohmann::json to_json(const PoissonProgress& p) {
+  return {{"sweeps_done", p.sweeps_done},
+          {"max_sweeps", p.max_sweeps},
+          {"update", p.update},
+          {"seconds", p.seconds},
+          {"eta_seconds", p.eta_seconds}};
+}
+
+nlohmann::json to_json(const HeatOutcome& outcome, const std::string& mode, const std::string& profile) {
   const model::Plan& plan = outcome.planned.predicted;
   const HeatRun& run = outcome.run;
   nlohmann::json j = {
@@ -31,7 +53,7 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", run.device_bytes},
       {"pinned_host_memory", run.pinned_host_memory},
-      {"profile", profile_origin},
+      {"profile", profile},
       {"time_s", run.seconds},
       {"predicted_s", plan.prediction.total_ns * 1e-9},
       {"nodes_per_s", run.ns_per_node > 0 ? 1e9 / run.ns_per_node : 0.0},
@@ -39,7 +61,7 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
       {"predicted_ns_per_node", plan.prediction.ns_per_node}};
   j["plan"]["kernel_ns_per_node"] = outcome.planned.kernel_ns_per_node;
   j["plan"]["kernel_rate"] = outcome.planned.kernel_rate;
-  if (outcome.depth_choice) j["depth_tuning"] = blocking_json(*outcome.depth_choice);
+  if (outcome.depth_choice) j["depth_tuning"] = to_json(*outcome.depth_choice);
   if (!outcome.depth_plans.empty()) {
     j["depth_plans"] = nlohmann::json::array();
     for (const DepthPlan& d : outcome.depth_plans)
@@ -48,8 +70,8 @@ nlohmann::json heat_outcome_json(const std::string& mode, const HeatOutcome& out
   return j;
 }
 
-nlohmann::json poisson_outcome_json(const std::string& mode, const PoissonOutcome& outcome,
-                                    const std::vector<std::size_t>& extents, const std::string& profile_origin) {
+nlohmann::json to_json(const PoissonOutcome& outcome, const std::string& mode, const std::vector<std::size_t>& extents,
+                       const std::string& profile) {
   const model::Plan& plan = outcome.planned.predicted;
   const PoissonRun& run = outcome.run;
   const double interior = model::Problem{extents, 1}.interior_nodes();
@@ -62,17 +84,17 @@ nlohmann::json poisson_outcome_json(const std::string& mode, const PoissonOutcom
       {"budget_bytes", outcome.planned.budget_bytes},
       {"device_bytes", run.device_bytes},
       {"pinned_host_memory", run.pinned_host_memory},
-      {"profile", profile_origin},
+      {"profile", profile},
       {"time_s", run.seconds},
       {"predicted_s", plan.prediction.ns_per_node * 1e-9 * interior * static_cast<double>(run.sweeps)},
       {"ns_per_node_sweep", run.ns_per_node},
       {"predicted_ns_per_node_sweep", plan.prediction.ns_per_node},
       {"paper_eq2_ns_per_node_sweep", outcome.planned.paper_ns_per_sweep / interior}};
-  if (outcome.depth_choice) j["depth_tuning"] = blocking_json(*outcome.depth_choice);
+  if (outcome.depth_choice) j["depth_tuning"] = to_json(*outcome.depth_choice);
   return j;
 }
 
-nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histories) {
+nlohmann::json to_json(const sparse::SolveReport& report, bool histories) {
   nlohmann::json vectors = nlohmann::json::array();
   for (const sparse::VectorReport& v : report.vectors) {
     nlohmann::json j = {{"status", sparse::to_string(v.status)},
@@ -113,4 +135,4 @@ nlohmann::json solve_report_json(const sparse::SolveReport& report, bool histori
           {"product_kernel", report.product_kernel}};
 }
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app

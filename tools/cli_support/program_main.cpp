@@ -18,7 +18,7 @@ void refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
   if (commands.empty() || argc < 2 || argv[1][0] == '-') return;
   std::string names;
   for (const CLI::App* command : commands) {
-    if (command->get_name() == argv[1]) return;
+    if (command->check_name(argv[1])) return;  // its name or an alias
     names += (names.empty() ? "" : ", ") + command->get_name();
   }
   throw InvalidArgument("'" + std::string(argv[1]) + "' is not a command; the commands are " + names + " (" +

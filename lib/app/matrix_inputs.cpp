@@ -1,15 +1,15 @@
-#include "matrix_inputs.hpp"
+#include "ziggurat/app/matrix_inputs.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
-#include "format.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
 #include "ziggurat/io/matrix_market.hpp"
 
-namespace ziggurat::cli {
+namespace ziggurat::app {
 
 void check_matrix_memory(const std::string& option, const std::string& path, std::size_t vectors,
                          std::size_t value_bytes) {
@@ -47,4 +47,4 @@ std::vector<std::filesystem::path> matrix_files(const std::string& list, const s
   return files;
 }
 
-}  // namespace ziggurat::cli
+}  // namespace ziggurat::app
