@@ -3,10 +3,9 @@
 // --method long-vector, in device memory by the long-vector algorithm (CLBlast calls), as model (1)
 // predicts it.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -19,9 +18,11 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "outcome_json.hpp"
+#include "progress.hpp"
 #include "picture.hpp"
 #include "ranks.hpp"
 #include "run_profile.hpp"
+#include "stop_signal.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -62,6 +63,7 @@ struct HeatOptions {
   bool serial = false;
   bool quiet = false;
   bool json = false;
+  ProgressOption progress;
 };
 
 // The grid's extents, fastest axis first: from --size or the --init file's header (shape
@@ -166,11 +168,30 @@ double error_vs_mode(const T* values, const std::vector<std::size_t>& extents, d
   return error;
 }
 
-// "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s", rewritten in place on a terminal.
-void show_progress(const HeatProgress& p) {
-  std::cerr << "\rpass " << p.passes_done << "/" << p.passes << ", steps " << p.steps_done << "/" << p.steps << ", "
-            << number_text(p.nodes_per_second * 1e-9) << " Gnodes/s, ETA " << number_text(p.eta_seconds, 2) << " s   "
-            << std::flush;
+// "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s".
+std::string progress_text(const HeatProgress& p) {
+  return "heat: pass " + std::to_string(p.passes_done) + "/" + std::to_string(p.passes) + ", steps " +
+         std::to_string(p.steps_done) + "/" + std::to_string(p.steps) + ", " + number_text(p.nodes_per_second * 1e-9) +
+         " Gnodes/s, ETA " + number_text(p.eta_seconds, 2) + " s";
+}
+
+// A run stopped by a signal: its field at the last pass completed entirely (the solver's
+// steps_done()) goes to --out (a run can go on from it with --init), and the process ends with
+// 128 + the signal's number.
+template <class T>
+[[noreturn]] void end_stopped(const HeatOptions& options, const HeatSolver<T>& solver,
+                              const std::vector<std::size_t>& extents, int signal) {
+  const std::size_t steps_done = solver.steps_done();
+  std::string where = "; no --out was given, so nothing was kept";
+  if (!options.out.empty()) {
+    write_npy(options.out, solver.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+    where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out +
+            ": go on with --init " + options.out + " --steps " + std::to_string(options.steps - steps_done);
+  }
+  std::cerr << "ziggurat heat: " << RunStopped(signal).what() << " after " << steps_done << " of " << options.steps
+            << " steps (a whole pass)" << where << std::endl;
+  std::cout.flush();
+  std::exit(stopped_exit_status(signal));
 }
 
 std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
@@ -260,7 +281,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
-  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  const bool progress = options.progress.enabled(options.quiet, options.json);
   const RunProfile planned_with = run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
@@ -370,10 +391,12 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
       return options.init.empty() ? heat_mode_field<T>(extents, first, count)
                                   : load_grid_rows<T>(options.init, first, count);
     });
-    const bool progress = world.rank() == 0 && !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+    ProgressLines lines(world.rank() == 0 && options.progress.enabled(options.quiet, options.json));
     const mpi::DistributedHeatRun run =
         heat.advance(options.steps, request, profile, [&](std::size_t done) {
-          if (progress) std::cerr << "\rsteps " << done << "/" << options.steps << (done == options.steps ? "\n" : "   ");
+          lines.show("heat: steps " + std::to_string(done) + "/" + std::to_string(options.steps) + " on " +
+                         std::to_string(world.size()) + " ranks",
+                     done == options.steps);
         });
     if (!options.out.empty()) heat.write_npy(options.out);
     double error = 0;
@@ -449,7 +472,7 @@ void run(const HeatOptions& options) {
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   const HeatPlanRequest request = with_default_depth(requested, options, context.device());
-  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  const bool progress = options.progress.enabled(options.quiet, options.json);
   const RunProfile planned_with = run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
@@ -458,12 +481,24 @@ void run(const HeatOptions& options) {
     const Grid<T> initial = options.init.empty() ? heat_mode_field<T>(extents) : load_grid<T>(options.init);
     solver = std::make_unique<HeatSolver<T>>(context, initial, alpha);
   }
+  ProgressLines lines(progress);
   HeatRunOptions run_options;
-  if (progress) run_options.progress = show_progress;
+  // Always a hook: a signal stops the run after the pass it came in.
+  run_options.progress = [&](const HeatProgress& p) {
+    lines.show(progress_text(p), p.passes_done == p.passes);
+    throw_if_stop_requested();
+  };
   run_options.record_timeline = !options.timeline.empty();
-  const HeatOutcome outcome = advance_heat(*solver, options.steps, request, profile, run_options);
+  const StopOnSignal stop_on_signal;
+  HeatOutcome outcome;
+  try {
+    outcome = advance_heat(*solver, options.steps, request, profile, run_options);
+  } catch (const RunStopped& stopped) {
+    lines.finish();
+    end_stopped(options, *solver, extents, stopped.signal);
+  }
+  lines.finish();
   const HeatRun& result = outcome.run;
-  if (progress) std::cerr << "\n";
   if (!options.out.empty()) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   }
@@ -555,6 +590,7 @@ void add_heat_command(CLI::App& app) {
                                                      "instead of the device's cached or measured one");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

@@ -260,7 +260,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
       }
     }
   };
-  std::vector<std::thread> workers(std::max<std::size_t>(1, std::min<std::size_t>(usable_host_cores(), 64)));
+  std::vector<std::thread> workers(std::max<std::size_t>(1, std::min<std::size_t>(host_threads(), 64)));
   for (auto& worker : workers) worker = std::thread(work);
   for (auto& worker : workers) worker.join();
 

@@ -2,8 +2,6 @@
 // or one block a rank under mpirun (solver/wave.hpp, distributed/mpi.hpp): a homogeneous, layered
 // or gridded model, a Ricker point source, receivers recorded every step into seismograms.
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +13,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "progress.hpp"
 #include "ranks.hpp"
 #include "run_profile.hpp"
 #include "wave_run.hpp"
@@ -60,6 +59,7 @@ struct WaveOptions {
   std::string precision = "f32";
   std::string out;
   bool quiet = false;
+  ProgressOption progress;
   bool json = false;
 };
 
@@ -171,11 +171,12 @@ ElasticGrid load_grid(const WaveOptions& o) {
   return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
 }
 
-void show_progress(const WaveProgress& p, double nodes) {
+// "wave: step 300 of 2000, 41.2 Mnodes/s, ETA 3.1 s".
+std::string progress_text(const WaveProgress& p, double nodes) {
   const double rate = p.seconds > 0 ? nodes * double(p.step) / p.seconds : 0;
   const double eta = p.step > 0 ? p.seconds * double(p.steps - p.step) / double(p.step) : 0;
-  std::cerr << "\rstep " << p.step << " of " << p.steps << ", " << number_text(rate * 1e-6) << " Mnodes/s, ETA "
-            << number_text(eta) << " s   " << std::flush;
+  return "wave: step " + std::to_string(p.step) + " of " + std::to_string(p.steps) + ", " + number_text(rate * 1e-6) +
+         " Mnodes/s, ETA " + number_text(eta) + " s";
 }
 
 // The devices of the run: --devices, else --device.
@@ -227,12 +228,10 @@ std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
 }
 
 std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid& grid) {
-  if (o.quiet || o.json || !::isatty(STDERR_FILENO)) return nullptr;
+  if (!o.progress.enabled(o.quiet, o.json)) return nullptr;
   const double nodes = double(grid.nodes());
-  return [nodes](const WaveProgress& p) {
-    show_progress(p, nodes);
-    if (p.step == p.steps) std::cerr << "\n";
-  };
+  auto lines = std::make_shared<ProgressLines>(true);
+  return [nodes, lines](const WaveProgress& p) { lines->show(progress_text(p, nodes), p.step == p.steps); };
 }
 
 template <class T>
@@ -301,7 +300,7 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolv
 }
 
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
-  return run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
+  return run_profile(device, o.profile, o.progress.enabled(o.quiet, o.json)).profile;
 }
 
 // One process, one device or several (--devices).
@@ -407,6 +406,7 @@ void add_wave_command(CLI::App& app) {
       ->check(whole_number(1));
   options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();
