@@ -23,6 +23,7 @@
 #include "ranks.hpp"
 #include "run_profile.hpp"
 #include "stop_signal.hpp"
+#include "vtk_output.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -52,6 +53,7 @@ struct HeatOptions {
   std::string init;
   std::string out;
   std::string png;
+  std::string vtk;
   std::string timeline;
   std::string method = "stencil";
   std::string mode = "auto";
@@ -183,6 +185,7 @@ template <class T>
                               const std::vector<std::size_t>& extents, int signal) {
   const std::size_t steps_done = solver.steps_done();
   std::string where = "; no --out was given, so nothing was kept";
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver.data(), extents, "u");
   if (!options.out.empty()) {
     write_npy(options.out, solver.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
     where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out +
@@ -303,6 +306,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     run.predicted_step_s = (*run.predicted_s - constants.transfer_ns * 1e-9) / std::max<double>(1, options.steps);
   }
   if (!options.out.empty()) write_npy(options.out, field.data(), {extents[1], extents[0]});
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, field.data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, field.data(), extents);
 
   const double node_steps = static_cast<double>((extents[0] - 2) * (extents[1] - 2)) * static_cast<double>(options.steps);
@@ -330,6 +334,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     summary["max_error_vs_exact"] = error_vs_mode(field.data(), extents, factor);
   }
   if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.vtk.empty()) summary["vtk"] = options.vtk;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (options.json) {
     std::cout << summary.dump(2) << "\n";
@@ -366,6 +371,26 @@ HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& o
 }
 
 #ifdef ZIGGURAT_HAVE_MPI
+// Each rank's piece of the .pvti: its rows and the next rank's first row, which VTK needs to
+// join the pieces' cells (pieces of an image share their boundary points).
+template <class T>
+void write_ranks_vtk(const std::string& path, const mpi::DistributedHeat<T>& heat, const std::vector<std::size_t>& extents,
+                     const mpi::Communicator& world) {
+  const std::size_t row = checked_node_count(extents) / extents.back(), rank = std::size_t(world.rank());
+  const bool last = rank + 1 == std::size_t(world.size());
+  std::vector<T> piece(heat.owned_data(), heat.owned_data() + heat.owned().count * row);
+  piece.resize(piece.size() + (last ? 0 : row));
+  std::vector<wave::HaloTransport::Send> sends;
+  std::vector<wave::HaloTransport::Receive> receives;
+  if (rank > 0) sends.push_back({rank - 1, heat.owned_data(), row * sizeof(T), 0});
+  if (!last) receives.push_back({rank + 1, piece.data() + heat.owned().count * row, row * sizeof(T), 0});
+  mpi::HaloTransport(world).exchange(sends, receives);
+  std::vector<std::pair<std::size_t, std::size_t>> slabs;
+  const std::vector<mpi::RowRange> split = mpi::split_rows(extents.back(), std::size_t(world.size()));
+  for (std::size_t r = 0; r < split.size(); ++r) slabs.emplace_back(split[r].first, split[r].count + (r + 1 < split.size()));
+  write_slab_vtk(path, piece.data(), extents, slabs, rank, "u");
+}
+
 // mpirun -np R: the grid split along its slowest axis, one slab a rank, halos of the pass height
 // exchanged between passes (distributed/heat.hpp). Each rank reads or makes only its slab.
 template <class T>
@@ -399,6 +424,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
                      done == options.steps);
         });
     if (!options.out.empty()) heat.write_npy(options.out);
+    if (!options.vtk.empty()) write_ranks_vtk(options.vtk, heat, extents, world);
     double error = 0;
     if (options.init.empty() && options.steps > 0) {
       const double factor = std::pow(heat_mode_decay(extents, alpha), static_cast<double>(options.steps));
@@ -425,6 +451,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     });
     if (options.init.empty() && options.steps > 0) summary["max_error_vs_exact"] = error;
     if (!options.out.empty()) summary["output"] = options.out;
+    if (!options.vtk.empty()) summary["vtk"] = options.vtk;
     if (options.json) {
       std::cout << summary.dump(2) << "\n";
       return;
@@ -455,7 +482,9 @@ void run(const HeatOptions& options) {
   const auto extents = grid_extents(options);
   const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
-  if (launched_with_ranks()) {  // a tool without MPI refuses
+  const bool ranks = launched_with_ranks();  // a tool without MPI refuses
+  check_vtk_name(options.vtk, ranks);
+  if (ranks) {
 #ifdef ZIGGURAT_HAVE_MPI
     return run_ranks<T>(options, extents, alpha, requested);
 #endif
@@ -502,6 +531,7 @@ void run(const HeatOptions& options) {
   if (!options.out.empty()) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   }
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver->data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
   if (!options.timeline.empty()) write_timeline(options.timeline, result.timeline);
 
@@ -518,6 +548,7 @@ void run(const HeatOptions& options) {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
   if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.vtk.empty()) summary["vtk"] = options.vtk;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;
 
@@ -570,6 +601,7 @@ void add_heat_command(CLI::App& app) {
                                                "(D, H, W); default: the slowest mode, product of sin(pi i/(E-1))");
   options->files.add_output(command, "--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
   options->files.add_output(command, "--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
+  add_vtk_option(command, options->files, options->vtk);
   options->files.add_output(command, "--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
                                                        "(Trace Event JSON for chrome://tracing or Perfetto)");
   command->add_option("--method", options->method, "stencil (the heat kernels, in core or by pyramids) or long-vector "
