@@ -50,6 +50,14 @@ std::string escaped(const std::string& text) {
   return out;
 }
 
+// The array's role: scalars, or vectors where it has 3 components (VTK's vectors have 3; a 2D
+// displacement is a plain array of 2).
+std::string point_attribute(std::size_t components, const std::string& name) {
+  if (components == 1) return " Scalars=\"" + escaped(name) + "\"";
+  if (components == 3) return " Vectors=\"" + escaped(name) + "\"";
+  return "";
+}
+
 const char* kHead = "<?xml version=\"1.0\"?>\n";
 
 }  // namespace
@@ -77,7 +85,8 @@ Extent slab_extent(const std::vector<std::size_t>& extents, std::size_t first, s
 
 template <class T>
 void write_image(const std::filesystem::path& path, const T* values, const Extent& whole, const Extent& piece,
-                 const std::string& name, double spacing) {
+                 const std::string& name, double spacing, std::size_t components) {
+  if (components == 0) throw InvalidArgument("a VTK point array has at least one component");
   for (std::size_t axis = 0; axis < 3; ++axis)
     if (piece.first[axis] > piece.last[axis] || piece.first[axis] < whole.first[axis] ||
         piece.last[axis] > whole.last[axis])
@@ -86,16 +95,16 @@ void write_image(const std::filesystem::path& path, const T* values, const Exten
   head << kHead << "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
        << "  <ImageData " << image_attributes(whole, spacing) << ">\n"
        << "    <Piece Extent=\"" << extent_text(piece) << "\">\n"
-       << "      <PointData Scalars=\"" << escaped(name) << "\">\n"
-       << "        <DataArray type=\"" << type_of<T>() << "\" Name=\"" << escaped(name)
-       << "\" NumberOfComponents=\"1\" format=\"appended\" offset=\"0\"/>\n"
+       << "      <PointData" << point_attribute(components, name) << ">\n"
+       << "        <DataArray type=\"" << type_of<T>() << "\" Name=\"" << escaped(name) << "\" NumberOfComponents=\""
+       << components << "\" format=\"appended\" offset=\"0\"/>\n"
        << "      </PointData>\n"
        << "      <CellData/>\n"
        << "    </Piece>\n"
        << "  </ImageData>\n"
        << "  <AppendedData encoding=\"raw\">\n   _";
   const std::string start = head.str();
-  const std::uint64_t bytes = points(piece) * sizeof(T);
+  const std::uint64_t bytes = points(piece) * components * sizeof(T);
   const std::string tail = "\n  </AppendedData>\n</VTKFile>\n";
   write_file_atomically(path, {{start.data(), start.size()}, {&bytes, sizeof bytes}, {values, bytes},
                                {tail.data(), tail.size()}});
@@ -133,9 +142,9 @@ std::filesystem::path piece_path(const std::filesystem::path& path, std::size_t 
 }
 
 template void write_image<float>(const std::filesystem::path&, const float*, const Extent&, const Extent&,
-                                 const std::string&, double);
+                                 const std::string&, double, std::size_t);
 template void write_image<double>(const std::filesystem::path&, const double*, const Extent&, const Extent&,
-                                  const std::string&, double);
+                                  const std::string&, double, std::size_t);
 template void write_parallel_image<float>(const std::filesystem::path&, const Extent&, const std::vector<ImagePiece>&,
                                           const std::string&, double);
 template void write_parallel_image<double>(const std::filesystem::path&, const Extent&, const std::vector<ImagePiece>&,

@@ -1079,7 +1079,7 @@ class Wave(ScratchFolderTest):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertEqual(np.load(self.path("drawn.npy")).tobytes(), np.load(self.path("plain.npy")).tobytes())
         _, err = run("wave", *common, "--snapshots", 40, expect=1)
-        self.assertIn("go together", err)
+        self.assertIn("--snapshots N goes with", err)
 
     def test_gridded_model_gives_the_layered_bits(self):
         layers = self.path("layers.json")

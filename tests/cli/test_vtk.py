@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--vtk files (issue 41, item 1) read back with VTK's own readers (python3-vtk9): heat's and
-Poisson's .vti hold the bits of their .npy, and a 2-rank heat run's .pvti reads as one grid equal
-to one process's result.
+Poisson's .vti hold the bits of their .npy, a 2-rank heat run's .pvti reads as one grid equal to
+one process's result, and wave's snapshots form a .pvd series whose displacements at the
+receivers are the seismograms' samples.
 
 Usage: test_vtk.py PATH/TO/ziggurat
 """
@@ -10,6 +11,7 @@ import os
 import shutil
 import subprocess
 import unittest
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -66,6 +68,29 @@ class VtkFiles(ScratchFolderTest):
         out, vti = self.path("p.npy"), self.path("p.vti")
         run("poisson", "--size", "17x15x13", "--problem", "manufactured", "--out", out, "--vtk", vti, "--quiet")
         self.assert_image_holds(vtk.vtkXMLImageDataReader, vti, out)
+
+    def test_wave_snapshots_form_a_pvd_series_whose_fields_hold_the_seismograms_bits(self):
+        np.save(self.path("receivers.npy"), np.array([[300.0, 0.0], [500.0, 100.0]]))  # nodes (30, 0), (50, 10)
+        pvd = self.path("series.pvd")
+        stdout, _ = run("wave", "--size", "80x50", "--steps", 90, "--snapshots", 40, "--vtk", pvd, "--receivers",
+                        self.path("receivers.npy"), "--out", self.path("seis.npy"), "--json")
+        dt = json.loads(stdout)["dt"]
+        seismograms = np.load(self.path("seis.npy"))  # (receivers, steps, ux uz)
+        steps = [(float(d.get("timestep")), d.get("file")) for d in ET.parse(pvd).getroot().iter("DataSet")]
+        self.assertEqual([name for _, name in steps], ["series-000040.vti", "series-000080.vti", "series-000090.vti"])
+        for (time, name), step in zip(steps, (40, 80, 90)):
+            self.assertEqual(time, step * dt)
+            reader = vtk.vtkXMLImageDataReader()
+            reader.SetFileName(self.path(name))
+            reader.Update()
+            image = reader.GetOutput()
+            self.assertEqual(image.GetDimensions(), (80, 1, 50))
+            self.assertEqual(image.GetSpacing(), (10.0, 10.0, 10.0))
+            u = vtk_to_numpy(image.GetPointData().GetArray("displacement"))
+            for r, (ix, iz) in enumerate(((30, 0), (50, 10))):
+                self.assertEqual(u[iz * 80 + ix].tobytes(), seismograms[r, step - 1].tobytes())
+        _, err = run("wave", "--size", "80x50", "--steps", 9, "--snapshots", 4, "--vtk", self.path("s.vtk"), expect=1)
+        self.assertIn("must end in .pvd", err)
 
     def test_other_names_are_refused_before_any_work(self):
         _, err = run("heat", "--size", "9x9", "--steps", 1, "--vtk", self.path("u.vtk"), expect=1)

@@ -22,6 +22,7 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/io/npy.hpp"
+#include "ziggurat/io/vtk.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/solver/wave.hpp"
@@ -56,6 +57,7 @@ struct WaveOptions {
   std::string profile;                    // plan with this profile file
   std::size_t snapshots = 0;              // every this many steps, a picture of uz
   std::string png_dir;
+  std::string vtk;                        // NAME.pvd: the --snapshots as a VTK time series
   std::string precision = "f32";
   std::string out;
   bool quiet = false;
@@ -220,7 +222,10 @@ WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
 // The run's grid and set-up, the same on every rank.
 template <class T>
 std::pair<WaveSettings, WaveSetup> setup(const WaveOptions& o) {
-  if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
+  if ((o.snapshots > 0) != (!o.png_dir.empty() || !o.vtk.empty()))
+    throw InvalidArgument("--snapshots N goes with --png-dir DIR or --vtk NAME.pvd (or both)");
+  if (!o.vtk.empty() && std::filesystem::path(o.vtk).extension() != ".pvd")
+    throw InvalidArgument("--vtk " + o.vtk + " must end in .pvd (a time series of NAME-STEP.vti beside it)");
   ElasticGrid grid = load_grid<T>(o);
   WaveSettings settings = settings_of(o, grid.dims);
   WaveSetup w = wave_setup(std::move(grid), settings);
@@ -263,10 +268,29 @@ void report(const WaveOptions& o, const WaveSettings& settings, const WaveSetup&
               << (r.components == 3 ? "ux, uy, uz" : "ux, uz") << ")\n";
 }
 
+// The displacement at `step` as NAME-STEP.vti beside the .pvd (ux, uz, or ux, uy, uz a node; x
+// to the right, z down), and the .pvd rewritten to name every snapshot so far: a run that ends
+// early leaves a series ParaView opens.
+template <class T>
+void vtk_snapshot(const WaveOptions& o, const WaveSetup& w, const std::vector<T>& u, std::size_t step,
+                  std::vector<vtk::TimeStep>& series) {
+  const ElasticGrid& grid = w.grid;
+  const std::filesystem::path pvd(o.vtk);
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-%06zu.vti", step);
+  const std::string name = pvd.stem().string() + suffix;
+  const vtk::Extent image = vtk::whole_extent({grid.nx, grid.ny, grid.nz});
+  vtk::write_image(std::filesystem::path(pvd).replace_filename(name), u.data(), image, image, "displacement", grid.dx,
+                   grid.dims);
+  series.push_back({double(step) * w.dt, name});
+  vtk::write_collection(pvd, series);
+}
+
 // uz of the grid (2D) or of its x-z slice through the source (3D) as a picture, the free surface
 // at the top.
 template <class T>
 void snapshot(const WaveOptions& o, const WaveSetup& w, const std::vector<T>& u, std::size_t step) {
+  if (o.png_dir.empty()) return;
   const ElasticGrid& grid = w.grid;
   std::vector<T> uz(grid.nx * grid.nz);
   for (std::size_t iz = 0; iz < grid.nz; ++iz)
@@ -282,6 +306,7 @@ template <class T>
 WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolver<T>& solver) {
   WaveRun<T> all;
   all.steps = o.steps;
+  std::vector<vtk::TimeStep> series;
   for (std::size_t done = 0; done < o.steps;) {
     const std::size_t n = std::min(o.snapshots, o.steps - done);
     const WaveRun<T> part = solver.run(n);
@@ -294,6 +319,7 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const WaveSetup& w, WaveSolv
       std::copy_n(part.seismograms.begin() + r * n * c, n * c, all.seismograms.begin() + (r * o.steps + done) * c);
     done += n;
     snapshot(o, w, solver.current(), done);
+    if (!o.vtk.empty()) vtk_snapshot(o, w, solver.current(), done, series);
   }
   all.nodes_per_second = all.seconds > 0 ? double(w.grid.nodes()) * double(o.steps) / all.seconds : 0;
   return all;
@@ -328,7 +354,8 @@ void run_ranks(const WaveOptions& o) {
   on_ranks({{"--precision", o.precision}, {"--steps", std::to_string(o.steps)}, {"--halo-steps", o.halo_steps}},
            [&](const mpi::Communicator& world) {
     if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
-    if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
+    if (o.snapshots > 0)
+      throw UnsupportedFeature("--snapshots draws and writes the field of one process; run it without mpirun");
     const Context device = rank_device(o.device, world);
     require_device_precision(device.device(), o.precision);
     const auto [settings, w] = setup<T>(o);
@@ -405,6 +432,9 @@ void add_wave_command(CLI::App& app) {
                                                          "the x-z slice through the source)")
       ->check(whole_number(1));
   options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
+  options->files.add_output(command, "--vtk", options->vtk, "The --snapshots as a VTK time series for ParaView: "
+                                                             "NAME.pvd naming NAME-STEP.vti beside it (the displacement "
+                                                             "a node, time in s, spacing dx)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
   options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");

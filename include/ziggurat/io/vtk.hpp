@@ -24,14 +24,14 @@ Extent whole_extent(const std::vector<std::size_t>& extents);
 /// Rows (planes in 3D) first..first+count-1 of the slowest axis of a grid of `extents`.
 Extent slab_extent(const std::vector<std::size_t>& extents, std::size_t first, std::size_t count);
 
-/// Writes `values`, the points of `piece` in order (x fastest), as a .vti whose image is `whole`,
-/// the point array named `name` (float or double). Node spacing 1 from the origin, unless
-/// `spacing` (same for every axis) says otherwise. Atomic: the file appears whole or not at all.
-/// Throws IoError naming the file when it cannot be written, InvalidArgument for a piece outside
-/// the image.
+/// Writes `values`, the points of `piece` in order (x fastest), `components` values a point
+/// (a displacement's ux, uz or ux, uy, uz), as a .vti whose image is `whole`, the point array
+/// named `name` (float or double). Node spacing 1 from the origin, unless `spacing` (same for
+/// every axis) says otherwise. Atomic: the file appears whole or not at all. Throws IoError naming
+/// the file when it cannot be written, InvalidArgument for a piece outside the image.
 template <class T>
 void write_image(const std::filesystem::path& path, const T* values, const Extent& whole, const Extent& piece,
-                 const std::string& name, double spacing = 1.0);
+                 const std::string& name, double spacing = 1.0, std::size_t components = 1);
 
 /// One piece of a parallel image: its extent and its .vti file (relative to the .pvti's folder).
 struct ImagePiece {
