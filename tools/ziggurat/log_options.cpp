@@ -35,7 +35,9 @@ void add_to(CLI::App* command, LogOptions& o) {
 void add_log_options(CLI::App& app) {
   auto options = std::make_shared<LogOptions>();
   add_to(&app, *options);
-  for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) add_to(command, *options);
+  // Not on a command that passes its arguments on to another program (bench): they are that program's.
+  for (CLI::App* command : app.get_subcommands([](const CLI::App* c) { return !c->get_prefix_command(); }))
+    add_to(command, *options);
   app.parse_complete_callback([options] {
     set_log_sink([](LogLevel level, std::string_view source, std::string_view message) {
       std::cerr << "ziggurat: " << to_string(level) << ": " << source << ": " << message << std::endl;

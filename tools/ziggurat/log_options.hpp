@@ -6,7 +6,7 @@
 
 namespace ziggurat::cli {
 
-/// Adds -v and --log-level to `app` and each of its commands (call after adding them), and sets
+/// Adds -v and --log-level to `app` and each of its commands but bench (call after adding them), and sets
 /// the library's log sink once the command line is parsed.
 void add_log_options(CLI::App& app);
 
