@@ -30,6 +30,10 @@ packages=(
   pybind11-dev python3-dev python3-pytest
   # the distributed layer (ziggurat::mpi, mpirun ... ziggurat wave): Open MPI
   libopenmpi-dev openmpi-bin
+  # tests: a one-node Slurm started by tests/cli/test_slurm.py (srun --mpi=pmix), and its munge
+  slurm-wlm munge
+  # tests: VTK's own readers for the .vti and .pvti files of --vtk
+  python3-vtk9
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #include "ziggurat/automatic/heat.hpp"
 
 #include "ops/heat_blocked.hpp"
+#include "ziggurat/base/log.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
 
 namespace ziggurat {
@@ -21,6 +22,23 @@ std::optional<double> recorded_rate(const DeviceInfo& device, std::size_t dims, 
   for (const auto& [candidate, seconds] : record->seconds)
     if (candidate == name) return seconds * 1e9;
   return std::nullopt;
+}
+
+// "heat plan on DEVICE: strip, n = 12, tasks owning 480 rows, 21 passes, overlapped, 4 steps a
+// launch (kernel rate from the tuning record), 1.31 s predicted".
+void log_plan(const PlannedHeatRun& planned, const DeviceInfo& device) {
+  if (!log_enabled(LogLevel::info)) return;
+  const PyramidLayout& layout = planned.predicted.layout;
+  const std::string pyramids = layout.decomposition == Decomposition::incore
+                                   ? "in core"
+                                   : std::string(to_string(layout.decomposition)) + ", n = " +
+                                         std::to_string(layout.height) + ", tasks owning " +
+                                         std::to_string(layout.task_extent) + ", " +
+                                         std::to_string(planned.predicted.prediction.passes) + " passes, " +
+                                         to_string(planned.schedule);
+  log(LogLevel::info, "plan",
+      "heat on " + device.label() + ": " + pyramids + ", " + std::to_string(planned.depth) + " steps a launch (kernel rate from the " + planned.kernel_rate + "), " +
+          std::to_string(planned.predicted.prediction.total_ns * 1e-9) + " s predicted");
 }
 
 }  // namespace
@@ -53,6 +71,7 @@ HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPla
                          const DeviceProfile& profile, const HeatRunOptions& options) {
   if (steps == 0) return {};  // nothing to plan, nothing to run
   HeatOutcome outcome = plan_tuned_heat(solver, steps, request, profile);
+  log_plan(outcome.planned, solver.context().device());
   outcome.run = solver.advance(steps, outcome.planned.plan(), options);
   return outcome;
 }

@@ -1,11 +1,13 @@
 #include "ziggurat/base/context.hpp"
 
+#include <chrono>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/log.hpp"
 #include "ziggurat/base/program.hpp"
 
 namespace ziggurat {
@@ -124,14 +126,21 @@ struct Context::Impl {
       cl::Program program = from_binary(*binary, options);
       if (program() != nullptr) {
         count(stats.from_disk);
+        log(LogLevel::debug, "program", "'" + std::string(name) + "' from the binary cache");
         return program;
       }
       std::lock_guard<std::mutex> lock(cache_mutex);
       cache.remove(key);
       count(stats.refused_binaries);
+      log(LogLevel::info, "program", "the driver refused the cached binary of '" + std::string(name) +
+                                         "': compiling it again");
     }
+    const auto start = std::chrono::steady_clock::now();
     cl::Program program = from_source(name, source, options);
     count(stats.from_source);
+    log(LogLevel::info, "program", "compiled '" + std::string(name) + "' for " + device.label() + " in " +
+                                       std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                                                    start).count()) + " s");
     const BinaryCache::Binary compiled = binary_of(program);
     std::lock_guard<std::mutex> lock(cache_mutex);
     cache.store(key, compiled);

@@ -12,12 +12,12 @@
 
 namespace ziggurat::detail {
 
-/// Calls body(begin, end) on disjoint ranges covering [0, n), on up to usable_host_cores()
+/// Calls body(begin, end) on disjoint ranges covering [0, n), on up to host_threads()
 /// threads, none with fewer than `grain` items; returns when all are done. An exception thrown by
 /// a body is rethrown here (the first range's first, so that the result does not depend on timing).
 template <class Body>
 void parallel_for(std::size_t n, std::size_t grain, Body body) {
-  const std::size_t cores = usable_host_cores();
+  const std::size_t cores = host_threads();
   const std::size_t parts = std::max<std::size_t>(1, std::min(cores, n / std::max<std::size_t>(grain, 1)));
   if (parts == 1) {
     body(std::size_t{0}, n);

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/launcher.hpp"
 #include "ziggurat/base/precision.hpp"
 
 namespace ziggurat::mpi {
@@ -34,18 +35,14 @@ MPI_Datatype datatype() {
 
 }  // namespace
 
-bool launched_with_ranks() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && std::atoi(value) > 1) return true;
-  }
-  return false;
-}
+bool launched_with_ranks() { return launcher_ranks() > 1; }
 
 Environment::Environment() {
   int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised) check_mpi(MPI_Init(nullptr, nullptr), "MPI_Init");
+  check_mpi(MPI_Initialized(&initialised), "MPI_Initialized");
+  if (initialised) return;
+  check_mpi(MPI_Init(nullptr, nullptr), "MPI_Init");
+  initialised_here_ = true;
   // Errors come back as codes (and become exceptions) instead of ending the job silently.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
@@ -53,14 +50,20 @@ Environment::Environment() {
 Environment::~Environment() {
   int finalised = 0;
   MPI_Finalized(&finalised);
-  if (!finalised) MPI_Finalize();
+  if (initialised_here_ && !finalised) MPI_Finalize();
 }
 
-Communicator::Communicator() {
-  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+Communicator::Communicator(MPI_Comm communicator) : communicator_(communicator) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised)
+    throw InvalidArgument("a Communicator needs MPI initialised: construct a ziggurat::mpi::Environment (or call "
+                          "MPI_Init) first");
+  if (communicator == MPI_COMM_NULL) throw InvalidArgument("a Communicator cannot wrap MPI_COMM_NULL");
+  check_mpi(MPI_Comm_rank(communicator_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(communicator_, &size_), "MPI_Comm_size");
   MPI_Comm host;
-  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host),
+  check_mpi(MPI_Comm_split_type(communicator_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host),
             "MPI_Comm_split_type");
   MPI_Comm_rank(host, &local_rank_);
   MPI_Comm_size(host, &local_size_);
@@ -69,7 +72,7 @@ Communicator::Communicator() {
 
 void Communicator::abort(const std::string& message) const {
   std::cerr << "ziggurat: rank " << rank_ << " of " << size_ << ": " << message << std::endl;
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(communicator_, 1);
   std::exit(1);
 }
 
@@ -77,30 +80,30 @@ template <class T>
 std::vector<T> Communicator::gather(const std::vector<T>& values, int root) const {
   std::vector<T> all(rank_ == root ? values.size() * static_cast<std::size_t>(size_) : 0);
   check_mpi(MPI_Gather(values.data(), static_cast<int>(values.size()), datatype<T>(), all.data(),
-                       static_cast<int>(values.size()), datatype<T>(), root, MPI_COMM_WORLD),
+                       static_cast<int>(values.size()), datatype<T>(), root, communicator_),
             "MPI_Gather");
   return all;
 }
 
 double Communicator::max(double value) const {
   double result = value;
-  check_mpi(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, communicator_), "MPI_Allreduce");
   return result;
 }
 
 std::size_t Communicator::min(std::size_t value) const {
   unsigned long in = value, result = value;
-  check_mpi(MPI_Allreduce(&in, &result, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&in, &result, 1, MPI_UNSIGNED_LONG, MPI_MIN, communicator_), "MPI_Allreduce");
   return result;
 }
 
-void Communicator::barrier() const { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void Communicator::barrier() const { check_mpi(MPI_Barrier(communicator_), "MPI_Barrier"); }
 
 void Communicator::broadcast(std::string& text, int root) const {
   unsigned long size = text.size();
-  check_mpi(MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG, root, communicator_), "MPI_Bcast");
   text.resize(size);
-  check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+  check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, root, communicator_), "MPI_Bcast");
 }
 
 void Communicator::require_agreement(const std::vector<SharedValue>& values) const {
@@ -108,11 +111,11 @@ void Communicator::require_agreement(const std::vector<SharedValue>& values) con
   for (const SharedValue& v : values) mine += v.name + '\x1f' + v.value + '\x1e';
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(lengths.size() + 1, 0);
-  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, communicator_), "MPI_Allgather");
   for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r + 1] = offsets[r] + lengths[r];
   std::string all(static_cast<std::size_t>(offsets.back()), '\0');
   check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                           MPI_COMM_WORLD),
+                           communicator_),
             "MPI_Allgatherv");
   const auto of_rank = [&](std::size_t r) {
     std::vector<SharedValue> parsed;
@@ -147,12 +150,12 @@ void HaloTransport::exchange(const std::vector<Send>& sends, const std::vector<R
   for (const Receive& r : receives)
     for (std::size_t p = 0; p < pieces(r.bytes); ++p)
       check_mpi(MPI_Irecv(static_cast<char*>(r.data) + p * kPiece, piece(r.bytes, p), MPI_BYTE,
-                          static_cast<int>(r.from_block), r.tag, MPI_COMM_WORLD, &requests.emplace_back()),
+                          static_cast<int>(r.from_block), r.tag, communicator_.get(), &requests.emplace_back()),
                 "MPI_Irecv");
   for (const Send& s : sends)
     for (std::size_t p = 0; p < pieces(s.bytes); ++p)
       check_mpi(MPI_Isend(static_cast<const char*>(s.data) + p * kPiece, piece(s.bytes, p), MPI_BYTE,
-                          static_cast<int>(s.to_block), s.tag, MPI_COMM_WORLD, &requests.emplace_back()),
+                          static_cast<int>(s.to_block), s.tag, communicator_.get(), &requests.emplace_back()),
                 "MPI_Isend");
   check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }

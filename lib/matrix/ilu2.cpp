@@ -414,7 +414,7 @@ Ilu2Factors<T> factorize_ilu2(const Bsr<T>& a, const Ilu2Options& options) {
   }
   const IluInput<T> input = prepare_ilu(with_diagonal_blocks(a), options.shift);
   const Bsr<T>& m = input.matrix;
-  const std::size_t threads = options.threads > 0 ? options.threads : usable_host_cores();
+  const std::size_t threads = options.threads > 0 ? options.threads : host_threads();
   const Schedule plan = schedule(elimination_tree(m), threads);
   Factorizer<T> factorizer(m, options);
   const std::size_t bb = m.block_size * m.block_size;

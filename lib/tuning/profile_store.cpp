@@ -1,6 +1,7 @@
 #include "ziggurat/tuning/profile_store.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/file_lock.hpp"
 #include "ziggurat/base/files.hpp"
+#include "ziggurat/base/log.hpp"
 #include "ziggurat/base/version.hpp"
 #include "ziggurat/tuning/calibration.hpp"
 
@@ -176,14 +178,26 @@ DeviceProfile load_or_calibrate(const Context& context, bool force, ProfileOrigi
     if (origin != nullptr && profile) *origin = where;
     return profile;
   };
+  const std::string device = context.device().label();
   if (!force) {
-    if (auto profile = cached()) return *profile;
+    if (auto profile = cached()) {
+      log(LogLevel::debug, "calibration", "the profile of " + device + " from " + where.path.string());
+      return *profile;
+    }
   }
   const std::optional<FileLock> lock = measurement_lock(where.path);
   if (!force && lock) {  // another process may have measured while this one waited
     if (auto profile = cached()) return *profile;
   }
+  log(LogLevel::info, "calibration",
+      "measuring " + device + (force ? " (asked for)"
+                                     : where.remeasured_because.empty() ? " (no cached profile)"
+                                                                        : " (" + where.remeasured_because + ")"));
+  const auto start = std::chrono::steady_clock::now();
   DeviceProfile measured = calibrate(context);
+  log(LogLevel::info, "calibration",
+      "measured " + device + " in " +
+          std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
   if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
   if (origin != nullptr) *origin = where;
   return measured;

@@ -1059,9 +1059,12 @@ class Wave(ScratchFolderTest):
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertEqual(json.loads(done.stdout)["ranks"], count)
             self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
-        # More ranks than devices without --device: a clear error, and the whole job ends.
+        # More ranks than devices without --device, where a rank sees several: a clear error, and the
+        # whole job ends (a rank that sees one device takes it: test_batch.py).
         listed = json.loads(run("devices", "--json")[0])
         pool = [d for d in listed if d["type"] == "gpu"] or [d for d in listed if d["type"] == "cpu"]
+        if len(pool) < 2:
+            return
         done = ranks(len(pool) + 1, environment={k: v for k, v in env.items() if k != "ZIGGURAT_DEVICE"})
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("ranks on this host but", done.stderr)
@@ -1076,7 +1079,7 @@ class Wave(ScratchFolderTest):
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertEqual(np.load(self.path("drawn.npy")).tobytes(), np.load(self.path("plain.npy")).tobytes())
         _, err = run("wave", *common, "--snapshots", 40, expect=1)
-        self.assertIn("go together", err)
+        self.assertIn("--snapshots N goes with", err)
 
     def test_gridded_model_gives_the_layered_bits(self):
         layers = self.path("layers.json")

@@ -3,10 +3,9 @@
 // --method long-vector, in device memory by the long-vector algorithm (CLBlast calls), as model (1)
 // predicts it.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -19,7 +18,10 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "progress.hpp"
 #include "ranks.hpp"
+#include "stop_signal.hpp"
+#include "vtk_output.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
@@ -51,6 +53,7 @@ struct HeatOptions {
   std::string init;
   std::string out;
   std::string png;
+  std::string vtk;
   std::string timeline;
   std::string method = "stencil";
   std::string mode = "auto";
@@ -62,6 +65,7 @@ struct HeatOptions {
   bool serial = false;
   bool quiet = false;
   bool json = false;
+  ProgressOption progress;
 };
 
 // The grid's extents, fastest axis first: from --size or the --init file's header (shape
@@ -136,11 +140,31 @@ void write_timeline(const std::string& path, const std::vector<HeatTimelineEntry
   write_file_atomically(path, text);
 }
 
-// "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s", rewritten in place on a terminal.
-void show_progress(const HeatProgress& p) {
-  std::cerr << "\rpass " << p.passes_done << "/" << p.passes << ", steps " << p.steps_done << "/" << p.steps << ", "
-            << number_text(p.nodes_per_second * 1e-9) << " Gnodes/s, ETA " << number_text(p.eta_seconds, 2) << " s   "
-            << std::flush;
+// "pass 3/21, steps 144/1000, 251 Gnodes/s, ETA 3.1 s".
+std::string progress_text(const HeatProgress& p) {
+  return "heat: pass " + std::to_string(p.passes_done) + "/" + std::to_string(p.passes) + ", steps " +
+         std::to_string(p.steps_done) + "/" + std::to_string(p.steps) + ", " + number_text(p.nodes_per_second * 1e-9) +
+         " Gnodes/s, ETA " + number_text(p.eta_seconds, 2) + " s";
+}
+
+// A run stopped by a signal: its field at the last pass completed entirely (the solver's
+// steps_done()) goes to --out (a run can go on from it with --init), and the process ends with
+// 128 + the signal's number.
+template <class T>
+[[noreturn]] void end_stopped(const HeatOptions& options, const HeatSolver<T>& solver,
+                              const std::vector<std::size_t>& extents, int signal) {
+  const std::size_t steps_done = solver.steps_done();
+  std::string where = "; no --out was given, so nothing was kept";
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver.data(), extents, "u");
+  if (!options.out.empty()) {
+    write_npy(options.out, solver.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+    where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out +
+            ": go on with --init " + options.out + " --steps " + std::to_string(options.steps - steps_done);
+  }
+  std::cerr << "ziggurat heat: " << RunStopped(signal).what() << " after " << steps_done << " of " << options.steps
+            << " steps (a whole pass)" << where << std::endl;
+  std::cout.flush();
+  std::exit(stopped_exit_status(signal));
 }
 
 std::string plan_text(const PlannedHeatRun& planned, std::size_t dims) {
@@ -230,7 +254,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
-  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  const bool progress = options.progress.enabled(options.quiet, options.json);
   const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
@@ -252,6 +276,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     run.predicted_step_s = (*run.predicted_s - constants.transfer_ns * 1e-9) / std::max<double>(1, options.steps);
   }
   if (!options.out.empty()) write_npy(options.out, field.data(), {extents[1], extents[0]});
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, field.data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, field.data(), extents);
 
   const double node_steps = static_cast<double>((extents[0] - 2) * (extents[1] - 2)) * static_cast<double>(options.steps);
@@ -278,6 +303,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     summary["max_error_vs_exact"] = heat_mode_error(field.data(), extents, alpha, options.steps);
   }
   if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.vtk.empty()) summary["vtk"] = options.vtk;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (options.json) {
     std::cout << summary.dump(2) << "\n";
@@ -314,6 +340,26 @@ HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& o
 }
 
 #ifdef ZIGGURAT_HAVE_MPI
+// Each rank's piece of the .pvti: its rows and the next rank's first row, which VTK needs to
+// join the pieces' cells (pieces of an image share their boundary points).
+template <class T>
+void write_ranks_vtk(const std::string& path, const mpi::DistributedHeat<T>& heat, const std::vector<std::size_t>& extents,
+                     const mpi::Communicator& world) {
+  const std::size_t row = checked_node_count(extents) / extents.back(), rank = std::size_t(world.rank());
+  const bool last = rank + 1 == std::size_t(world.size());
+  std::vector<T> piece(heat.owned_data(), heat.owned_data() + heat.owned().count * row);
+  piece.resize(piece.size() + (last ? 0 : row));
+  std::vector<wave::HaloTransport::Send> sends;
+  std::vector<wave::HaloTransport::Receive> receives;
+  if (rank > 0) sends.push_back({rank - 1, heat.owned_data(), row * sizeof(T), 0});
+  if (!last) receives.push_back({rank + 1, piece.data() + heat.owned().count * row, row * sizeof(T), 0});
+  mpi::HaloTransport(world).exchange(sends, receives);
+  std::vector<std::pair<std::size_t, std::size_t>> slabs;
+  const std::vector<mpi::RowRange> split = mpi::split_rows(extents.back(), std::size_t(world.size()));
+  for (std::size_t r = 0; r < split.size(); ++r) slabs.emplace_back(split[r].first, split[r].count + (r + 1 < split.size()));
+  write_slab_vtk(path, piece.data(), extents, slabs, rank, "u");
+}
+
 // mpirun -np R: the grid split along its slowest axis, one slab a rank, halos of the pass height
 // exchanged between passes (distributed/heat.hpp). Each rank reads or makes only its slab.
 template <class T>
@@ -339,12 +385,15 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
       return options.init.empty() ? heat_mode_field<T>(extents, first, count)
                                   : load_grid_rows<T>(options.init, first, count);
     });
-    const bool progress = world.rank() == 0 && !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+    ProgressLines lines(world.rank() == 0 && options.progress.enabled(options.quiet, options.json));
     const mpi::DistributedHeatRun run =
         heat.advance(options.steps, request, profile, [&](std::size_t done) {
-          if (progress) std::cerr << "\rsteps " << done << "/" << options.steps << (done == options.steps ? "\n" : "   ");
+          lines.show("heat: steps " + std::to_string(done) + "/" + std::to_string(options.steps) + " on " +
+                         std::to_string(world.size()) + " ranks",
+                     done == options.steps);
         });
     if (!options.out.empty()) heat.write_npy(options.out);
+    if (!options.vtk.empty()) write_ranks_vtk(options.vtk, heat, extents, world);
     double error = 0;
     if (options.init.empty() && options.steps > 0) {
       error = world.max(heat_mode_error(heat.owned_data(), extents, alpha, options.steps, heat.owned().first,
@@ -371,6 +420,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     });
     if (options.init.empty() && options.steps > 0) summary["max_error_vs_exact"] = error;
     if (!options.out.empty()) summary["output"] = options.out;
+    if (!options.vtk.empty()) summary["vtk"] = options.vtk;
     if (options.json) {
       std::cout << summary.dump(2) << "\n";
       return;
@@ -401,7 +451,9 @@ void run(const HeatOptions& options) {
   const auto extents = grid_extents(options);
   const double alpha = std::isnan(options.alpha) ? 0.8 * max_stable_alpha(extents.size()) : options.alpha;
   heat_coefficients<T>(alpha, extents.size());  // refuse an unstable A before any work
-  if (launched_with_ranks()) {  // a tool without MPI refuses
+  const bool ranks = launched_with_ranks();  // a tool without MPI refuses
+  check_vtk_name(options.vtk, ranks);
+  if (ranks) {
 #ifdef ZIGGURAT_HAVE_MPI
     return run_ranks<T>(options, extents, alpha, requested);
 #endif
@@ -418,7 +470,7 @@ void run(const HeatOptions& options) {
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
   const HeatPlanRequest request = with_default_depth(requested, options, context.device());
-  const bool progress = !options.quiet && !options.json && ::isatty(STDERR_FILENO);
+  const bool progress = options.progress.enabled(options.quiet, options.json);
   const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
   const DeviceProfile& profile = planned_with.profile;
 
@@ -427,15 +479,28 @@ void run(const HeatOptions& options) {
     const Grid<T> initial = options.init.empty() ? heat_mode_field<T>(extents) : load_grid<T>(options.init);
     solver = std::make_unique<HeatSolver<T>>(context, initial, alpha);
   }
+  ProgressLines lines(progress);
   HeatRunOptions run_options;
-  if (progress) run_options.progress = show_progress;
+  // Always a hook: a signal stops the run after the pass it came in.
+  run_options.progress = [&](const HeatProgress& p) {
+    lines.show(progress_text(p), p.passes_done == p.passes);
+    throw_if_stop_requested();
+  };
   run_options.record_timeline = !options.timeline.empty();
-  const HeatOutcome outcome = advance_heat(*solver, options.steps, request, profile, run_options);
+  const StopOnSignal stop_on_signal;
+  HeatOutcome outcome;
+  try {
+    outcome = advance_heat(*solver, options.steps, request, profile, run_options);
+  } catch (const RunStopped& stopped) {
+    lines.finish();
+    end_stopped(options, *solver, extents, stopped.signal);
+  }
+  lines.finish();
   const HeatRun& result = outcome.run;
-  if (progress) std::cerr << "\n";
   if (!options.out.empty()) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   }
+  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver->data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
   if (!options.timeline.empty()) write_timeline(options.timeline, result.timeline);
 
@@ -451,6 +516,7 @@ void run(const HeatOptions& options) {
     summary["initial_field"] = options.init.empty() ? "mode" : options.init;
   }
   if (!options.out.empty()) summary["output"] = options.out;
+  if (!options.vtk.empty()) summary["vtk"] = options.vtk;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;
 
@@ -503,6 +569,7 @@ void add_heat_command(CLI::App& app) {
                                                "(D, H, W); default: the slowest mode, product of sin(pi i/(E-1))");
   options->files.add_output(command, "--out", options->out, "Write the final field here (.npy, same shape; written atomically)");
   options->files.add_output(command, "--png", options->png, "Draw the final field (2D; the middle slice in 3D) here, colour-mapped");
+  add_vtk_option(command, options->files, options->vtk);
   options->files.add_output(command, "--timeline", options->timeline, "Write when each task's upload, kernels and download ran "
                                                        "(Trace Event JSON for chrome://tracing or Perfetto)");
   command->add_option("--method", options->method, "stencil (the heat kernels, in core or by pyramids) or long-vector "
@@ -523,6 +590,7 @@ void add_heat_command(CLI::App& app) {
                                                      "instead of the device's cached or measured one");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

@@ -2,6 +2,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "log_options.hpp"
 #include "program_main.hpp"
 #include "ziggurat/base/version.hpp"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   ziggurat::cli::add_model_command(app);
   ziggurat::cli::add_bench_command(app);
   ziggurat::cli::add_cache_command(app);
+  ziggurat::cli::add_log_options(app);
   ziggurat::cli::refuse_empty_values(app);  // an empty value never stands for an absent one
   return ziggurat::cli::run_app(app, argc, argv);
 }

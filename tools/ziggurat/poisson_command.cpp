@@ -18,6 +18,7 @@
 #include "program_main.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
+#include "vtk_output.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -47,6 +48,7 @@ struct PoissonOptions {
   std::string device;
   std::string out;
   std::string png;
+  std::string vtk;
   std::string profile;
   bool serial = false;
   bool quiet = false;
@@ -149,6 +151,7 @@ void run(const PoissonOptions& o) {
   }
   PoissonPlanRequest request = plan_request(o);
   const auto extents = grid_extents(o);
+  check_vtk_name(o.vtk, false);
   const double spacing = o.spacing > 0 ? o.spacing : 1.0 / static_cast<double>(extents[0] - 1);
   jacobi_coefficients<T>(spacing);
   // f and the initial field here, two layers and f in the solver (and u* for a manufactured problem).
@@ -176,6 +179,7 @@ void run(const PoissonOptions& o) {
   if (progress) std::cerr << "\n";
   // The solution is read where the solver holds it: the grid may fill most of host memory.
   if (!o.out.empty()) write_npy(o.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+  if (!o.vtk.empty()) write_field_vtk(o.vtk, solver->data(), extents, "u");
   if (!o.png.empty()) write_field_png(o.png, solver->data(), extents);
 
   const model::Plan& plan = outcome.planned.predicted;
@@ -197,6 +201,7 @@ void run(const PoissonOptions& o) {
   summary.update(app::to_json(outcome, o.mode, extents, planned_with.origin));
   if (solution) summary["max_error_vs_exact"] = max_difference(solver->data(), *solution);
   if (!o.out.empty()) summary["output"] = o.out;
+  if (!o.vtk.empty()) summary["vtk"] = o.vtk;
   if (!o.png.empty()) summary["picture"] = o.png;
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
@@ -258,6 +263,7 @@ void add_poisson_command(CLI::App& app) {
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   options->files.add_output(command, "--out", options->out, "Write the solution here (.npy, shape (D, H, W); written atomically)");
   options->files.add_output(command, "--png", options->png, "Draw the solution's middle plane here, colour-mapped");
+  add_vtk_option(command, options->files, options->vtk);
   options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`)");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and sweeps");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");

@@ -6,6 +6,7 @@
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_cores.hpp"
+#include "ziggurat/base/launcher.hpp"
 
 namespace ziggurat::cli {
 
@@ -13,10 +14,9 @@ bool launched_with_ranks() {
 #ifdef ZIGGURAT_HAVE_MPI
   return mpi::launched_with_ranks();
 #else
-  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
-  if (size != nullptr && std::atoi(size) > 1)
+  if (launcher_ranks() > 1)
     throw UnsupportedFeature("this ziggurat was built without MPI: rebuild with libopenmpi-dev installed to run "
-                             "under mpirun");
+                             "under mpirun or srun");
   return false;
 #endif
 }
@@ -27,11 +27,21 @@ Context rank_device(const std::string& device, const mpi::Communicator& world) {
   const std::vector<DeviceInfo> all = list_devices();
   std::vector<DeviceInfo> pool = filter_devices(all, "gpu");
   if (pool.empty()) pool = filter_devices(all, "cpu");
+  // One visible device (srun --gpus-per-task, or a host with one): every rank takes it.
+  if (pool.size() == 1) return Context(pool.front());
   if (static_cast<std::size_t>(world.local_rank()) >= pool.size())
     throw InvalidArgument(std::to_string(world.local_size()) + " ranks on this host but " +
                           std::to_string(pool.size()) + " device(s) for them: start fewer ranks, or give --device "
                           "(e.g. --device cpu) for ranks to share one");
   return Context(pool[static_cast<std::size_t>(world.local_rank())]);
+}
+
+void require_launcher_ranks(const mpi::Communicator& world) {
+  const std::size_t launched = launcher_ranks();
+  if (launched == static_cast<std::size_t>(world.size())) return;
+  throw InvalidArgument("the launcher started " + std::to_string(launched) + " tasks but MPI sees " +
+                        std::to_string(world.size()) + " rank(s): each would run the whole problem alone. Under "
+                        "Slurm, give srun an MPI plugin (srun --mpi=pmix), or start the ranks with mpirun");
 }
 
 void warn_if_bound(const mpi::Communicator& world) {

@@ -13,15 +13,20 @@
 
 namespace ziggurat::cli {
 
-/// Whether mpirun (or another PMI launcher) started this process as one of several ranks. Throws
-/// UnsupportedFeature when it did and this tool was built without MPI.
+/// Whether mpirun, srun or another PMI launcher started this process as one of several ranks
+/// (launcher_ranks()). Throws UnsupportedFeature when it did and this tool was built without MPI.
 bool launched_with_ranks();
 
 #ifdef ZIGGURAT_HAVE_MPI
 /// Rank r's device: device r of its host (the GPUs, else the CPU devices), unless `device` or
-/// ZIGGURAT_DEVICE names one for every rank. InvalidArgument when the host has more ranks than
-/// devices.
+/// ZIGGURAT_DEVICE names one for every rank. Where a rank sees one device (srun --gpus-per-task
+/// gives each its own), it takes that one. InvalidArgument when the host has more ranks than
+/// devices, and more than one device.
 Context rank_device(const std::string& device, const mpi::Communicator& world);
+
+/// Throws InvalidArgument when the launcher started more tasks than MPI joined into `world`, as
+/// srun without an MPI plugin does (every task a world of one, each running the whole problem).
+void require_launcher_ranks(const mpi::Communicator& world);
 
 /// Warns on stderr (once per host) when this rank may use fewer than its share of the host's cores,
 /// as when mpirun binds each rank to one core: the host side of a run (set-up, packing, the
@@ -37,6 +42,7 @@ void on_ranks(const std::vector<mpi::SharedValue>& options, Body body) {
   static mpi::Environment environment;
   const mpi::Communicator world;
   try {
+    require_launcher_ranks(world);
     world.require_agreement(options);
     warn_if_bound(world);
     body(world);

@@ -2,8 +2,6 @@
 // or one block a rank under mpirun (solver/wave.hpp, distributed/mpi.hpp): a homogeneous, layered
 // or gridded model, a Ricker point source, receivers recorded every step into seismograms.
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +12,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "progress.hpp"
 #include "ranks.hpp"
 #include "ziggurat/app/devices.hpp"
 #include "ziggurat/app/run_profile.hpp"
@@ -23,6 +22,7 @@
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/io/npy.hpp"
+#include "ziggurat/io/vtk.hpp"
 #include "ziggurat/matrix/elastic_grid.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/solver/wave.hpp"
@@ -57,9 +57,11 @@ struct WaveOptions {
   std::string profile;                    // plan with this profile file
   std::size_t snapshots = 0;              // every this many steps, a picture of uz
   std::string png_dir;
+  std::string vtk;                        // NAME.pvd: the --snapshots as a VTK time series
   std::string precision = "f32";
   std::string out;
   bool quiet = false;
+  ProgressOption progress;
   bool json = false;
 };
 
@@ -171,11 +173,12 @@ ElasticGrid load_grid(const WaveOptions& o) {
   return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
 }
 
-void show_progress(const WaveProgress& p, double nodes) {
+// "wave: step 300 of 2000, 41.2 Mnodes/s, ETA 3.1 s".
+std::string progress_text(const WaveProgress& p, double nodes) {
   const double rate = p.seconds > 0 ? nodes * double(p.step) / p.seconds : 0;
   const double eta = p.step > 0 ? p.seconds * double(p.steps - p.step) / double(p.step) : 0;
-  std::cerr << "\rstep " << p.step << " of " << p.steps << ", " << number_text(rate * 1e-6) << " Mnodes/s, ETA "
-            << number_text(eta) << " s   " << std::flush;
+  return "wave: step " + std::to_string(p.step) + " of " + std::to_string(p.steps) + ", " + number_text(rate * 1e-6) +
+         " Mnodes/s, ETA " + number_text(eta) + " s";
 }
 
 // The devices of the run: --devices, else --device.
@@ -219,7 +222,10 @@ app::WaveSettings settings_of(const WaveOptions& o, std::size_t dims) {
 // The run's grid and set-up, the same on every rank.
 template <class T>
 std::pair<app::WaveSettings, app::WaveSetup> setup(const WaveOptions& o) {
-  if ((o.snapshots > 0) != !o.png_dir.empty()) throw InvalidArgument("--snapshots N and --png-dir DIR go together");
+  if ((o.snapshots > 0) != (!o.png_dir.empty() || !o.vtk.empty()))
+    throw InvalidArgument("--snapshots N goes with --png-dir DIR or --vtk NAME.pvd (or both)");
+  if (!o.vtk.empty() && std::filesystem::path(o.vtk).extension() != ".pvd")
+    throw InvalidArgument("--vtk " + o.vtk + " must end in .pvd (a time series of NAME-STEP.vti beside it)");
   ElasticGrid grid = load_grid<T>(o);
   app::WaveSettings settings = settings_of(o, grid.dims);
   app::WaveSetup w = app::wave_setup(std::move(grid), settings);
@@ -227,12 +233,10 @@ std::pair<app::WaveSettings, app::WaveSetup> setup(const WaveOptions& o) {
 }
 
 std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid& grid) {
-  if (o.quiet || o.json || !::isatty(STDERR_FILENO)) return nullptr;
+  if (!o.progress.enabled(o.quiet, o.json)) return nullptr;
   const double nodes = double(grid.nodes());
-  return [nodes](const WaveProgress& p) {
-    show_progress(p, nodes);
-    if (p.step == p.steps) std::cerr << "\n";
-  };
+  auto lines = std::make_shared<ProgressLines>(true);
+  return [nodes, lines](const WaveProgress& p) { lines->show(progress_text(p, nodes), p.step == p.steps); };
 }
 
 template <class T>
@@ -264,10 +268,29 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
               << (r.components == 3 ? "ux, uy, uz" : "ux, uz") << ")\n";
 }
 
+// The displacement at `step` as NAME-STEP.vti beside the .pvd (ux, uz, or ux, uy, uz a node; x
+// to the right, z down), and the .pvd rewritten to name every snapshot so far: a run that ends
+// early leaves a series ParaView opens.
+template <class T>
+void vtk_snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T>& u, std::size_t step,
+                  std::vector<vtk::TimeStep>& series) {
+  const ElasticGrid& grid = w.grid;
+  const std::filesystem::path pvd(o.vtk);
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-%06zu.vti", step);
+  const std::string name = pvd.stem().string() + suffix;
+  const vtk::Extent image = vtk::whole_extent({grid.nx, grid.ny, grid.nz});
+  vtk::write_image(std::filesystem::path(pvd).replace_filename(name), u.data(), image, image, "displacement", grid.dx,
+                   grid.dims);
+  series.push_back({double(step) * w.dt, name});
+  vtk::write_collection(pvd, series);
+}
+
 // uz of the grid (2D) or of its x-z slice through the source (3D) as a picture, the free surface
 // at the top.
 template <class T>
 void snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T>& u, std::size_t step) {
+  if (o.png_dir.empty()) return;
   const ElasticGrid& grid = w.grid;
   std::vector<T> uz(grid.nx * grid.nz);
   for (std::size_t iz = 0; iz < grid.nz; ++iz)
@@ -283,6 +306,7 @@ template <class T>
 WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, WaveSolver<T>& solver) {
   WaveRun<T> all;
   all.steps = o.steps;
+  std::vector<vtk::TimeStep> series;
   for (std::size_t done = 0; done < o.steps;) {
     const std::size_t n = std::min(o.snapshots, o.steps - done);
     const WaveRun<T> part = solver.run(n);
@@ -295,13 +319,14 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, Wav
       std::copy_n(part.seismograms.begin() + r * n * c, n * c, all.seismograms.begin() + (r * o.steps + done) * c);
     done += n;
     snapshot(o, w, solver.current(), done);
+    if (!o.vtk.empty()) vtk_snapshot(o, w, solver.current(), done, series);
   }
   all.nodes_per_second = all.seconds > 0 ? double(w.grid.nodes()) * double(o.steps) / all.seconds : 0;
   return all;
 }
 
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
-  return app::run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
+  return app::run_profile(device, o.profile, o.progress.enabled(o.quiet, o.json)).profile;
 }
 
 // One process, one device or several (--devices).
@@ -329,7 +354,8 @@ void run_ranks(const WaveOptions& o) {
   on_ranks({{"--precision", o.precision}, {"--steps", std::to_string(o.steps)}, {"--halo-steps", o.halo_steps}},
            [&](const mpi::Communicator& world) {
     if (!o.devices.empty()) throw InvalidArgument("under mpirun each rank takes one device: use --device, not --devices");
-    if (o.snapshots > 0) throw UnsupportedFeature("--snapshots draws the field of one process; run it without mpirun");
+    if (o.snapshots > 0)
+      throw UnsupportedFeature("--snapshots draws and writes the field of one process; run it without mpirun");
     const Context device = rank_device(o.device, world);
     require_device_precision(device.device(), o.precision);
     const auto [settings, w] = setup<T>(o);
@@ -406,7 +432,11 @@ void add_wave_command(CLI::App& app) {
                                                          "the x-z slice through the source)")
       ->check(whole_number(1));
   options->files.add_output_folder(command, "--png-dir", options->png_dir, "The folder of the --snapshots pictures (uz-STEP.png)");
+  options->files.add_output(command, "--vtk", options->vtk, "The --snapshots as a VTK time series for ParaView: "
+                                                             "NAME.pvd naming NAME-STEP.vti beside it (the displacement "
+                                                             "a node, time in s, spacing dx)");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

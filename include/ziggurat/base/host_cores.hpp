@@ -14,4 +14,10 @@ std::size_t usable_host_cores();
 /// All the host's cores, whatever the affinity; at least 1.
 std::size_t host_cores();
 
+/// The threads the library's host loops may start: usable_host_cores(), capped by
+/// ZIGGURAT_NUM_THREADS where set, else by OMP_NUM_THREADS (its first level, as OpenMP reads
+/// "8,2"), so that a batch job's thread budget holds for ziggurat too. At least 1. Throws
+/// InvalidArgument, naming the variable, when the one read is not a whole number above 0.
+std::size_t host_threads();
+
 }  // namespace ziggurat

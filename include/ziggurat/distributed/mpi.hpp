@@ -2,6 +2,8 @@
 // The distributed layer's MPI part (optional component ziggurat::mpi, built where Open MPI is
 // found): thin RAII over MPI's C API, and the halo transport of the wave solver between ranks.
 // One rank a block: block b of a split lives on rank b.
+#include <mpi.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -10,16 +12,24 @@
 
 namespace ziggurat::mpi {
 
-/// True when this process was started by mpirun (or another PMI launcher) with more than one rank.
+/// True when launcher_ranks() (base/launcher.hpp) is above 1.
 bool launched_with_ranks();
 
-/// MPI_Init on construction (once per process), MPI_Finalize on destruction.
+/// MPI_Init on construction where MPI is not yet initialised; MPI_Finalize on destruction only if
+/// this object initialised it. A host program that initialised MPI itself keeps it, and its error
+/// handlers: errors are made to return as codes (becoming exceptions) on MPI_COMM_WORLD only where
+/// this object started MPI.
 class Environment {
  public:
   Environment();
   ~Environment();
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
+  /// Whether this object called MPI_Init (and will call MPI_Finalize).
+  bool initialised_here() const noexcept { return initialised_here_; }
+
+ private:
+  bool initialised_here_ = false;
 };
 
 /// A named value that every rank of a run must hold alike (a grid's extents, the element type, the
@@ -28,16 +38,22 @@ struct SharedValue {
   std::string name, value;
 };
 
-/// MPI_COMM_WORLD, with what the wave solver needs of it.
+/// A communicator, with what the distributed solvers need of it: MPI_COMM_WORLD by default, or one
+/// of the caller's (a sub-communicator of an application that embeds ziggurat). The communicator is
+/// used, not copied nor freed: the caller keeps it alive while this object and the solvers given it
+/// are in use, and gives ziggurat one of its own (MPI_Comm_dup) where its own messages could share
+/// tags with the halo exchange's. MPI must be initialised (Environment, or the caller's MPI_Init).
 class Communicator {
  public:
-  Communicator();
+  Communicator() : Communicator(MPI_COMM_WORLD) {}
+  explicit Communicator(MPI_Comm communicator);
+  MPI_Comm get() const noexcept { return communicator_; }
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   /// This rank's index among the ranks on its host (MPI_COMM_TYPE_SHARED).
   int local_rank() const noexcept { return local_rank_; }
   int local_size() const noexcept { return local_size_; }
-  /// Prints `message` (naming the rank) on stderr and ends every rank of the job: no rank is left
+  /// Prints `message` (naming the rank) on stderr and ends every rank of the communicator: no rank is left
   /// waiting for one that failed.
   [[noreturn]] void abort(const std::string& message) const;
   /// Every rank's `values` (the same count on each) on `root`, rank after rank; empty elsewhere.
@@ -56,6 +72,7 @@ class Communicator {
   void require_agreement(const std::vector<SharedValue>& values) const;
 
  private:
+  MPI_Comm communicator_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
 };
 

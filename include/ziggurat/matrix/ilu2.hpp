@@ -50,7 +50,7 @@ struct Ilu2Options {
   bool symmetric = false;     ///< IC2: A taken as symmetric, its upper triangle and diagonal read
   double shift = 0;           ///< diagonal shift, as for ILU(0) (ilu_factors.hpp)
   bool replace_tiny_pivots = false;
-  std::size_t threads = 0;    ///< host threads; 0: every usable core. The result does not depend on it
+  std::size_t threads = 0;    ///< host threads; 0: host_threads(). The result does not depend on it
 };
 
 template <class T>

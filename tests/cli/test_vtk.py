@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""--vtk files (issue 41, item 1) read back with VTK's own readers (python3-vtk9): heat's and
+Poisson's .vti hold the bits of their .npy, a 2-rank heat run's .pvti reads as one grid equal to
+one process's result, and wave's snapshots form a .pvd series whose displacements at the
+receivers are the seismograms' samples.
+
+Usage: test_vtk.py PATH/TO/ziggurat
+"""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+import cli_support as support
+from cli_support import ScratchFolderTest, mpi_environment, run
+
+try:
+    import vtk
+    from vtk.util.numpy_support import vtk_to_numpy
+except ImportError:
+    vtk = None
+
+
+def read_points(reader_class, path, name="u"):
+    """The image's dimensions (x, y, z) and point array `name`, as VTK's reader gives them."""
+    reader = reader_class()
+    reader.SetFileName(path)
+    reader.Update()
+    image = reader.GetOutput()
+    array = image.GetPointData().GetArray(name)
+    if array is None:
+        raise AssertionError(f"{path} has no point array {name!r}")
+    return image.GetDimensions(), vtk_to_numpy(array)
+
+
+class VtkFiles(ScratchFolderTest):
+    def setUp(self):
+        if vtk is None:
+            self.skipTest("VTK's Python module is missing: scripts/setup.sh installs python3-vtk9")
+        super().setUp()
+
+    def assert_image_holds(self, reader_class, path, npy):
+        field = np.load(npy)
+        dims, values = read_points(reader_class, path)
+        self.assertEqual(tuple(d for d in dims if d > 1), tuple(reversed(field.shape)))
+        self.assertEqual(values.dtype, field.dtype)
+        self.assertEqual(values.tobytes(), field.tobytes())
+
+    def test_heat_vti_holds_the_bits_of_the_npy_in_2d_and_3d_f32_and_f64(self):
+        for size, precision in (("37x23", "f32"), ("13x11x9", "f64")):
+            out, vti = self.path(f"u-{precision}.npy"), self.path(f"u-{precision}.vti")
+            stdout, _ = run("heat", "--size", size, "--steps", 12, "--precision", precision, "--out", out, "--vtk", vti,
+                            "--quiet", "--json")
+            self.assertEqual(json.loads(stdout)["vtk"], vti)
+            self.assert_image_holds(vtk.vtkXMLImageDataReader, vti, out)
+
+    def test_a_pvti_of_one_process_names_one_piece(self):
+        out, pvti = self.path("u.npy"), self.path("u.pvti")
+        run("heat", "--size", "40x30", "--steps", 8, "--out", out, "--vtk", pvti, "--quiet")
+        self.assertTrue(os.path.exists(self.path("u_0.vti")))
+        self.assert_image_holds(vtk.vtkXMLPImageDataReader, pvti, out)
+
+    def test_poisson_vti_holds_the_bits_of_the_npy(self):
+        out, vti = self.path("p.npy"), self.path("p.vti")
+        run("poisson", "--size", "17x15x13", "--problem", "manufactured", "--out", out, "--vtk", vti, "--quiet")
+        self.assert_image_holds(vtk.vtkXMLImageDataReader, vti, out)
+
+    def test_wave_snapshots_form_a_pvd_series_whose_fields_hold_the_seismograms_bits(self):
+        np.save(self.path("receivers.npy"), np.array([[300.0, 0.0], [500.0, 100.0]]))  # nodes (30, 0), (50, 10)
+        pvd = self.path("series.pvd")
+        stdout, _ = run("wave", "--size", "80x50", "--steps", 90, "--snapshots", 40, "--vtk", pvd, "--receivers",
+                        self.path("receivers.npy"), "--out", self.path("seis.npy"), "--json")
+        dt = json.loads(stdout)["dt"]
+        seismograms = np.load(self.path("seis.npy"))  # (receivers, steps, ux uz)
+        steps = [(float(d.get("timestep")), d.get("file")) for d in ET.parse(pvd).getroot().iter("DataSet")]
+        self.assertEqual([name for _, name in steps], ["series-000040.vti", "series-000080.vti", "series-000090.vti"])
+        for (time, name), step in zip(steps, (40, 80, 90)):
+            self.assertEqual(time, step * dt)
+            reader = vtk.vtkXMLImageDataReader()
+            reader.SetFileName(self.path(name))
+            reader.Update()
+            image = reader.GetOutput()
+            self.assertEqual(image.GetDimensions(), (80, 1, 50))
+            self.assertEqual(image.GetSpacing(), (10.0, 10.0, 10.0))
+            u = vtk_to_numpy(image.GetPointData().GetArray("displacement"))
+            for r, (ix, iz) in enumerate(((30, 0), (50, 10))):
+                self.assertEqual(u[iz * 80 + ix].tobytes(), seismograms[r, step - 1].tobytes())
+        _, err = run("wave", "--size", "80x50", "--steps", 9, "--snapshots", 4, "--vtk", self.path("s.vtk"), expect=1)
+        self.assertIn("must end in .pvd", err)
+
+    def test_other_names_are_refused_before_any_work(self):
+        _, err = run("heat", "--size", "9x9", "--steps", 1, "--vtk", self.path("u.vtk"), expect=1)
+        self.assertIn("must end in .vti", err)
+        self.assertFalse(os.path.exists(self.path("u.vtk")))
+
+    def test_two_ranks_write_pieces_and_a_pvti_that_reads_as_the_one_process_grid(self):
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        device = "name:" + json.loads(run("heat", "--size", "9x9", "--steps", 1, "--json")[0])["device"]
+        args = ("--size", "64x50", "--steps", 16, "--height", 4, "--precision", "f32", "--device", device, "--quiet")
+        run("heat", *args, "--out", self.path("one.npy"))
+        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, "heat", *map(str, args),
+                               "--vtk", self.path("ranks.pvti")], capture_output=True, text=True, timeout=300,
+                              env=mpi_environment())
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(os.path.exists(self.path("ranks_0.vti")) and os.path.exists(self.path("ranks_1.vti")))
+        self.assert_image_holds(vtk.vtkXMLPImageDataReader, self.path("ranks.pvti"), self.path("one.npy"))
+        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, "heat", *map(str, args),
+                               "--vtk", self.path("ranks.vti")], capture_output=True, text=True, timeout=300,
+                              env=mpi_environment())
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("under MPI give a NAME.pvti", done.stderr)
+
+
+if __name__ == "__main__":
+    support.main()
