@@ -28,6 +28,8 @@ packages=(
   python3-scipy
   # the Python module (import ziggurat) and its tests
   pybind11-dev python3-dev python3-pytest
+  # the stubs checked against the module (mypy.stubtest)
+  python3-mypy
   # the distributed layer (ziggurat::mpi, mpirun ... ziggurat wave): Open MPI
   libopenmpi-dev openmpi-bin
 )
