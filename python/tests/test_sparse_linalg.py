@@ -218,3 +218,22 @@ def test_krylov_solver_sets_up_once(context):
     x0 = x + 1e-3
     x, report = solver.solve(b, x0=x0)
     assert report["converged"]
+
+
+def test_the_from_scipy_example_runs_alike_on_both():
+    # examples/python/from_scipy.py (docs/from-scipy.md): one script, scipy.sparse.linalg or ours.
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "from_scipy.py")
+    spec = importlib.util.spec_from_file_location("from_scipy", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        theirs = example.run(scipy.sparse.linalg, 24)
+        ours = example.run(zla, 24)
+    assert ours.keys() == theirs.keys()
+    for name, (info, relative) in ours.items():
+        assert info == 0 and relative < 1e-8, name
+        assert theirs[name][0] == 0, name
