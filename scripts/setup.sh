@@ -30,6 +30,8 @@ packages=(
   pybind11-dev python3-dev python3-pytest
   # the stubs checked against the module (mypy.stubtest)
   python3-mypy
+  # the package built as a wheel and installed by pip into a venv (pyproject.toml, ctest python_wheel)
+  python3-build python3-pip python3-venv
   # the distributed layer (ziggurat::mpi, mpirun ... ziggurat wave): Open MPI
   libopenmpi-dev openmpi-bin
 )

@@ -446,11 +446,13 @@ struct KrylovSolver<T>::Impl {
   }
 
   // x (rows x k) into `out` in the caller's order, renumbered on the device (through s).
-  void solution(std::vector<T>& out) {
+  void solution(std::vector<T>& out) { to_host(x, out); }
+  // `from` (padded x k, the device's order) into `out` in the caller's order, through s.
+  void to_host(const DeviceVectors<T>& from, std::vector<T>& out) {
     out.resize(rows * k);
-    if (!permutation.identity()) vec(ops.scatter_columns(order(), x, k, s, {k, 0, k}));
-    ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? x : s).buffer().get(), out.data(),
-                                    out.size() * sizeof(T));
+    if (!permutation.identity()) vec(ops.scatter_columns(order(), from, k, s, {k, 0, k}));
+    ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? from : s).buffer().get(),
+                                    out.data(), out.size() * sizeof(T));
   }
 
   // The ordering's old_of_new on the device, for the renumberings (device-vector solves renumber
@@ -1269,6 +1271,30 @@ void KrylovSolver<T>::precondition_with(std::shared_ptr<LinearOperator<T>> m) {
     s.operator_in.emplace(input_vectors(s.context, s.matrix, s.k));
     s.operator_out.emplace(input_vectors(s.context, s.matrix, s.k));
   }
+}
+
+template <class T>
+void KrylovSolver<T>::apply_preconditioner(const std::vector<T>& in, std::vector<T>& out) {
+  Impl& impl = *impl_;
+  if (in.size() != impl.rows * impl.k)
+    throw InvalidArgument("the preconditioner's input holds " + std::to_string(in.size()) + " values; it needs " +
+                          std::to_string(impl.rows * impl.k) + " (" + std::to_string(impl.rows) + " rows x " +
+                          std::to_string(impl.k) + " vectors)");
+  checked_column_norms(in, "the preconditioner's input", impl.k);  // only to refuse non-finite values
+  impl.vec(impl.to_device(in, impl.k, impl.s.buffer(), impl.r.buffer()));
+  impl.precondition(impl.r, impl.z);
+  impl.to_host(impl.z, out);
+  impl.resolve();
+}
+
+template <class T>
+void KrylovSolver<T>::set_stopping(double tolerance, double absolute_tolerance, std::size_t max_iterations) {
+  SolverOptions o = impl_->options;
+  o.tolerance = tolerance;
+  o.absolute_tolerance = absolute_tolerance;
+  o.max_iterations = max_iterations;
+  check_options(o, impl_->k);
+  impl_->options = std::move(o);
 }
 
 template <class T>

@@ -145,6 +145,25 @@ class System {
     return py::make_tuple(array_owning(std::move(x), shape), report(result));
   }
 
+  // M^-1 x on the device, for x of b's shape.
+  py::array_t<T> apply_preconditioner(const py::handle& values) {
+    const auto in = real_array<T>(values, "x");
+    const std::vector<T> host(in.data(), in.data() + in.size());
+    std::vector<T> out;
+    {
+      const py::gil_scoped_release release;
+      const DeviceWork work;
+      solver_->apply_preconditioner(host, out);
+    }
+    return array_owning(std::move(out), std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
+  }
+
+  void set_stopping(double rtol, double atol, std::size_t max_iter) {
+    solver_->set_stopping(rtol, atol, max_iter);
+    options_.tolerance = rtol;
+    options_.absolute_tolerance = atol;
+  }
+
   double setup_seconds() const { return setup_seconds_; }
 
  private:
@@ -222,6 +241,8 @@ void define_system(py::module_& module, const char* name) {
            py::arg("n"), py::arg("matvec"), py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("max_iter"),
            py::arg("restart"), py::arg("vectors"), py::arg("context"))
       .def("precondition_with", &System<T>::precondition_with, py::arg("function"))
+      .def("apply_preconditioner", &System<T>::apply_preconditioner, py::arg("x"))
+      .def("set_stopping", &System<T>::set_stopping, py::arg("rtol"), py::arg("atol"), py::arg("max_iter"))
       .def("solve", &System<T>::solve, py::arg("b"), py::arg("x0"), py::arg("callback"), py::arg("cycle_callback"))
       .def_property_readonly("setup_seconds", &System<T>::setup_seconds);
 }

@@ -237,3 +237,25 @@ def test_the_from_scipy_example_runs_alike_on_both():
     for name, (info, relative) in ours.items():
         assert info == 0 and relative < 1e-8, name
         assert theirs[name][0] == 0, name
+
+
+def test_preconditioner_objects_are_made_once_and_apply_on_the_device():
+    A = poisson2d(12) + scipy.sparse.diags(np.linspace(1, 9, 144))
+    M = zla.jacobi(A)
+    assert M.shape == A.shape and M.dtype == np.float64
+    x = np.random.default_rng(6).random(144)
+    np.testing.assert_allclose(M.matvec(x), x / A.diagonal(), rtol=1e-15)
+    # SciPy's own solver takes it as M: it has .matvec and .shape.
+    y, info = scipy.sparse.linalg.cg(A, np.ones(144), tol=1e-10, atol=0.0, M=scipy.sparse.linalg.aslinearoperator(M))
+    assert info == 0 and residual(A, y, np.ones(144)) < 1e-9
+    ilu = zla.ilu(A, kind="ilu0", ordering="natural")
+    for rtol in (1e-6, 1e-10):
+        y, info = zla.bicgstab(A, np.ones(144), rtol=rtol, M=ilu)
+        assert info == 0 and residual(A, y, np.ones(144)) < rtol * 12
+        setups = zla.last_report()["times"]["setup_s"]
+        if rtol == 1e-6:
+            first = setups
+    # The second call ran on the solver the first set up: the same setup, not another.
+    assert setups == first and len(ilu._solvers) == 1
+    with pytest.raises(ziggurat.InvalidArgument, match="ilu0' or 'ilu2"):
+        zla.ilu(A, kind="ilu1")

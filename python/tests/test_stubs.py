@@ -34,6 +34,9 @@ def test_a_drifted_stub_is_found(tmp_path):
     # The package with modes() stubbed without projection=, the drift issue 40 found.
     copy = tmp_path / "package" / "ziggurat"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    libraries = os.path.join(os.path.dirname(PACKAGE), "ziggurat.libs")  # a wheel's install: the module's RPATH
+    if os.path.isdir(libraries):
+        shutil.copytree(libraries, copy.parent / "ziggurat.libs")
     stub = copy / "__init__.pyi"
     text = stub.read_text()
     line = '    projection: Literal["auto", "tiles", "columns", "tensor"] = "auto",\n'

@@ -213,6 +213,13 @@ class KrylovSolver {
   /// preconditioner of the options, which must be none. nullptr returns to none. InvalidArgument
   /// for other sizes or a preconditioner already set up.
   void precondition_with(std::shared_ptr<LinearOperator<T>> m);
+  /// out = M^-1 in, the preconditioner the solver set up (none: a copy), for `in` in the caller's
+  /// order (a.rows x k interleaved): e.g. for another solver to apply it. InvalidArgument for
+  /// another size or non-finite values.
+  void apply_preconditioner(const std::vector<T>& in, std::vector<T>& out);
+  /// The stopping test and the iteration limit of the solves that follow (checked as the
+  /// constructor checks them).
+  void set_stopping(double tolerance, double absolute_tolerance, std::size_t max_iterations);
   const SolverOptions& options() const noexcept;
   /// The options' progress and cycle_end hooks for the solves that follow (a caller's hooks may
   /// differ from solve to solve).

@@ -48,14 +48,41 @@ def last_report():
 
 
 class Preconditioner:
-    """A preconditioner of ziggurat's to pass as M: factorised and applied on the device, from the
-    matrix A the solver is given (which must be the one it was made for: checked by shape).
-    kind: "jacobi", "block-jacobi", "ilu0" or "ilu2"; options: ordering, threshold, block_size."""
+    """A preconditioner of ziggurat's, set up on the device once (jacobi(), block_jacobi(), ilu()),
+    to pass as M, or to apply anywhere through .matvec (so SciPy's solvers take it as M too).
+
+    As M of cg, bicgstab or gmres with the A it was made from (the same object), it is not set up
+    again: the solver set up with it is kept (one a method; with cg, ILU2 is IC2, factorised for
+    cg's first use). With another A of its shape, the solver sets up the same kind for that A.
+    shape, dtype: A's. matvec(x): M^-1 x on the device (x downloaded to the host and back)."""
 
     def __init__(self, A, kind, **options):
         self.shape = _shape_of(A)
+        if _is_operator(A):
+            raise InvalidArgument(f"{kind} needs A as a matrix (scipy.sparse or dense), not a LinearOperator")
         self.kind = kind
-        self.options = options
+        self.options = {k: v for k, v in options.items() if v is not None}
+        self._matrix = A
+        self._solvers = {}
+        self._solver("bicgstab", None)  # set up now: made once, ready for matvec
+        self.dtype = self._solvers[("bicgstab", None)].dtype
+
+    def _solver(self, method, restart):
+        """The solver of `method` (gmres: and `restart`) set up with this preconditioner for A."""
+        key = (method, restart)
+        if key not in self._solvers:
+            extra = {"restart": restart} if restart is not None else {}
+            self._solvers[key] = KrylovSolver(self._matrix, method=method, preconditioner=self.kind,
+                                              **self.options, **extra)
+        return self._solvers[key]
+
+    def matvec(self, x):
+        """M^-1 x, applied on the device."""
+        solver = self._solvers[("bicgstab", None)]
+        return solver._system.apply_preconditioner(np.asarray(x, dtype=solver.dtype))
+
+    def __matmul__(self, x):
+        return self.matvec(x)
 
     def __repr__(self):
         return f"<ziggurat preconditioner {self.kind} {self.shape[0]}x{self.shape[1]}>"
@@ -142,7 +169,11 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
         M = A.psolve  # scipy.sparse.linalg.aslinearoperator(A) with a psolve, as SciPy's make_system takes it
     A = getattr(A, "A", A) if type(A).__name__ == "MatrixLinearOperator" else A  # its matrix, to the device
     options = {}
-    if isinstance(M, Preconditioner):
+    kept = None
+    if isinstance(M, Preconditioner) and M._matrix is A:
+        kept = M  # set up once, with this A: its solver is reused
+        preconditioner = M.kind
+    elif isinstance(M, Preconditioner):
         if _is_operator(A):
             raise InvalidArgument(f"M = {M!r} needs A as a matrix, not a LinearOperator; give M as a LinearOperator")
         if M.shape[0] != n:
@@ -156,7 +187,7 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
     if isinstance(x0, str):
         if x0 != "Mb":
             raise InvalidArgument(f"x0 is an array, None or 'Mb', not {x0!r}")
-        x0 = b if M is None else (preconditioner(b) if callable(preconditioner) else None)
+        x0 = b if M is None else (M.matvec(b) if isinstance(M, Preconditioner) else preconditioner(b))
     if maxiter is None:
         maxiter = 10 * n
     maxiter = int(maxiter)
@@ -170,8 +201,12 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
         options["restart"] = restart
     # A's dtype and b's together, as SciPy's make_system: float32 A with float64 b solves in float64.
     dtype = np.result_type(getattr(A, "dtype", None) or np.float64, b.dtype)
-    solver = KrylovSolver(A, method=method, preconditioner=preconditioner, rtol=float(rtol), atol=float(atol),
-                          maxiter=limit, dtype=_operand_dtype(dtype), **options)
+    if kept is not None:
+        solver = kept._solver(method, options.get("restart"))
+        solver._system.set_stopping(float(rtol), float(atol), limit)
+    else:
+        solver = KrylovSolver(A, method=method, preconditioner=preconditioner, rtol=float(rtol), atol=float(atol),
+                              maxiter=limit, dtype=_operand_dtype(dtype), **options)
     if x0 is not None and not np.any(x0):
         x0 = None  # from zeros: the solver then takes r = b without a product
     if method == "gmres" and callback is not None and callback_type == "x":
