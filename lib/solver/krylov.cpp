@@ -1007,7 +1007,8 @@ SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
   st.k = k;
   st.max_iterations = options.max_iterations;
   st.callback = options.progress;
-  st.iterate = [this] { return host_iterate(); };
+  // GMRES forms x only at a cycle's end (its cycle_end hook): inside a cycle there is none to read.
+  if (options.method != KrylovMethod::gmres) st.iterate = [this] { return host_iterate(); };
   st.bnorm = std::move(bnorm);
   st.tolerance.resize(k);
   for (std::size_t j = 0; j < k; ++j)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "device_operator.hpp"
 #include "module.hpp"
 #include "outcome_json.hpp"
 #include "sparse_arrays.hpp"
@@ -106,6 +107,14 @@ class System {
   System(std::size_t n, py::object matvec, const Options& options, const py::object& context)
       : context_(context_of(context)), options_(solver_options(options)), k_(options.vectors), rows_(n) {
     auto op = std::make_shared<HostOperator<T>>(n, k_, std::move(matvec), "A's matvec");
+    const sparse::Bsr<T> none = identity<T>(n);
+    set_up([&] { return sparse::KrylovSolver<T>(context_, op, none, options_); });
+  }
+
+  // A's products by an operator on the device (a DeviceMatrix's): matrix-free, preconditioner none
+  // (or an operator's).
+  System(std::size_t n, std::shared_ptr<sparse::LinearOperator<T>> op, const Options& options, const py::object& context)
+      : context_(context_of(context)), options_(solver_options(options)), k_(options.vectors), rows_(n) {
     const sparse::Bsr<T> none = identity<T>(n);
     set_up([&] { return sparse::KrylovSolver<T>(context_, op, none, options_); });
   }
@@ -231,6 +240,15 @@ void define_system(py::module_& module, const char* name) {
            py::arg("arrays"), py::arg("method"), py::arg("preconditioner"), py::arg("ordering"), py::arg("sweep"),
            py::arg("rtol"), py::arg("atol"), py::arg("max_iter"), py::arg("restart"), py::arg("threshold"),
            py::arg("shift"), py::arg("block_size"), py::arg("vectors"), py::arg("context"))
+      .def(py::init([](std::size_t n, const py::capsule& product, std::string method, double rtol, double atol,
+                       std::size_t max_iter, std::size_t restart, const py::object& context) {
+             return std::make_unique<System<T>>(
+                 n, operator_of<T>(product),
+                 Options{std::move(method), "none", "natural", "auto", rtol, atol, 0, 0, max_iter, restart, 1, {}},
+                 context);
+           }),
+           py::arg("n"), py::arg("product"), py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("max_iter"),
+           py::arg("restart"), py::arg("context"))
       .def(py::init([](std::size_t n, py::object matvec, std::string method, double rtol, double atol,
                        std::size_t max_iter, std::size_t restart, std::size_t vectors, const py::object& context) {
              return std::make_unique<System<T>>(

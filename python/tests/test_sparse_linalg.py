@@ -186,7 +186,7 @@ def test_refusals_are_clear():
         zla.cg(A, np.ones(16), rtol=float("nan"))
     with pytest.raises(ValueError, match="callback_type"):
         zla.gmres(A, np.ones(16), callback=print, callback_type="y")
-    with pytest.raises(ziggurat.InvalidArgument, match="needs A as a matrix"):
+    with pytest.raises(ziggurat.InvalidArgument, match="needs A as a SciPy matrix"):
         zla.cg(poisson_operator(4), np.ones(16), M=zla.jacobi(A))
 
 
@@ -259,3 +259,21 @@ def test_preconditioner_objects_are_made_once_and_apply_on_the_device():
     assert setups == first and len(ilu._solvers) == 1
     with pytest.raises(ziggurat.InvalidArgument, match="ilu0' or 'ilu2"):
         zla.ilu(A, kind="ilu1")
+
+
+@pytest.mark.parametrize("solver", SOLVERS, ids=lambda s: s.__name__)
+def test_device_matrix_stays_on_the_device(solver, context):
+    A = poisson2d(20)
+    b = np.random.default_rng(7).random(400)
+    kwargs = {"restart": 40} if solver is zla.gmres else {}
+    for fmt, dtype, rtol in (("csr", np.float64, 1e-8), ("dia", np.float64, 1e-8), ("csr", np.float32, 1e-4)):
+        if dtype == np.float64 and not context.device["fp64"]:
+            continue
+        on_device = ziggurat.DeviceMatrix(A, format=fmt, dtype=dtype, context=context)
+        x, info = solver(on_device, b, rtol=rtol, **kwargs)
+        assert info == 0 and x.dtype == dtype
+        assert residual(A, x.astype(np.float64), b) < 2 * rtol * np.linalg.norm(b)
+        assert zla.last_report()["product_kernel"] == "matrix-free"
+    np.testing.assert_allclose(on_device.matvec(b), A @ b, rtol=1e-4, atol=1e-5)  # float32
+    with pytest.raises(ziggurat.InvalidArgument, match="pad its"):
+        zla.cg(ziggurat.DeviceMatrix(poisson2d(5), format="bsr", block_size=4, context=context), np.ones(25))

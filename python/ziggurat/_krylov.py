@@ -6,7 +6,7 @@ import numpy as np
 from . import _core
 from ._arrays import real_dtype
 from ._core import InvalidArgument
-from ._sparse import _scipy_arrays
+from ._sparse import DeviceMatrix, _scipy_arrays
 
 
 def _operand_dtype(*dtypes):
@@ -22,7 +22,9 @@ class KrylovSolver:
     """A x = b on the device, A set up once: KrylovSolver(A, method=..., preconditioner=..., **options).
 
     A: a scipy.sparse matrix or array (or a dense 2-D array), uploaded, reordered and its
-    preconditioner factorised here, once; or a scipy.sparse.linalg.LinearOperator (anything with
+    preconditioner factorised here, once; a ziggurat.DeviceMatrix, kept on the device (its products
+    are the solve's, in its context; preconditioner "none" or a host function, and not in blocks
+    that pad its rows); or a scipy.sparse.linalg.LinearOperator (anything with
     .shape and .matvec), run matrix-free: its matvec is called on the host for every product, each
     call costing a download and an upload of n values besides the function's own time (with
     preconditioner "none").
@@ -46,7 +48,16 @@ class KrylovSolver:
             host_m, preconditioner = _host_function(preconditioner, "preconditioner"), "none"
         threshold = _core.ILU2_THRESHOLD if threshold is None else float(threshold)
         self.shape = _shape_of(A)
-        if _is_operator(A):
+        if isinstance(A, DeviceMatrix):  # kept on the device: the solve's products are its kernels
+            self.dtype = A.dtype
+            if preconditioner != "none":
+                raise InvalidArgument(f"a DeviceMatrix A runs matrix-free on the device: the preconditioner "
+                                      f"'{preconditioner}' needs the SciPy matrix; give that, or M as a LinearOperator")
+            product, matrix_context = A._matrix.linear_operator()
+            self._system = _system_class(self.dtype)(self.shape[0], product, method, float(rtol), float(atol),
+                                                     int(maxiter), int(restart), matrix_context)
+            self._matrix = A  # its device arrays serve every product
+        elif _is_operator(A):
             self.dtype = _operand_dtype(dtype if dtype is not None else (getattr(A, "dtype", None) or np.float64))
             if preconditioner != "none":
                 raise InvalidArgument(f"a LinearOperator A runs matrix-free: the preconditioner '{preconditioner}' "
@@ -81,9 +92,11 @@ def _system_class(dtype):
 
 
 def _is_operator(a):
+    """Whether A is a host operator (a LinearOperator's matvec), not a matrix the device holds."""
     import scipy.sparse
 
-    return not scipy.sparse.issparse(a) and not isinstance(a, np.ndarray) and hasattr(a, "matvec") and hasattr(a, "shape")
+    return not (scipy.sparse.issparse(a) or isinstance(a, (np.ndarray, DeviceMatrix))) and hasattr(a, "matvec") \
+        and hasattr(a, "shape")
 
 
 def _shape_of(a):

@@ -4,7 +4,8 @@ signatures, keyword for keyword, returning (x, info) as SciPy does.
     from ziggurat.sparse.linalg import cg          # instead of scipy.sparse.linalg's
     x, info = cg(A, b, rtol=1e-8)                  # info: 0 converged, > 0 not, < 0 breakdown
 
-A: a scipy.sparse matrix or array, or a dense array (uploaded to the device for the call), or a
+A: a scipy.sparse matrix or array, or a dense array (uploaded to the device for the call), a
+ziggurat.DeviceMatrix (kept on the device: the products are its kernels; M then None or host), or a
 LinearOperator (run matrix-free: its matvec is called on the host at every product, which costs a
 download and an upload of n values plus the matvec's own time: an iteration of CG one call, of
 BiCGStab two). M: None, a ziggurat preconditioner (jacobi(A), block_jacobi(A), ilu(A, ...):
@@ -34,6 +35,7 @@ import warnings
 import numpy as np
 
 from .._core import InvalidArgument
+from .._sparse import DeviceMatrix
 from .._krylov import KrylovSolver, _host_function, _is_operator, _operand_dtype, _shape_of
 
 __all__ = ["bicgstab", "block_jacobi", "cg", "gmres", "ilu", "jacobi", "last_report", "Preconditioner"]
@@ -174,8 +176,9 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
         kept = M  # set up once, with this A: its solver is reused
         preconditioner = M.kind
     elif isinstance(M, Preconditioner):
-        if _is_operator(A):
-            raise InvalidArgument(f"M = {M!r} needs A as a matrix, not a LinearOperator; give M as a LinearOperator")
+        if _is_operator(A) or isinstance(A, DeviceMatrix):
+            raise InvalidArgument(f"M = {M!r} needs A as a SciPy matrix, not a LinearOperator or DeviceMatrix; give M as "
+                                  "a LinearOperator")
         if M.shape[0] != n:
             raise InvalidArgument(f"M was made for a {M.shape[0]} x {M.shape[0]} matrix; A is {n} x {n}")
         options = {k: v for k, v in M.options.items() if v is not None}
