@@ -209,12 +209,15 @@ def test_krylov_solver_sets_up_once(context):
     solver = ziggurat.KrylovSolver(A, method="cg", preconditioner="ilu0", rtol=1e-10, context=context)
     assert solver.setup_seconds > 0
     rng = np.random.default_rng(5)
+    setups = set()
     for _ in range(3):
         b = rng.random(900)
         x, report = solver.solve(b)
         assert report["converged"]
         assert residual(A, x, b) < 1e-10 * np.linalg.norm(b) * 10
         assert 0 < report["times"]["setup_s"] <= solver.setup_seconds
+        setups.add(report["times"]["setup_s"])
+    assert len(setups) == 1  # every solve reports the constructor's one setup: none set up again
     x0 = x + 1e-3
     x, report = solver.solve(b, x0=x0)
     assert report["converged"]
