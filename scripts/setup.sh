@@ -28,6 +28,10 @@ packages=(
   python3-scipy
   # the Python module (import ziggurat) and its tests
   pybind11-dev python3-dev python3-pytest
+  # the stubs checked against the module (mypy.stubtest)
+  python3-mypy
+  # the package built as a wheel and installed by pip into a venv (pyproject.toml, ctest python_wheel)
+  python3-build python3-pip python3-venv
   # the distributed layer (ziggurat::mpi, mpirun ... ziggurat wave): Open MPI
   libopenmpi-dev openmpi-bin
   # tests: a one-node Slurm started by tests/cli/test_slurm.py (srun --mpi=pmix), and its munge

@@ -92,8 +92,13 @@ std::string number(double value) {
 
 void check_options(const SolverOptions& o, std::size_t k) {
   if (k < 1 || k > 16) throw InvalidArgument("a solve takes 1 to 16 right-hand sides, not " + std::to_string(k));
-  if (!(o.tolerance > 0) || !std::isfinite(o.tolerance)) {
-    throw InvalidArgument("the tolerance must be a positive number, not " + std::to_string(o.tolerance));
+  if (!(o.tolerance >= 0) || !(o.absolute_tolerance >= 0)) {
+    throw InvalidArgument("the tolerances must be numbers >= 0, not " + std::to_string(o.tolerance) + " (relative) and " +
+                          std::to_string(o.absolute_tolerance) + " (absolute)");
+  }
+  if (o.tolerance == 0 && o.absolute_tolerance == 0) {
+    throw InvalidArgument("the relative and the absolute tolerance are both 0: only an exact solution would stop the "
+                          "solve; give one of them > 0");
   }
   if (o.method == KrylovMethod::gmres && (o.restart < 1 || o.restart > 200)) {
     throw InvalidArgument("the GMRES restart length is 1 to 200, not " + std::to_string(o.restart));
@@ -224,6 +229,15 @@ struct KrylovSolver<T>::Impl {
   DeviceBuffer<T> gathered;          // the residual in the matched rows' order
   std::unique_ptr<DeviceBlockJacobi<T>> block_jacobi;
   DeviceBuffer<T> jacobi;
+  // precondition_with(): M^-1's operator, and the vectors it reads and writes (a preconditioner's
+  // input may be a GMRES basis column, which is no DeviceVectors of its own).
+  std::shared_ptr<LinearOperator<T>> preconditioner_operator;
+  std::optional<DeviceVectors<T>> operator_in, operator_out;
+  // The next true_residual() may take r = b without a product: x is zero (a solve from zeros).
+  bool start_from_zero = false;
+  // The last true_residual()'s squared norms, while x has not changed since (the end of a solve
+  // reuses them instead of another product: a product may be a host call).
+  std::optional<std::vector<double>> current_truth;
   DeviceVectors<T> x, r, rhs, p, q, z, s, t, shat, r0;
   DeviceBuffer<T> basis;  // GMRES: restart + 1 vectors of padded rows
   // Deflation (deflate()): W, A W and W (W^T A W)^-1 (padded x m, the device's order), an m x k
@@ -361,6 +375,13 @@ struct KrylovSolver<T>::Impl {
   }
   void precondition(const VectorRef& in, const VectorRef& out) {
     Span span;
+    if (preconditioner_operator) {
+      span.first = ops.copy(in, *operator_in).first;
+      preconditioner_operator->enqueue(*operator_in, *operator_out);
+      span.last = ops.copy(*operator_out, out).last;
+      add(span, times.preconditioner);
+      return;
+    }
     switch (options.preconditioner) {
       case PreconditionerKind::none: span = ops.copy(in, out); break;
       case PreconditionerKind::jacobi: span = ops.multiply_rows(jacobi, in, out); break;
@@ -390,11 +411,25 @@ struct KrylovSolver<T>::Impl {
 
   // r = rhs - A x; returns ||r||^2 per vector.
   std::vector<double> true_residual() {
-    product(x, q);
     vec(ops.copy(rhs, r));
-    vec(ops.axpby(std::vector<T>(k, T(-1)), q, std::vector<T>(k, T(1)), r));
+    if (!start_from_zero) {
+      product(x, q);
+      vec(ops.axpby(std::vector<T>(k, T(-1)), q, std::vector<T>(k, T(1)), r));
+    }
+    start_from_zero = false;
     vec(ops.dot(r, r, kE));
-    return read(kE, 1);
+    current_truth = read(kE, 1);
+    return *current_truth;
+  }
+  // Every change of x calls this: the last true residual is no longer x's.
+  void x_changed() { current_truth.reset(); }
+
+  // x in the caller's order, in double (SolveProgress::iterate). Renumbered through s, which no
+  // method holds anything in when its progress hooks run.
+  std::vector<double> host_iterate() {
+    std::vector<T> values;
+    solution(values);
+    return {values.begin(), values.end()};
   }
 
   // The rows' renumbering between the caller's order and the device's.
@@ -411,11 +446,13 @@ struct KrylovSolver<T>::Impl {
   }
 
   // x (rows x k) into `out` in the caller's order, renumbered on the device (through s).
-  void solution(std::vector<T>& out) {
+  void solution(std::vector<T>& out) { to_host(x, out); }
+  // `from` (padded x k, the device's order) into `out` in the caller's order, through s.
+  void to_host(const DeviceVectors<T>& from, std::vector<T>& out) {
     out.resize(rows * k);
-    if (!permutation.identity()) vec(ops.scatter_columns(order(), x, k, s, {k, 0, k}));
-    ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? x : s).buffer().get(), out.data(),
-                                    out.size() * sizeof(T));
+    if (!permutation.identity()) vec(ops.scatter_columns(order(), from, k, s, {k, 0, k}));
+    ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? from : s).buffer().get(),
+                                    out.data(), out.size() * sizeof(T));
   }
 
   // The ordering's old_of_new on the device, for the renumberings (device-vector solves renumber
@@ -449,6 +486,7 @@ struct KrylovSolver<T>::Impl {
     span.first = deflation_products->gram(deflation_w.get(), r.buffer().get(), deflation_g.get()).first;
     span.last = deflation_products->combine(deflation_scaled.get(), deflation_g.get(), T(1), T(1), x.buffer().get()).last;
     add(span, times.deflation);
+    x_changed();
     return true_residual();
   }
 
@@ -474,8 +512,9 @@ struct KrylovSolver<T>::Impl {
 // Per-vector state of a solve.
 struct Progress {
   std::size_t k = 1, max_iterations = 0;
-  double tolerance = 0;
+  std::vector<double> tolerance;   // per vector, relative: max(tolerance, absolute_tolerance / ||b||)
   std::vector<double> bnorm;       // ||b|| per vector
+  std::function<std::vector<double>()> iterate;  // SolveProgress::iterate
   std::vector<bool> active;        // still iterating
   std::vector<VectorReport> vectors;
   std::size_t iteration = 0;
@@ -502,7 +541,7 @@ struct Progress {
       if (!active[j]) continue;
       any = true;
       const double rel = relative(j, truth[j]);
-      if (rel < tolerance) {
+      if (rel < tolerance[j]) {
         stop(j, SolveStatus::converged, "");
       } else if (reached[j] && replaced[j] && rel >= last_true[j]) {
         stop(j, SolveStatus::stagnation, "");
@@ -521,7 +560,7 @@ struct Progress {
   // otherwise run to the iteration limit. (Further off, a plateau is CG's own and passes.)
   bool stalled(std::size_t j) const {
     const std::size_t window = std::max<std::size_t>(50, halved_at[j]);
-    return active[j] && halved[j] < 100 * tolerance && iteration - halved_at[j] > window;
+    return active[j] && halved[j] < 100 * tolerance[j] && iteration - halved_at[j] > window;
   }
   // Judges the `stalled` vectors by their true residuals (squared norms) and recurrence residuals
   // (squared): converged; to be replaced (returned as reached), where the true residual has
@@ -534,7 +573,7 @@ struct Progress {
     for (std::size_t j = 0; j < k; ++j) {
       if (!stalled[j]) continue;
       const double rel = relative(j, truth[j]);
-      if (rel < tolerance) {
+      if (rel < tolerance[j]) {
         stop(j, SolveStatus::converged, "");
       } else if (rel > 2 * relative(j, squared[j])) {
         drifted[j] = true;
@@ -566,13 +605,13 @@ struct Progress {
         continue;
       }
       worst = std::max(worst, rel);
-      reached[j] = rel < tolerance;
+      reached[j] = rel < tolerance[j];
       if (rel < halved[j] / 2) {
         halved[j] = rel;
         halved_at[j] = iteration;
       }
     }
-    if (callback) callback({iteration, worst});
+    if (callback) callback({iteration, worst, iterate});
     return reached;
   }
 };
@@ -596,7 +635,7 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
   std::vector<double> rho(start.begin(), start.begin() + k);
   // Vectors already converged at the start.
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance[j]) st.stop(j, SolveStatus::converged, "");
   }
   while (st.any_active() && st.iteration < st.max_iterations) {
     ++st.iteration;
@@ -615,8 +654,9 @@ void KrylovSolver<T>::Impl::cg(Progress& st) {
       alpha[j] = rho[j] / pq[j];
     }
     vec(ops.cg_update(coefficients(alpha), x, p, r, q, kC));
+    x_changed();
     std::vector<double> rho_new;
-    if (options.preconditioner == PreconditionerKind::none) {
+    if (options.preconditioner == PreconditionerKind::none && !preconditioner_operator) {
       rr = read(kC, 1);
       rho_new = rr;
       vec(ops.copy(r, z));
@@ -662,7 +702,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
   std::vector<double> rr = true_residual();
   for (std::size_t j = 0; j < k; ++j) st.vectors[j].history.push_back(st.relative(j, rr[j]));
   for (std::size_t j = 0; j < k; ++j) {
-    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance) st.stop(j, SolveStatus::converged, "");
+    if (st.active[j] && st.relative(j, rr[j]) < st.tolerance[j]) st.stop(j, SolveStatus::converged, "");
   }
   std::vector<double> rho, rho_old(k, 1), alpha(k, 1), omega(k, 1);
   bool fresh = true;  // p = r at a (re)start
@@ -711,7 +751,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
     for (std::size_t j = 0; j < k; ++j) {
       if (!st.active[j]) continue;
       const double ss = sst[j], ts = sst[k + j], tt = sst[2 * k + j];
-      if (st.relative(j, ss) < st.tolerance) {
+      if (st.relative(j, ss) < st.tolerance[j]) {
         omega[j] = 0;  // s is small enough: x += alpha phat, r = s
       } else if (tt == 0 || !std::isfinite(tt) || ts == 0) {
         st.stop(j, std::isfinite(tt) ? SolveStatus::breakdown : SolveStatus::not_finite,
@@ -722,6 +762,7 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
       }
     }
     vec(ops.bicg_update(only_active(alpha), only_active(omega), x, z, shat, s, t, r, r0, kD));
+    x_changed();
     const std::vector<double> both = read(kD, 2);
     rr.assign(both.begin(), both.begin() + k);
     rho_old = rho;
@@ -745,11 +786,14 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
 // ---- GMRES(m), right-preconditioned, CGS2 ----
 template <class T>
 void KrylovSolver<T>::Impl::gmres(Progress& st) {
+  // A rotated pivot at or below this fraction of its column's norm is rounding: the column is
+  // dependent on those before it.
+  const double kSingularPivot = 16 * std::numeric_limits<T>::epsilon();
   const std::size_t m = options.restart;
   const std::size_t h1 = kGmres, h2 = kGmres + m + 1, ww = kGmres + 2 * (m + 1);
   std::vector<double> rr = true_residual();
   st.vectors[0].history.push_back(st.relative(0, rr[0]));
-  if (st.active[0] && st.relative(0, rr[0]) < st.tolerance) st.stop(0, SolveStatus::converged, "");
+  if (st.active[0] && st.relative(0, rr[0]) < st.tolerance[0]) st.stop(0, SolveStatus::converged, "");
   std::vector<double> H((m + 1) * m), cs(m), sn(m), g(m + 1);
   double last_true = std::numeric_limits<double>::infinity();
   bool reached_before = false;
@@ -773,14 +817,24 @@ void KrylovSolver<T>::Impl::gmres(Progress& st) {
       for (std::size_t i = 0; i <= j; ++i) H[i * m + j] = first[i] + second[i];
       const double hn = std::sqrt(std::max(norm[0], 0.0));
       H[(j + 1) * m + j] = hn;
+      double column = hn * hn;  // ||A M^-1 v_j||^2, which the rotations keep
+      for (std::size_t i = 0; i <= j; ++i) column += H[i * m + j] * H[i * m + j];
       for (std::size_t i = 0; i < j; ++i) {  // earlier rotations
         const double a = H[i * m + j], c = H[(i + 1) * m + j];
         H[i * m + j] = cs[i] * a + sn[i] * c;
         H[(i + 1) * m + j] = -sn[i] * a + cs[i] * c;
       }
       const double a = H[j * m + j], c = H[(j + 1) * m + j], d = std::hypot(a, c);
-      cs[j] = d == 0 ? 1 : a / d;
-      sn[j] = d == 0 ? 0 : c / d;
+      // A M^-1 is singular on the Krylov space (a singular matrix or preconditioner): this
+      // column's pivot is rounding, which the least-squares solve would divide by. It is left out,
+      // the residual unchanged, and the cycle ends with the columns before it.
+      if (!(d > kSingularPivot * std::sqrt(column))) {
+        st.record({g[j] * g[j]});
+        reached = true;
+        break;
+      }
+      cs[j] = a / d;
+      sn[j] = c / d;
       H[j * m + j] = d;
       H[(j + 1) * m + j] = 0;
       g[j + 1] = -sn[j] * g[j];
@@ -794,23 +848,30 @@ void KrylovSolver<T>::Impl::gmres(Progress& st) {
       }
       vec(ops.scale({T(1 / hn)}, q, VectorRef(basis, (j + 1) * padded)));
     }
-    if (used == 0) break;
+    if (used == 0) {
+      if (st.active[0])
+        st.stop(0, SolveStatus::breakdown, "GMRES broke down at iteration " + std::to_string(st.iteration) +
+                                               ": A M^-1 maps the residual to 0 (a singular preconditioner or matrix)");
+      break;
+    }
     // y = H^-1 g (upper triangular), u = V y, x += M^-1 u.
     std::vector<double> y(used);
     for (std::size_t i = used; i-- > 0;) {
       double sum = g[i];
       for (std::size_t c = i + 1; c < used; ++c) sum -= H[i * m + c] * y[c];
-      y[i] = H[i * m + i] == 0 ? 0 : sum / H[i * m + i];
+      y[i] = sum / H[i * m + i];  // not 0: singular pivots were left out
     }
     vec(ops.scale({T(y[0])}, VectorRef(basis, 0), s));
     for (std::size_t i = 1; i < used; ++i) vec(ops.axpby({T(y[i])}, VectorRef(basis, i * padded), {T(1)}, s));
     precondition(s, z);
     vec(ops.axpby({T(1)}, z, {T(1)}, x));
+    x_changed();
     rr = true_residual();
     const double rel = st.relative(0, rr[0]);
+    if (options.cycle_end) options.cycle_end({st.iteration, rel, [this] { return host_iterate(); }});
     if (!std::isfinite(rel)) {
       st.stop(0, SolveStatus::not_finite, "the residual became NaN or infinite: the iteration overflowed");
-    } else if (rel < st.tolerance) {
+    } else if (rel < st.tolerance[0]) {
       st.stop(0, SolveStatus::converged, "");
     } else if (reached && reached_before && rel >= last_true) {
       st.stop(0, SolveStatus::stagnation, "");
@@ -889,6 +950,7 @@ SolveReport KrylovSolver<T>::Impl::solve(const std::vector<T>& b_in, std::vector
   if (x_io.empty()) {
     check(context.compute_queue().enqueueFillBuffer(x.buffer().get(), T(0), 0, x.buffer().bytes()), "clEnqueueFillBuffer",
           "zeroing the initial guess");
+    start_from_zero = true;
   } else {
     vec(to_device(x_io, k, s.buffer(), x.buffer()));
   }
@@ -944,9 +1006,14 @@ SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
   Progress st;
   st.k = k;
   st.max_iterations = options.max_iterations;
-  st.tolerance = options.tolerance;
   st.callback = options.progress;
+  // GMRES forms x only at a cycle's end (its cycle_end hook): inside a cycle there is none to read.
+  if (options.method != KrylovMethod::gmres) st.iterate = [this] { return host_iterate(); };
   st.bnorm = std::move(bnorm);
+  st.tolerance.resize(k);
+  for (std::size_t j = 0; j < k; ++j)
+    st.tolerance[j] = st.bnorm[j] > 0 ? std::max(options.tolerance, options.absolute_tolerance / st.bnorm[j])
+                                      : options.tolerance;
   st.active.assign(k, true);
   st.vectors.assign(k, VectorReport{});
   st.replaced.assign(k, false);
@@ -966,18 +1033,19 @@ SolveReport KrylovSolver<T>::Impl::iterate(std::vector<double> bnorm) {
     case KrylovMethod::bicgstab: bicgstab(st); break;
     case KrylovMethod::gmres: gmres(st); break;
   }
-  const std::vector<double> truth = true_residual();
+  const std::vector<double> truth = current_truth ? *current_truth : true_residual();
+  start_from_zero = false;
   SolveReport report = setup_report;
   const char* type = std::is_same_v<T, float> ? "float" : "double";
   for (std::size_t j = 0; j < k; ++j) {
     VectorReport& v = st.vectors[j];
     v.relative_residual = st.relative(j, truth[j]);
     if (st.active[j]) st.stop(j, SolveStatus::max_iterations, "");
-    if (v.status == SolveStatus::converged && !(v.relative_residual < options.tolerance) && v.reason.empty()) {
+    if (v.status == SolveStatus::converged && !(v.relative_residual < st.tolerance[j]) && v.reason.empty()) {
       v.status = SolveStatus::stagnation;
     }
-    unverifiable<T>(v, options.tolerance, type);
-    explain(v, options.tolerance, type);
+    unverifiable<T>(v, st.tolerance[j], type);
+    explain(v, st.tolerance[j], type);
     report.iterations = std::max(report.iterations, v.iterations);
     // The worst vector's, NaN included (std::max would keep the 0 it starts from).
     if (!(v.relative_residual <= report.relative_residual)) report.relative_residual = v.relative_residual;
@@ -1187,6 +1255,54 @@ void KrylovSolver<T>::deflate(const std::vector<T>& w, const std::vector<T>& aw,
 template <class T>
 void KrylovSolver<T>::deflate(const DeviceVectors<T>& w, const DeviceVectors<T>& aw) {
   impl_->set_deflation(w, aw);
+}
+
+template <class T>
+void KrylovSolver<T>::precondition_with(std::shared_ptr<LinearOperator<T>> m) {
+  Impl& s = *impl_;
+  if (m && s.options.preconditioner != PreconditionerKind::none)
+    throw InvalidArgument(std::string("the solver has its own preconditioner (") + to_string(s.options.preconditioner) +
+                          "); an operator's M^-1 needs the preconditioner none");
+  if (m && (m->size() != s.rows || m->vectors() != s.k))
+    throw InvalidArgument("the preconditioner's operator is " + std::to_string(m->size()) + " x " +
+                          std::to_string(m->size()) + " for " + std::to_string(m->vectors()) + " vectors; the system is " +
+                          std::to_string(s.rows) + " x " + std::to_string(s.rows) + " for " + std::to_string(s.k));
+  s.preconditioner_operator = std::move(m);
+  if (s.preconditioner_operator && !s.operator_in) {
+    s.operator_in.emplace(input_vectors(s.context, s.matrix, s.k));
+    s.operator_out.emplace(input_vectors(s.context, s.matrix, s.k));
+  }
+}
+
+template <class T>
+void KrylovSolver<T>::apply_preconditioner(const std::vector<T>& in, std::vector<T>& out) {
+  Impl& impl = *impl_;
+  if (in.size() != impl.rows * impl.k)
+    throw InvalidArgument("the preconditioner's input holds " + std::to_string(in.size()) + " values; it needs " +
+                          std::to_string(impl.rows * impl.k) + " (" + std::to_string(impl.rows) + " rows x " +
+                          std::to_string(impl.k) + " vectors)");
+  checked_column_norms(in, "the preconditioner's input", impl.k);  // only to refuse non-finite values
+  impl.vec(impl.to_device(in, impl.k, impl.s.buffer(), impl.r.buffer()));
+  impl.precondition(impl.r, impl.z);
+  impl.to_host(impl.z, out);
+  impl.resolve();
+}
+
+template <class T>
+void KrylovSolver<T>::set_stopping(double tolerance, double absolute_tolerance, std::size_t max_iterations) {
+  SolverOptions o = impl_->options;
+  o.tolerance = tolerance;
+  o.absolute_tolerance = absolute_tolerance;
+  o.max_iterations = max_iterations;
+  check_options(o, impl_->k);
+  impl_->options = std::move(o);
+}
+
+template <class T>
+void KrylovSolver<T>::set_hooks(std::function<void(const SolveProgress&)> progress,
+                                std::function<void(const SolveProgress&)> cycle_end) {
+  impl_->options.progress = std::move(progress);
+  impl_->options.cycle_end = std::move(cycle_end);
 }
 
 template <class T>

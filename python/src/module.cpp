@@ -75,4 +75,5 @@ PYBIND11_MODULE(_core, module) {
   register_solve(module);
   register_modes(module);
   register_wave(module);
+  register_krylov_solver(module);
 }

@@ -31,6 +31,7 @@ void register_sparse(py::module_& module);
 void register_solve(py::module_& module);
 void register_modes(py::module_& module);
 void register_wave(py::module_& module);
+void register_krylov_solver(py::module_& module);
 
 /// The lock of the process's device work. A Context's queues must not be used by two threads at
 /// once, and the bindings release the GIL while the device works: so each binding that works on a

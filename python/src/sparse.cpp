@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "device_operator.hpp"
 #include "module.hpp"
 #include "sparse_arrays.hpp"
 #include "ziggurat/base/error.hpp"
@@ -105,6 +107,8 @@ class Matrix {
   virtual std::unique_ptr<Vectors> output_vectors(std::size_t k) const = 0;
   virtual py::dict info() const = 0;
   virtual std::vector<double> native_seconds(const py::handle& x, std::size_t repeat, bool resident) = 0;
+  /// (capsule, context): the product for one vector as a Krylov solver's operator (device_operator.hpp).
+  virtual py::tuple linear_operator() = 0;
 };
 
 template <class T>
@@ -235,6 +239,29 @@ class TypedMatrix final : public Matrix {
     return *typed;
   }
 
+  // The matrix's own product: its vectors are the solver's (no padding rows).
+  py::tuple linear_operator() override {
+    if (rows() != cols())
+      throw InvalidArgument("a solve needs a square matrix; this DeviceMatrix is " + std::to_string(rows()) + " x " +
+                            std::to_string(cols()));
+    typename ProductOperator<T>::Product product;
+    std::size_t padded = 0;
+    {
+      const py::gil_scoped_release release;
+      const DeviceWork work;
+      const std::lock_guard<std::mutex> lock(mutex_);
+      Slot& slot = slot_for(1);
+      product = slot.enqueue;
+      padded = std::max(slot.x.padded_rows(), slot.y.padded_rows());
+    }
+    if (padded != rows())
+      throw InvalidArgument("this DeviceMatrix's blocks pad its " + std::to_string(rows()) + " rows to " +
+                            std::to_string(padded) + ": a solve on it needs block_size=1 (or format='csr' or 'dia'), or "
+                            "the SciPy matrix itself");
+    return py::make_tuple(operator_capsule<T>(std::make_shared<ProductOperator<T>>(std::move(product), rows())),
+                          py::cast(context_));
+  }
+
   Slot& slot_for(std::size_t k) {
     const auto found = slots_.find(k);
     if (found != slots_.end()) return found->second;
@@ -310,7 +337,8 @@ void register_sparse(py::module_& module) {
       .def("input_vectors", &Matrix::input_vectors, py::arg("k"))
       .def("output_vectors", &Matrix::output_vectors, py::arg("k"))
       .def_property_readonly("info", &Matrix::info)
-      .def("native_seconds", &Matrix::native_seconds, py::arg("x"), py::arg("repeat"), py::arg("resident"));
+      .def("native_seconds", &Matrix::native_seconds, py::arg("x"), py::arg("repeat"), py::arg("resident"))
+      .def("linear_operator", &Matrix::linear_operator);
   const auto define = [&module](auto zero) {
     using T = decltype(zero);
     module.def(

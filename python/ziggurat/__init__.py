@@ -27,14 +27,16 @@ from ._arrays import real_array as _real_array, real_dtype as _real_dtype
 from . import _checks
 from ._sparse import DeviceMatrix, solve, spmm
 from ._fem import modes, wave
+from ._krylov import KrylovSolver
 from . import _core
+from . import sparse
 
 #: ILU2's drop threshold when solve() is given none (ziggurat::sparse::kDefaultIlu2Threshold).
 ILU2_THRESHOLD = _core.ILU2_THRESHOLD
 
-__all__ = ["ILU2_THRESHOLD", "BuildError", "Context", "DeviceMatrix", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
+__all__ = ["ILU2_THRESHOLD", "BuildError", "Context", "DeviceMatrix", "KrylovSolver", "DeviceNotFound", "DeviceVectors", "Error", "InvalidArgument",
            "IoError", "OpenCLError", "OutOfDeviceMemory", "UnsupportedFeature", "ZeroPivot", "__version__", "devices",
-           "heat", "max_stable_alpha", "model", "modes", "poisson", "solve", "spmm", "wave"]
+           "heat", "max_stable_alpha", "model", "modes", "poisson", "solve", "sparse", "spmm", "wave"]
 
 
 def max_stable_alpha(dims):

@@ -4,6 +4,8 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from . import sparse as sparse
+
 __version__: str
 ILU2_THRESHOLD: float
 
@@ -86,6 +88,7 @@ def modes(
     preconditioner: Literal["auto", "ilu0", "block-jacobi", "jacobi", "none"] = "auto",
     ordering: Literal["natural", "levels", "colours", "block-colours"] = "colours",
     scatter: Literal["auto", "colouring", "atomics"] = "auto",
+    projection: Literal["auto", "tiles", "columns", "tensor"] = "auto",
     batch_elements: Optional[int] = None,
     block_size: int = 3,
     deflation: bool = True,
@@ -155,6 +158,7 @@ class DeviceMatrix:
         context: ContextLike = None,
     ) -> None: ...
     def __matmul__(self, X: npt.ArrayLike) -> FloatArray: ...
+    def matvec(self, x: npt.ArrayLike) -> FloatArray: ...
     def multiply(self, x: DeviceVectors, out: DeviceVectors) -> DeviceVectors: ...
     def input_vectors(self, X: Union[npt.ArrayLike, int]) -> DeviceVectors: ...
     def output_vectors(self, k: int) -> DeviceVectors: ...
@@ -197,3 +201,35 @@ def solve(
     progress: Optional[Callable[[int, float], None]] = None,
     context: ContextLike = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
+
+class KrylovSolver:
+    shape: Tuple[int, int]
+    dtype: np.dtype
+    method: str
+    setup_seconds: float
+    def __init__(
+        self,
+        A: Any,
+        *,
+        method: Literal["cg", "bicgstab", "gmres"] = "bicgstab",
+        preconditioner: Any = "ilu0",
+        rtol: float = 1e-8,
+        atol: float = 0.0,
+        maxiter: int = 1000,
+        restart: int = 30,
+        ordering: Literal["auto", "natural", "levels", "colours", "block-colours", "nested-dissection"] = "auto",
+        sweep: Literal["levels", "sync-free", "auto"] = "auto",
+        threshold: Optional[float] = None,
+        shift: float = 0.0,
+        block_size: Optional[int] = None,
+        dtype: npt.DTypeLike = None,
+        vectors: int = 1,
+        context: ContextLike = None,
+    ) -> None: ...
+    def solve(
+        self,
+        b: npt.ArrayLike,
+        x0: Optional[npt.ArrayLike] = None,
+        *,
+        callback: Optional[Callable[[int, float], None]] = None,
+    ) -> Tuple[FloatArray, Dict[str, Any]]: ...

@@ -114,6 +114,10 @@ class DeviceMatrix:
         """Y = A X for X of shape (n,) or (n, k); Y has shape (m,) or (m, k)."""
         return self._matrix @ real_array(X, "X", self.dtype)
 
+    def matvec(self, x):
+        """A x, as scipy.sparse.linalg.LinearOperator's matvec (x uploaded, A x downloaded)."""
+        return self @ x
+
     def multiply(self, x, out):
         """out = A x on the device, for DeviceVectors x (from input_vectors()) and out (from
         output_vectors()) with the same k; returns out. Nothing moves between host and device."""

@@ -22,10 +22,10 @@
 // With k > 1, cg and bicgstab run k independent solves that share every product and every kernel
 // launch (each vector has its own coefficients; a converged vector is frozen).
 //
-// Stopping: every vector stops when its recurrence residual ||r|| / ||b|| falls below the
-// tolerance; the true residual ||b - A x|| / ||b|| is then computed, and where it is still above
-// the tolerance the iteration goes on from it (the residual is replaced) until it is below or the
-// method stagnates. Non-convergence is a result with a reason (SolveReport), not an exception;
+// Stopping: every vector stops when its recurrence residual ||r|| falls below
+// max(tolerance ||b||, absolute_tolerance) (SciPy's test, with atol); the true residual
+// ||b - A x|| is then computed, and where it is still above that bound the iteration goes on
+// from it (the residual is replaced) until it is below or the method stagnates. Non-convergence is a result with a reason (SolveReport), not an exception;
 // exceptions are for bad input (InvalidArgument: shapes, NaN or infinite input, options),
 // factorisation failures at setup (ZeroPivot) and device errors.
 #include <cstddef>
@@ -62,6 +62,10 @@ PreconditionerKind parse_preconditioner(std::string_view text);
 struct SolveProgress {
   std::size_t iteration = 0;
   double relative_residual = 0;  ///< the recurrence's, the largest over the vectors not yet converged
+  /// The iterate x in the caller's order (rows x k interleaved, in double), read from the device
+  /// only when called: a hook that wants x pays one download, one that does not pays nothing.
+  /// GMRES forms x only at a restart cycle's end: its per-iteration calls leave this empty.
+  std::function<std::vector<double>()> iterate;
 };
 
 /// Picks the product's kernel for the matrix as the solver placed it on the device (renumbered for
@@ -82,13 +86,19 @@ struct SolverOptions {
   double threshold = kDefaultIlu2Threshold;   ///< ilu2: tau >= 0 (matrix/ilu2.hpp)
   StaticPivoting static_pivoting = StaticPivoting::automatic;  ///< ilu2; on is refused with cg
   std::size_t restart = 30;               ///< GMRES(m): m, 1..200
-  double tolerance = 1e-8;                ///< on ||b - A x|| / ||b||, > 0
+  double tolerance = 1e-8;                ///< on ||b - A x|| / ||b||, >= 0 (may be infinite)
+  /// On ||b - A x|| itself, >= 0: a vector has converged once ||b - A x|| <
+  /// max(tolerance ||b||, absolute_tolerance). The two may not both be 0.
+  double absolute_tolerance = 0;
   std::size_t max_iterations = 1000;      ///< CG/BiCGStab iterations, GMRES inner iterations
   double shift = 0;                       ///< ILU(0)/ILU2/block Jacobi diagonal shift (ilu_factors.hpp)
   bool fuse = true;                       ///< fused vector operations (ops/vector_ops.hpp)
   std::optional<BsrKernel> product_kernel;  ///< the product's kernel; default: chosen, else by the rule
   ProductKernelChooser choose_product_kernel;  ///< where product_kernel is empty
   std::function<void(const SolveProgress&)> progress;  ///< called after each iteration
+  /// GMRES: called at the end of each restart cycle, once x is formed (its iterate() set), with
+  /// the true relative residual; SciPy's gmres(callback_type="x") calls back there.
+  std::function<void(const SolveProgress&)> cycle_end;
 };
 
 /// The ordering that Ordering::automatic stands for, by the time to solution measured on the model
@@ -199,7 +209,21 @@ class KrylovSolver {
   /// The same from vectors on the device: W and A W of a.rows x m, m = w.k() (1 or more).
   /// Non-finite values show as a non-finite W^T A W (InvalidArgument).
   void deflate(const DeviceVectors<T>& w, const DeviceVectors<T>& aw);
+  /// M^-1 applied by `m` (n x n, k vectors; e.g. a function called on the host) in place of a
+  /// preconditioner of the options, which must be none. nullptr returns to none. InvalidArgument
+  /// for other sizes or a preconditioner already set up.
+  void precondition_with(std::shared_ptr<LinearOperator<T>> m);
+  /// out = M^-1 in, the preconditioner the solver set up (none: a copy), for `in` in the caller's
+  /// order (a.rows x k interleaved): e.g. for another solver to apply it. InvalidArgument for
+  /// another size or non-finite values.
+  void apply_preconditioner(const std::vector<T>& in, std::vector<T>& out);
+  /// The stopping test and the iteration limit of the solves that follow (checked as the
+  /// constructor checks them).
+  void set_stopping(double tolerance, double absolute_tolerance, std::size_t max_iterations);
   const SolverOptions& options() const noexcept;
+  /// The options' progress and cycle_end hooks for the solves that follow (a caller's hooks may
+  /// differ from solve to solve).
+  void set_hooks(std::function<void(const SolveProgress&)> progress, std::function<void(const SolveProgress&)> cycle_end);
 
  private:
   struct Impl;
