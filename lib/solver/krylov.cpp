@@ -753,6 +753,12 @@ void KrylovSolver<T>::Impl::bicgstab(Progress& st) {
       const double ss = sst[j], ts = sst[k + j], tt = sst[2 * k + j];
       if (st.relative(j, ss) < st.tolerance[j]) {
         omega[j] = 0;  // s is small enough: x += alpha phat, r = s
+      } else if ((tt == 0 || ts == 0) && std::isfinite(tt) && st.relative(j, ss) < std::numeric_limits<T>::epsilon()) {
+        // s is below T's rounding, so t = A M^-1 s rounds to nothing: as far as T gets, not a breakdown
+        st.stop(j, SolveStatus::stagnation,
+                "stagnated at iteration " + std::to_string(st.iteration) + ": ||s|| / ||b|| = " +
+                    number(st.relative(j, ss)) + " lies below the rounding of the type computed in, so the tolerance " +
+                    number(st.tolerance[j]) + " cannot be reached; loosen it");
       } else if (tt == 0 || !std::isfinite(tt) || ts == 0) {
         st.stop(j, std::isfinite(tt) ? SolveStatus::breakdown : SolveStatus::not_finite,
                 "BiCGStab broke down at iteration " + std::to_string(st.iteration) + ": omega = t.s / t.t = " +

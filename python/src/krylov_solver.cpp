@@ -12,7 +12,7 @@
 
 #include "device_operator.hpp"
 #include "module.hpp"
-#include "outcome_json.hpp"
+#include "ziggurat/app/reports.hpp"
 #include "sparse_arrays.hpp"
 #include "ziggurat/solver/krylov.hpp"
 
@@ -213,8 +213,8 @@ class System {
                               {"block_size", block_size_},
                               {"rtol", options_.tolerance},
                               {"atol", options_.absolute_tolerance}};
-    summary.update(cli::solve_report_json(r, true));
-    return json_object(summary);
+    summary.update(app::to_json(r, true));
+    return to_python(summary);
   }
 
   Context context_;
