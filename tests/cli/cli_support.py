@@ -1,5 +1,6 @@
-"""What the command-line tool's test files share: the tool's path, running it, scratch folders,
-the NumPy reference of the heat scheme.
+"""What the command-line tool's test files share: the tool's path, running it, scratch folders;
+and, from tests/support/references.py (shared with the Python package's tests), the NumPy
+references of the schemes.
 
 Each test file runs as: test_FILE.py PATH/TO/ziggurat (main() reads the path).
 """
@@ -11,6 +12,9 @@ import tempfile
 import unittest
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from references import numpy_heat, numpy_jacobi  # noqa: E402,F401  (re-exported to the test files)
 
 ZIGGURAT = None
 
@@ -37,26 +41,6 @@ def run(*args, expect=0, env=None):
         raise AssertionError(f"ziggurat {' '.join(map(str, args))} exited {done.returncode}, expected {expect}\n"
                              f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}")
     return done.stdout, done.stderr
-
-
-def numpy_heat(u, alpha, steps):
-    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in the same order of operations
-    (neighbours along x, the LAST array axis, first), in u's dtype."""
-    u = u.copy()
-    a = u.dtype.type(alpha)
-    b = u.dtype.type(1.0 - 2.0 * u.ndim * alpha)
-    inner = (slice(1, -1),) * u.ndim
-    for _ in range(steps):
-        s = None
-        for axis in reversed(range(u.ndim)):  # x, then y, then z
-            for shift in (slice(None, -2), slice(2, None)):
-                side = list(inner)
-                side[axis] = shift
-                s = u[tuple(side)] if s is None else s + u[tuple(side)]
-        v = u.copy()
-        v[inner] = a * s + b * u[inner]
-        u = v
-    return u
 
 
 def digest(path):

@@ -14,7 +14,7 @@ import unittest
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, digest, mpi_environment, numpy_heat, run
+from cli_support import ScratchFolderTest, digest, mpi_environment, numpy_heat, numpy_jacobi, run
 
 
 def tuned_or_given(summary, args):
@@ -347,23 +347,6 @@ class LongVector(ScratchFolderTest):
 class Poisson(ScratchFolderTest):
     """`ziggurat poisson`: Jacobi sweeps in core and in pyramid passes, against NumPy."""
 
-    @staticmethod
-    def numpy_jacobi(u, f, h, sweeps):
-        """The sweep of include/ziggurat/ops/poisson_scheme.hpp, in the same order of operations, in u's dtype."""
-        u = u.copy()
-        sixth, h2 = u.dtype.type(1.0 / 6.0), u.dtype.type(h * h)
-        c = np.s_[1:-1, 1:-1, 1:-1]
-        for _ in range(sweeps):
-            s = u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:]
-            s = s + u[1:-1, :-2, 1:-1]
-            s = s + u[1:-1, 2:, 1:-1]
-            s = s + u[:-2, 1:-1, 1:-1]
-            s = s + u[2:, 1:-1, 1:-1]
-            v = u.copy()
-            v[c] = sixth * (s + h2 * f[c])
-            u = v
-        return u
-
     def test_matches_numpy_and_every_plan_gives_the_same_bits(self):
         rng = np.random.default_rng(5)
         shape = (23, 9, 12)  # (D, H, W): 12 x 9 x 23
@@ -396,7 +379,7 @@ class Poisson(ScratchFolderTest):
                 self.assertEqual(out.tobytes(), outputs[0].tobytes())
             if outputs:
                 # The same operations in the same order without fused multiply-add.
-                np.testing.assert_allclose(outputs[0], self.numpy_jacobi(u0, f, 0.1, 7), rtol=0,
+                np.testing.assert_allclose(outputs[0], numpy_jacobi(u0, f, 0.1, 7), rtol=0,
                                            atol=4 * 7 * np.finfo(dtype).eps)
 
     def test_manufactured_problem_converges_and_reports(self):
