@@ -6,6 +6,8 @@ Each test file runs as: test_FILE.py PATH/TO/ziggurat (main() reads the path).
 """
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -80,6 +82,19 @@ def read_mtx(path):
         if banner[4] == "symmetric" and i != j:
             a[j, i] += v
     return a
+
+
+def cache_with_profile(path):
+    """A new cache folder at `path` holding the device profiles of the tool's own cache (measured once
+    for the whole suite, or now): for tests of a cold tuning or program cache that are not about
+    calibration, which would otherwise measure the device again. Returns path."""
+    run("calibrate")  # the default device's profile, cached
+    profiles = re.search(r"^device profiles (.*): ", run("cache")[0], re.M).group(1)
+    os.makedirs(os.path.join(path, "profiles"))
+    for name in os.listdir(profiles):
+        if name.endswith(".json"):
+            shutil.copy(os.path.join(profiles, name), os.path.join(path, "profiles", name))
+    return path
 
 
 def digest(path):

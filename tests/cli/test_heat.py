@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, digest, numpy_heat, run, tuned_or_given
+from cli_support import ScratchFolderTest, cache_with_profile, digest, numpy_heat, run, tuned_or_given
 
 
 class Heat(ScratchFolderTest):
@@ -136,10 +136,11 @@ class Heat(ScratchFolderTest):
                 self.assertEqual(summary["plan"]["depth"], 2, summary)
                 results[mode + " --depth 2"] = np.load(self.path(mode + "-d.npy"))
             if len(shape) == 2:  # the tuned depth: measured on a cold cache, then read from its record
+                cold = cache_with_profile(self.path("c"))  # cold but for the device's profile
                 for measured_now in (True, False):
                     summary = json.loads(run("heat", "--init", self.path("init.npy"), "--out", self.path("auto-d.npy"),
                                              "--steps", "9", "--alpha", alpha, "--mode", "strip", "--depth", "auto",
-                                             "--device-mem", budget, "--json", env={"ZIGGURAT_CACHE_DIR": self.path("c")})[0])
+                                             "--device-mem", budget, "--json", env={"ZIGGURAT_CACHE_DIR": cold})[0])
                     tuning = summary["depth_tuning"]
                     self.assertEqual(tuning["measured_now"], measured_now, summary)
                     depth, group = tuned_or_given(summary, ["--depth", "auto"])
