@@ -64,6 +64,19 @@ def test_fortran_ordered_and_strided_arrays_give_the_c_ordered_result(context, p
         assert np.array_equal(given, before)  # the input is never written
 
 
+def test_read_only_and_memory_mapped_arrays_give_the_same_result(context, profile, tmp_path):
+    u0 = random_field((40, 30), np.float32)
+    want, _ = ziggurat.heat(u0, 5, context=context, profile=profile)
+    read_only = u0.copy()
+    read_only.flags.writeable = False
+    np.save(tmp_path / "u0.npy", u0)
+    mapped = np.load(tmp_path / "u0.npy", mmap_mode="r")
+    for given in (read_only, mapped, mapped[::-1][::-1]):
+        field, _ = ziggurat.heat(given, 5, context=context, profile=profile)
+        assert field.tobytes() == want.tobytes()
+    assert np.array_equal(np.load(tmp_path / "u0.npy"), u0)  # the file behind the map is untouched
+
+
 def test_errors_keep_the_library_message(context, profile):
     u0 = random_field((20, 20), np.float32)
     with pytest.raises(ziggurat.InvalidArgument, match="unstable"):

@@ -88,6 +88,33 @@ class OutputsKeepWhatIsThere(ScratchFolderTest):
         self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o600)
 
 
+class OutputsAreWholeOrOld(ScratchFolderTest):
+    """What the sweep found good, kept: an output is the old file or the whole new one, under kill -9
+    and under writers racing for one path."""
+
+    def test_a_writer_killed_at_any_moment_leaves_the_old_file_or_the_new_one(self):
+        out = self.path("u.npy")
+        np.save(out, np.zeros((3, 3)))
+        old = open(out, "rb").read()
+        args = [support.ZIGGURAT, "heat", "--size", "1500x1500", "--steps", "30", "--quiet", "--out", out]
+        for delay in (0.2, 0.8, 1.5, 3.0):
+            process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            process.kill()
+            process.wait()
+            now = open(out, "rb").read()
+            self.assertTrue(now == old or np.load(out).shape == (1500, 1500), f"killed after {delay} s")
+            old = now
+
+    def test_writers_racing_for_one_path_leave_one_whole_file(self):
+        out = self.path("u.npy")
+        runs = [subprocess.Popen([support.ZIGGURAT, "heat", "--size", f"{300 + i}x300", "--steps", "5", "--quiet",
+                                  "--out", out]) for i in range(4)]
+        self.assertEqual([r.wait(timeout=300) for r in runs], [0] * 4)
+        self.assertIn(np.load(out).shape, [(300, 300 + i) for i in range(4)])
+        self.assertEqual(os.listdir(self.tmp), ["u.npy"])
+
+
 class OutputsNeverReplaceInputs(ScratchFolderTest):
     """Item 2 of issue 38: inputs and outputs compared by file identity, for every command."""
 

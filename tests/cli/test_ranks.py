@@ -8,7 +8,9 @@ Usage: test_ranks.py PATH/TO/ziggurat
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import numpy as np
 
@@ -164,6 +166,29 @@ class DisagreeingRanks(ScratchFolderTest):
         self.assert_refused(self.wave(), self.wave(halo_steps=3), "--halo-steps")
         self.assert_refused(self.wave(), self.wave(size="41x33"), "the grid's nodes")
         self.assert_refused(self.wave(), self.wave(freq=12), "the source's frequency")
+
+    def test_a_killed_rank_ends_the_job_at_once(self):
+        command = [self.mpirun, "--oversubscribe", "-np", "2", support.ZIGGURAT, *map(str, self.heat(size="1024x1024",
+                                                                                                  steps=100000))]
+        job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=mpi_environment())
+        try:
+            ranks = []
+            deadline = time.monotonic() + 60
+            while len(ranks) < 2 and time.monotonic() < deadline:  # the ranks are mpirun's children
+                time.sleep(0.5)
+                found = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
+                ranks = [int(pid) for pid in found]
+            self.assertEqual(len(ranks), 2, "the ranks did not start")
+            time.sleep(2)  # into the run
+            os.kill(ranks[1], signal.SIGKILL)
+            killed = time.monotonic()
+            job.wait(timeout=30)
+            self.assertLess(time.monotonic() - killed, 5)
+            self.assertNotEqual(job.returncode, 0)
+        finally:
+            if job.poll() is None:
+                job.kill()
 
     def test_ranks_that_agree_still_run(self):
         done = self.two_ranks(self.heat("--json"), self.heat("--json"))

@@ -23,7 +23,7 @@ in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 
 runs=0
 checks=(--data-races --uninitialized --check-api)
-# check COMMAND...: runs it under Oclgrind; expect=STATUS before it names an exit status other than 0.
+# check COMMAND...: runs it under Oclgrind; expected_status=STATUS before it names an exit status other than 0.
 check() {
   runs=$((runs + 1))
   local log="$work/run$runs.log" pipe="$work/run$runs.pipe" status=0 keep reader
@@ -40,7 +40,7 @@ check() {
   exec {keep}>&-
   wait "$reader"
   rm -f "$pipe"
-  if [ "$status" -ne "${expect:-0}" ] || [ -s "$log" ]; then
+  if [ "$status" -ne "${expected_status:-0}" ] || [ -s "$log" ]; then
     echo "FAILED: Oclgrind (exit status $status) reported problems in: $*"
     head -c 20000 "$log"
     exit 1
@@ -144,8 +144,8 @@ fi
 # The Poisson solver in core and in strip passes (the stopping test's reduction included); they stop
 # at --max-sweeps above --tol, the exit status 2 of a run that did not reach its tolerance.
 if in_part cli-poisson; then
-  expect=2 check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --depth 1 --quiet
-  expect=2 check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --depth 1 --quiet
+  expected_status=2 check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --depth 1 --quiet
+  expected_status=2 check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --depth 1 --quiet
 fi
 data="$(dirname "$0")/../data/matrices"
 # Sparse products with explicit kernels (the automatic choice would time every variant).

@@ -291,7 +291,8 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--threshold", options->threshold, "ILU2's drop threshold tau: blocks of scaled norm >= tau kept, "
                       "down to tau^2 used while factorising; 0 is the complete LU")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_number());
   command->add_option("--static-pivoting", options->static_pivoting,
                       "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
                       "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
