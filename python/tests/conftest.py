@@ -1,8 +1,10 @@
 """Fixtures of the Python package's tests: every OpenCL device found, or those ZIGGURAT_DEVICE
-selects (as the C++ device tests take them), each test run once per device."""
+selects (as the C++ device tests take them), each test run once per device; and the module path
+to tests/support/references.py, the NumPy references the command-line tool's tests share."""
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -10,6 +12,8 @@ import numpy as np
 import pytest
 
 import ziggurat
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
 
 DEVICES = ziggurat.devices(os.environ.get("ZIGGURAT_DEVICE") or "all")
 

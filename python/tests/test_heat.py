@@ -7,26 +7,7 @@ import pytest
 
 import ziggurat
 from conftest import device_nbytes, interrupted_after, require_fp64
-
-
-def numpy_heat(u, alpha, steps):
-    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in its order of operations
-    (neighbours along x, the LAST array axis, first, then y, then z) and in u's dtype."""
-    u = u.copy()
-    a = u.dtype.type(alpha)
-    b = u.dtype.type(1.0 - 2.0 * u.ndim * alpha)
-    inner = (slice(1, -1),) * u.ndim
-    for _ in range(steps):
-        s = None
-        for axis in reversed(range(u.ndim)):
-            for shift in (slice(None, -2), slice(2, None)):
-                side = list(inner)
-                side[axis] = shift
-                s = u[tuple(side)] if s is None else s + u[tuple(side)]
-        v = u.copy()
-        v[inner] = a * s + b * u[inner]
-        u = v
-    return u
+from references import numpy_heat
 
 
 def random_field(shape, dtype, seed=1):

@@ -1,18 +1,26 @@
-"""What the command-line tool's test files share: the tool's path, running it, scratch folders,
-the NumPy reference of the heat scheme.
+"""What the command-line tool's test files share: the tool's path, running it, scratch folders, the
+plan a run must show, the test's own Matrix Market reader; and, from tests/support/references.py
+(shared with the Python package's tests), the NumPy references of the schemes.
 
 Each test file runs as: test_FILE.py PATH/TO/ziggurat (main() reads the path).
 """
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from references import numpy_heat, numpy_jacobi  # noqa: E402,F401  (re-exported to the test files)
+
 ZIGGURAT = None
+MATRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "matrices")
 
 
 def lsan_tracer_crash(done):
@@ -39,24 +47,54 @@ def run(*args, expect=0, env=None):
     return done.stdout, done.stderr
 
 
-def numpy_heat(u, alpha, steps):
-    """The scheme of include/ziggurat/ops/heat_scheme.hpp in 1 to 3 dimensions, in the same order of operations
-    (neighbours along x, the LAST array axis, first), in u's dtype."""
-    u = u.copy()
-    a = u.dtype.type(alpha)
-    b = u.dtype.type(1.0 - 2.0 * u.ndim * alpha)
-    inner = (slice(1, -1),) * u.ndim
-    for _ in range(steps):
-        s = None
-        for axis in reversed(range(u.ndim)):  # x, then y, then z
-            for shift in (slice(None, -2), slice(2, None)):
-                side = list(inner)
-                side[axis] = shift
-                s = u[tuple(side)] if s is None else s + u[tuple(side)]
-        v = u.copy()
-        v[inner] = a * s + b * u[inner]
-        u = v
-    return u
+def tuned_or_given(summary, args):
+    """(depth, group) a run's plan must show: --depth N as given; with --depth auto, or none on a GPU
+    (tuned there by default), a candidate of its depth_tuning ("1" or "<depth>/<x>x<y>"): for heat the
+    depth_plans entry predicted fastest (the smaller depth on ties; depth and height chosen together),
+    else the fastest candidate; else single steps."""
+    given = args[args.index("--depth") + 1] if "--depth" in args else None
+    if given not in (None, "auto"):
+        return int(given), "default"
+    if "depth_plans" in summary:
+        chosen = min(summary["depth_plans"], key=lambda plan: plan["predicted_s"])["candidate"]
+    elif given == "auto" or "depth_tuning" in summary:
+        candidates = summary["depth_tuning"]["ns_per_node"]
+        chosen = min(candidates, key=candidates.get)
+    else:
+        return 1, "default"
+    depth, _, group = chosen.partition("/")
+    return int(depth), group or "default"
+
+
+def read_mtx(path):
+    """A dense float64 array from a Matrix Market coordinate file (real or pattern, general or
+    symmetric): the test's own reader, independent of ziggurat's."""
+    with open(path) as f:
+        banner = f.readline().lower().split()
+        lines = [line for line in f if line.strip() and not line.startswith("%")]
+    rows, cols, _ = map(int, lines[0].split())
+    a = np.zeros((rows, cols))
+    for line in lines[1:]:
+        parts = line.split()
+        i, j = int(parts[0]) - 1, int(parts[1]) - 1
+        v = 1.0 if banner[3] == "pattern" else float(parts[2])
+        a[i, j] += v
+        if banner[4] == "symmetric" and i != j:
+            a[j, i] += v
+    return a
+
+
+def cache_with_profile(path):
+    """A new cache folder at `path` holding the device profiles of the tool's own cache (measured once
+    for the whole suite, or now): for tests of a cold tuning or program cache that are not about
+    calibration, which would otherwise measure the device again. Returns path."""
+    run("calibrate")  # the default device's profile, cached
+    profiles = re.search(r"^device profiles (.*): ", run("cache")[0], re.M).group(1)
+    os.makedirs(os.path.join(path, "profiles"))
+    for name in os.listdir(profiles):
+        if name.endswith(".json"):
+            shutil.copy(os.path.join(profiles, name), os.path.join(path, "profiles", name))
+    return path
 
 
 def digest(path):
@@ -86,8 +124,29 @@ def mpi_environment():
             "ASAN_OPTIONS": "detect_leaks=0"}
 
 
+class TimedResult(unittest.TextTestResult):
+    """A result that keeps each test's wall time, for the slowest list main() prints."""
+
+    def startTest(self, test):
+        self.started = time.perf_counter()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        self.durations = getattr(self, "durations", [])
+        self.durations.append((time.perf_counter() - self.started, test.id()))
+        super().stopTest(test)
+
+
 def main():
-    """Runs the calling file's tests against the ziggurat given as the first argument."""
+    """Runs the calling file's tests against the ziggurat given as the first argument (further
+    arguments as unittest takes them, e.g. a class or test name), then prints the slowest tests."""
     global ZIGGURAT
     ZIGGURAT = os.path.abspath(sys.argv.pop(1))
-    unittest.main(module="__main__", verbosity=2)
+    runner = unittest.TextTestRunner(verbosity=2, resultclass=TimedResult)
+    program = unittest.main(module="__main__", testRunner=runner, exit=False)
+    durations = sorted(getattr(program.result, "durations", []), reverse=True)
+    if durations:
+        print("\nslowest tests:", file=sys.stderr)
+        for seconds, name in durations[:10]:
+            print(f"  {seconds:7.2f} s  {name}", file=sys.stderr)
+    sys.exit(not program.result.wasSuccessful())

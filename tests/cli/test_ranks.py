@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""MPI ranks given arguments that disagree fail at once, naming the value and the ranks, instead
-of corrupting the heap, hanging, or writing a wrong field (item 3 of issue 38).
+"""The tool under mpirun: ranks give the bits of one process (heat in 1D, 2D and 3D, waves in 2D and
+3D); ranks given arguments that disagree fail at once, naming the value and the ranks, instead of
+corrupting the heap, hanging, or writing a wrong field (item 3 of issue 38).
 
 Usage: test_ranks.py PATH/TO/ziggurat
 """
@@ -15,6 +16,103 @@ import numpy as np
 
 import cli_support as support
 from cli_support import ScratchFolderTest, mpi_environment, run
+
+
+class HeatRanks(ScratchFolderTest):
+    """`mpirun -np R ziggurat heat`: the field split over ranks, exchanging halos."""
+
+    def test_mpi_ranks_give_the_bits_of_one_process(self):
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        one = json.loads(run("heat", "--size", "8x8", "--steps", "1", "--json")[0])
+        same = "name:" + one["device"]  # every rank on the device of the single run
+
+        def ranks(count, *args):
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", support.ZIGGURAT, "heat", "--device", same,
+                                   "--quiet", *map(str, args)],
+                                  capture_output=True, text=True, timeout=300, env=mpi_environment())
+        rng = np.random.default_rng(7)
+        np.save(self.path("init3.npy"), rng.uniform(-1, 1, size=(30, 9, 13)))
+        cases = [  # (arguments, ranks, halo depth or None for the model's)
+            (("--size", "90x61", "--steps", 17, "--height", 4), 2, 4),
+            (("--size", "90x61", "--steps", 17, "--height", 4, "--device-mem", "48KiB"), 3, 4),
+            (("--init", self.path("init3.npy"), "--steps", 12), 2, None),
+            (("--size", "300", "--steps", 9, "--height", 2), 3, 2),
+        ]
+        for args, count, depth in cases:
+            with self.subTest(args=args, ranks=count):
+                single = json.loads(run("heat", *args, "--out", self.path("one.npy"), "--json")[0])
+                done = ranks(count, *args, "--out", self.path("ranks.npy"), "--json")
+                self.assertEqual(done.returncode, 0, done.stderr)
+                summary = json.loads(done.stdout)
+                self.assertEqual(summary["ranks"], count)
+                if depth is not None:
+                    self.assertEqual(summary["halo_depth"], depth)
+                self.assertEqual(summary["exchanges"], -(-int(args[args.index("--steps") + 1]) // summary["halo_depth"]) - 1)
+                if "max_error_vs_exact" in single:
+                    self.assertEqual(summary["max_error_vs_exact"], single["max_error_vs_exact"])
+                self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
+        self.assertEqual([f for f in os.listdir(self.tmp) if "partial" in f], [])
+        done = ranks(2, "--size", "40x40", "--steps", 3, "--png", self.path("p.png"))
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--png draws the field of one process", done.stderr)
+        done = ranks(3, "--size", "20x7", "--steps", 5, "--height", 3)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("fewer than the halo depth 3", done.stderr)
+
+
+class WaveRanks(ScratchFolderTest):
+    """`mpirun -np R ziggurat wave`: the grid split over ranks, in 2D and 3D."""
+
+    def wave(self, *args):
+        return json.loads(run("wave", *args, "--json", "--quiet")[0])
+
+    def test_mpi_ranks_give_the_bits_of_one_process(self):
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        env = mpi_environment()
+        common = ("--size", "90x70", "--steps", 150, "--source", "450,300", "--absorbing", 8, "--quiet")
+        one = self.wave(*common, "--out", self.path("one.npy"))
+        same = "name:" + one["device"]
+
+        def ranks(count, *args, environment=env):
+            return subprocess.run([mpirun, "-np", str(count), "--oversubscribe", support.ZIGGURAT, "wave",
+                                   *map(str, common), *map(str, args)],
+                                  capture_output=True, text=True, timeout=300, env=environment)
+        for count, s in ((2, 1), (3, 2)):
+            done = ranks(count, "--device", same, "--halo-steps", s, "--out", self.path("ranks.npy"), "--json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(json.loads(done.stdout)["ranks"], count)
+            self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
+        # More ranks than devices without --device, where a rank sees several: a clear error, and the
+        # whole job ends (a rank that sees one device takes it: test_batch.py).
+        listed = json.loads(run("devices", "--json")[0])
+        pool = [d for d in listed if d["type"] == "gpu"] or [d for d in listed if d["type"] == "cpu"]
+        if len(pool) < 2:
+            return
+        done = ranks(len(pool) + 1, environment={k: v for k, v in env.items() if k != "ZIGGURAT_DEVICE"})
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("ranks on this host but", done.stderr)
+
+    def test_3d_ranks_give_the_bits_of_one_process(self):
+        """(The same run split over devices in one process: test_wave.py.)"""
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+        receivers = self.path("r.npy")
+        np.save(receivers, np.array([[50.0, 60.0, 0.0], [120.0, 90.0, 40.0]]))
+        common = ("--dims", 3, "--size", "22x19x24", "--steps", 40, "--receivers", receivers, "--absorbing", 4,
+                  "--source-kind", "force", "--force", "0.2,0.4,1")
+        one = self.wave(*common, "--out", self.path("one.npy"))
+        same = "name:" + one["device"]
+        seis = np.load(self.path("one.npy"))
+        done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, "wave", *map(str, common), "--device",
+                               same, "--out", self.path("ranks.npy"), "--json", "--quiet"],
+                              capture_output=True, text=True, timeout=300, env=mpi_environment())
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), seis.tobytes())
 
 
 class DisagreeingRanks(ScratchFolderTest):

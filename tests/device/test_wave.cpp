@@ -502,13 +502,15 @@ TEST_CASE("3D wave step: the discrete energy stays constant once the source is q
 
 TEST_CASE("3D wave step: the direct P wave arrives at distance / vp") {
   test::for_each_device([](Context& context) {
-    // Homogeneous, 10 m nodes, 20 Hz (15 nodes a P wavelength); an explosion at the centre and a
-    // receiver 200 m along x: P moves it radially (ux).
+    // Homogeneous, 10 m nodes, 20 Hz (15 nodes a P wavelength); an explosion 200 m below the top
+    // and 12 nodes inside the sponge on every other side, and a receiver 200 m along x, 2 nodes
+    // before the sponge: P moves it radially (ux). The peak comes at the step it comes on a grid
+    // of 61^3 nodes (surface and sponge reflections arrive later and weaker), at 38% of the nodes.
     const double vp = 3000, vs = 1500, f = 20, dx = 10, distance = 200;
-    const ElasticGrid grid = layered_grid(61, 61, 61, dx, {{0, vp, vs, 2500}});
+    const ElasticGrid grid = layered_grid(51, 41, 41, dx, {{0, vp, vs, 2500}});
     const double dt = 0.9 * stable_time_step(grid);
-    WaveSolver<float> solver(context, wave_system<float>(grid, dt, {8}), explosion(grid, {30, 30, 30}), f,
-                             {{30 + static_cast<std::size_t>(distance / dx), 30, 30}});
+    WaveSolver<float> solver(context, wave_system<float>(grid, dt, {8}), explosion(grid, {20, 20, 20}), f,
+                             {{20 + static_cast<std::size_t>(distance / dx), 20, 20}});
     const auto steps = static_cast<std::size_t>((distance / vp + ricker_delay(f) + 1 / f) / dt);
     const WaveRun<float> run = solver.run(steps);
     std::size_t best = 0;

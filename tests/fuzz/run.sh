@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Matrix Market fuzzer with clang (libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer
-# and unsigned overflow checks) and runs it for a bounded time on a copy of the seeds (corpus/ and the real matrices in
-# tests/data). FAILS on any crash, sanitizer report, leak, slow input or memory blow-up; libFuzzer
-# prints the input and leaves it in the work folder.
-#   run.sh CLANG++ SOURCE_DIR GENERATED_INCLUDE_DIR WORK_DIR [SECONDS]
+# and unsigned overflow checks) and runs it on a copy of the seeds (corpus/ and the real matrices in
+# tests/data) for a fixed number of inputs from a fixed random seed, so that a pass is the same on
+# any machine at any load. FAILS on any crash, sanitizer report, leak, slow input or memory blow-up;
+# libFuzzer prints the input and leaves it in the work folder.
+#   run.sh CLANG++ SOURCE_DIR GENERATED_INCLUDE_DIR WORK_DIR [RUNS [SEED]]
 set -euo pipefail
-cxx=$1 source=$2 generated=$3 work=$4 seconds=${5:-50}
+cxx=$1 source=$2 generated=$3 work=$4 runs=${5:-50000} seed=${6:-38}
 here="$source/tests/fuzz"
 rm -rf "$work" && mkdir -p "$work/corpus"
 cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
@@ -16,5 +17,5 @@ cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
   "$source/lib/matrix/sparse.cpp" \
   -lOpenCL -o "$work/fuzz_matrix_market"  # error.hpp's OpenCL bindings need the loader
 cd "$work"  # where libFuzzer writes crash-* files
-./fuzz_matrix_market -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+./fuzz_matrix_market -runs="$runs" -seed="$seed" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
   -dict="$here/matrix_market.dict" -print_final_stats=1 corpus

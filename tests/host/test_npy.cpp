@@ -1,5 +1,5 @@
 // The .npy reader and writer: round trips, conversions, and every kind of bad file.
-// (tests/cli/test_cli.py checks the same files against NumPy itself.)
+// (tests/cli/test_heat.py and the other CLI tests check the same files against NumPy itself.)
 
 #include <doctest/doctest.h>
 
