@@ -4,8 +4,8 @@
 set -euo pipefail
 
 packages=(
-  # build
-  g++ cmake make pkg-config
+  # build (ccache: the test builds of the wheel reuse the release build's objects)
+  g++ cmake make pkg-config ccache
   # OpenCL: ICD loader, C and C++ headers, the PoCL CPU device, the Oclgrind simulator
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd oclgrind clinfo
   # libraries

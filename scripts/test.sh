@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 jobs=${ZIGGURAT_TEST_JOBS:-$(nproc)}
+# Every build through ccache, with paths taken relative to the tree: the wheel's build of the
+# library (ctest python_wheel, in build/wheel) compiles what the release build just compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cache="$PWD/build/test-cache"
 mkdir -p build
 started=$SECONDS
@@ -17,7 +21,7 @@ elapsed() { echo "   ($((SECONDS - started)) s so far)"; }
 echo "== release build"
 # No link-time optimisation here (pybind11 asks for it in a Release build of the Python module):
 # the tests do not need it, and it is the longest link. scripts/run.sh's release build keeps it.
-./scripts/build.sh release -DCMAKE_BUILD_TYPE=Release -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
+./scripts/build.sh release -DCMAKE_BUILD_TYPE=Release -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF "$launcher" \
   -DZIGGURAT_TEST_CACHE_DIR="$cache" >/dev/null
 elapsed
 ctest --test-dir build/release --output-on-failure -j "$jobs"
@@ -28,7 +32,7 @@ echo "== ASan + UBSan build"
 # per device family (tests/CMakeLists.txt; every case runs in the release pass above). No Python
 # module here: an interpreter without the sanitizer runtime cannot load a module built with it
 # (ASan must come first in the process), and the downstream project links without sanitizers.
-./scripts/build.sh sanitize -DCMAKE_BUILD_TYPE=Debug -DZIGGURAT_SANITIZE=address,undefined \
+./scripts/build.sh sanitize "$launcher" -DCMAKE_BUILD_TYPE=Debug -DZIGGURAT_SANITIZE=address,undefined \
   -DZIGGURAT_TEST_OCLGRIND=OFF -DZIGGURAT_TEST_FUZZ=OFF -DZIGGURAT_PYTHON=OFF -DZIGGURAT_BUILD_TOOLS=OFF \
   -DZIGGURAT_MPI=OFF -DZIGGURAT_TEST_CACHE_DIR="$cache" >/dev/null
 elapsed
