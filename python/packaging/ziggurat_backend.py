@@ -4,7 +4,7 @@ packaged for Debian 12, and nothing here needs more than the standard library an
 
 The build runs in build/wheel under the source tree (kept between builds, so a second build
 compiles only what changed; ccache is used where installed): the library, its application layer
-helpers and the module, nothing else. The wheel holds ziggurat/ (the package and its module,
+and the module, nothing else. The wheel holds ziggurat/ (the package and its module,
 whose RPATH is $ORIGIN/../ziggurat.libs) and ziggurat.libs/libziggurat.so.X.Y; the OpenCL loader,
 CLBlast and METIS it links are the system's (Debian's packages).
 """
