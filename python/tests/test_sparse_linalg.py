@@ -1,6 +1,7 @@
 """ziggurat.sparse.linalg (SciPy's signatures) and ziggurat.KrylovSolver (set up once), against
 SciPy and NumPy on the default device (ZIGGURAT_DEVICE selects another)."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -242,6 +243,12 @@ def test_the_from_scipy_example_runs_alike_on_both():
         assert theirs[name][0] == 0, name
 
 
+def scipy_rtol(value):
+    """SciPy's relative tolerance by the name the installed SciPy takes: `tol` up to 1.11
+    (Debian 12 has 1.10), `rtol` from 1.12 (1.14 dropped `tol`)."""
+    return {"rtol" if "rtol" in inspect.signature(scipy.sparse.linalg.cg).parameters else "tol": value}
+
+
 def test_preconditioner_objects_are_made_once_and_apply_on_the_device():
     A = poisson2d(12) + scipy.sparse.diags(np.linspace(1, 9, 144))
     M = zla.jacobi(A)
@@ -249,7 +256,8 @@ def test_preconditioner_objects_are_made_once_and_apply_on_the_device():
     x = np.random.default_rng(6).random(144)
     np.testing.assert_allclose(M.matvec(x), x / A.diagonal(), rtol=1e-15)
     # SciPy's own solver takes it as M: it has .matvec and .shape.
-    y, info = scipy.sparse.linalg.cg(A, np.ones(144), tol=1e-10, atol=0.0, M=scipy.sparse.linalg.aslinearoperator(M))
+    y, info = scipy.sparse.linalg.cg(A, np.ones(144), **scipy_rtol(1e-10), atol=0.0,
+                                     M=scipy.sparse.linalg.aslinearoperator(M))
     assert info == 0 and residual(A, y, np.ones(144)) < 1e-9
     ilu = zla.ilu(A, kind="ilu0", ordering="natural")
     for rtol in (1e-6, 1e-10):
