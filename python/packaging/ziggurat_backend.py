@@ -4,9 +4,9 @@ packaged for Debian 12, and nothing here needs more than the standard library an
 
 The build runs in build/wheel under the source tree (kept between builds, so a second build
 compiles only what changed; ccache is used where installed): the library, its application layer
-and the module, nothing else. The wheel holds ziggurat/ (the package and its module,
-whose RPATH is $ORIGIN/../ziggurat.libs) and ziggurat.libs/libziggurat.so.X.Y; the OpenCL loader,
-CLBlast and METIS it links are the system's (Debian's packages).
+and the module, nothing else. The wheel holds ziggurat/ (the package and its module, whose RPATH is
+$ORIGIN/../ziggurat.libs) and, in ziggurat.libs, libziggurat.so.X.Y and libziggurat_app.so.X.Y; the
+OpenCL loader, CLBlast and METIS they link are the system's (Debian's packages).
 """
 
 import base64
@@ -67,9 +67,10 @@ def _files(build, version):
     package = build / "python" / "ziggurat"
     files = [(f"ziggurat/{p.relative_to(package).as_posix()}", p) for p in sorted(package.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts]
-    soname = f"libziggurat.so.{major}.{minor}"
-    library = (build / "lib" / soname).resolve()  # the file the SONAME's link names
-    files.append((f"{LIBS}/{soname}", library))
+    for name in ("ziggurat", "ziggurat_app"):  # the module links the library and its application layer
+        soname = f"lib{name}.so.{major}.{minor}"
+        library = (build / "lib" / soname).resolve()  # the file the SONAME's link names
+        files.append((f"{LIBS}/{soname}", library))
     return files
 
 
