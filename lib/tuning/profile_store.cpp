@@ -168,22 +168,43 @@ std::optional<FileLock> measurement_lock(const std::filesystem::path& profile) {
 }  // namespace
 
 DeviceProfile load_or_calibrate(const Context& context, bool force, ProfileOrigin* origin) {
+  if (!force) return load_or_calibrate(context, ProfileNeeds::everything(), origin);
   ProfileOrigin where;
   where.path = profile_path(context.device());
-  const auto cached = [&] {
-    auto profile = load_cached_profile(context.device(), &where.remeasured_because);
-    where.from_cache = profile.has_value();
-    if (origin != nullptr && profile) *origin = where;
-    return profile;
-  };
-  if (!force) {
-    if (auto profile = cached()) return *profile;
-  }
   const std::optional<FileLock> lock = measurement_lock(where.path);
-  if (!force && lock) {  // another process may have measured while this one waited
-    if (auto profile = cached()) return *profile;
-  }
   DeviceProfile measured = calibrate(context);
+  for (const auto& phase : measured.phases) where.measured.push_back(phase.name);
+  if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
+  if (origin != nullptr) *origin = where;
+  return measured;
+}
+
+DeviceProfile load_or_calibrate(const Context& context, const ProfileNeeds& needs, ProfileOrigin* origin) {
+  const ProfileNeeds wanted = measurable_needs(context.device(), needs);
+  ProfileOrigin where;
+  where.path = profile_path(context.device());
+  const auto holds_everything = [&](const std::optional<DeviceProfile>& profile) {
+    where.from_cache = profile && missing_from(*profile, wanted).empty();
+    if (origin != nullptr && where.from_cache) *origin = where;
+    return where.from_cache;
+  };
+  std::optional<DeviceProfile> cached = load_cached_profile(context.device(), &where.remeasured_because);
+  if (holds_everything(cached)) return *cached;
+  const std::optional<FileLock> lock = measurement_lock(where.path);
+  if (lock) {  // another process may have measured, or added to the profile, while this one waited
+    cached = load_cached_profile(context.device(), &where.remeasured_because);
+    if (holds_everything(cached)) return *cached;
+  }
+  DeviceProfile measured;
+  if (cached) {
+    measured = std::move(*cached);
+    const std::size_t before = measured.phases.size();
+    add_measurements(context, measured, wanted);
+    for (std::size_t i = before; i < measured.phases.size(); ++i) where.measured.push_back(measured.phases[i].name);
+  } else {
+    measured = calibrate(context, wanted);
+    for (const auto& phase : measured.phases) where.measured.push_back(phase.name);
+  }
   if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
   if (origin != nullptr) *origin = where;
   return measured;

@@ -301,7 +301,7 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, Wav
 }
 
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
-  return app::run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO)).profile;
+  return app::run_profile(device, o.profile, !o.quiet && !o.json && ::isatty(STDERR_FILENO), ProfileNeeds{}).profile;
 }
 
 // One process, one device or several (--devices).
