@@ -75,6 +75,18 @@ std::size_t measurement_bytes(const DeviceInfo& device, std::size_t wanted) {
   return static_cast<std::size_t>(std::min<std::uint64_t>({wanted, device.max_alloc_bytes / 4, device.global_mem_bytes / 8}));
 }
 
+// Buffers of a steady-state rate (a stencil's, a copy's): beyond the device's caches, where the rate
+// no longer depends on the size. Twice the global memory cache a buffer (the two buffers of a step
+// or copy hold four times it), at least 16 MiB, at most `most` (all of it where the device does not
+// say its cache size). A larger buffer only takes longer: on a CPU device a step of 128 MiB takes
+// a second when the cores are shared.
+std::size_t beyond_cache_bytes(const Context& context, std::size_t most) {
+  const DeviceInfo& device = context.device();
+  const std::uint64_t cache = device.device() != nullptr ? device.device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>() : 0;
+  const std::uint64_t wanted = cache > 0 ? std::clamp<std::uint64_t>(2 * cache, 16u << 20, most) : most;
+  return measurement_bytes(device, static_cast<std::size_t>(wanted));
+}
+
 std::vector<std::size_t> transfer_sizes(std::size_t max_bytes) {
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) sizes.push_back(bytes);
@@ -249,6 +261,17 @@ KernelRate measure_jacobi(const Context& context, const DeviceTimer& timer, std:
                                 const detail::Box& box, cl::Event* done) {
                               sweep.enqueue(context.compute_queue(), in, out, f.get(), nullptr, shape, box, nullptr, done);
                             });
+}
+
+// The size of the overlap's transfers: the smallest of the pinned sweep's sizes from 4 MiB on whose
+// upload takes 2 ms (long beside a launch, and the timers resolve it well), else the largest. A
+// PCIe GPU reaches 2 ms only at the largest (64 MiB); a CPU device copies within memory and gets
+// there sooner, where larger transfers only make the measurement long.
+std::size_t overlap_bytes(const TransferFit& upload, std::size_t largest) {
+  for (const std::size_t bytes : transfer_sizes(largest)) {
+    if (bytes >= (4u << 20) && upload.seconds(static_cast<double>(bytes)) >= 2e-3) return bytes;
+  }
+  return largest;
 }
 
 // Uploads, downloads and kernels of similar length, alone and issued together on their queues.
@@ -485,7 +508,7 @@ namespace {
 // One stencil rate: the heat kernel of its dimensions, or the Jacobi sweep.
 template <class T>
 KernelRate measure_rate(const Context& context, const DeviceTimer& timer, const RateNeed& rate) {
-  const std::size_t grid_bytes = measurement_bytes(context.device(), 128u << 20);
+  const std::size_t grid_bytes = beyond_cache_bytes(context, 128u << 20);
   return rate.kernel == kJacobiKernel ? measure_jacobi<T>(context, timer, grid_bytes)
                                       : measure_heat<T>(context, timer, rate.dims, grid_bytes);
 }
@@ -652,12 +675,13 @@ DeviceProfile calibrate(const Context& context, const ProfileNeeds& wanted) {
   if (device.profiling) {
     phase("copy bandwidth", [&] {
       std::tie(p.copy_kernel_bytes_per_s, p.copy_driver_bytes_per_s) =
-          measure_copy_bandwidth(context, measurement_bytes(device, 256u << 20), 2);
+          measure_copy_bandwidth(context, beyond_cache_bytes(context, 256u << 20), 2);
     });
   }
   phase("overlap", [&] {
-    p.overlap = measure_overlap(context, timer, pinned->data(), bytes, false, p.upload_pinned);
-    p.rect_overlap = measure_overlap(context, timer, pinned->data(), bytes, true, p.upload_rect);
+    const std::size_t moved = overlap_bytes(p.upload_pinned, bytes);
+    p.overlap = measure_overlap(context, timer, pinned->data(), moved, false, p.upload_pinned);
+    p.rect_overlap = measure_overlap(context, timer, pinned->data(), moved, true, p.upload_rect);
   });
   measure_needs(context, timer, p, {{}, needs.vector_calls});
   p.calibration_s = seconds_since(start);
