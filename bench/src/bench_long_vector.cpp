@@ -117,7 +117,7 @@ void bench(const LongVectorOptions& o) {
   const DeviceInfo& device = context.device();
   require_device_precision(device, o.precision);
   const bool progress = !o.json && ::isatty(STDERR_FILENO);
-  const DeviceProfile profile = app::run_profile(context, o.profile, progress).profile;
+  const DeviceProfile profile = app::run_profile(context, o.profile, progress, ProfileNeeds::long_vector()).profile;
   if (profile.numstreams == 0) {
     throw UnsupportedFeature("the profile of " + device.label() + " has no long-vector constants (CLBlast could not "
                              "run there), so model (1) has nothing to predict with");

@@ -3,22 +3,29 @@
 #include <iostream>
 #include <utility>
 
+#include "ziggurat/tuning/calibration.hpp"
+
 namespace ziggurat::app {
 
 RunProfile planning_profile(const Context& context, const std::optional<DeviceProfile>& given,
-                            ProfileOrigin* origin_details) {
+                            const ProfileNeeds& needs, ProfileOrigin* origin_details) {
   if (given) return {*given, "given"};
   ProfileOrigin origin;
-  DeviceProfile profile = load_or_calibrate(context, false, &origin);
+  DeviceProfile profile = load_or_calibrate(context, needs, &origin);
   if (origin_details) *origin_details = origin;
   return {std::move(profile), origin.from_cache ? "cached" : "measured now"};
 }
 
-RunProfile run_profile(const Context& context, const std::string& path, bool announce) {
+RunProfile run_profile(const Context& context, const std::string& path, bool announce, const ProfileNeeds& needs) {
   if (!path.empty()) return {read_profile_file(path), path};
-  if (announce && !load_cached_profile(context.device())) std::cerr << "calibrating " << context.device().label() << " ...\n";
+  if (announce) {
+    const auto cached = load_cached_profile(context.device());
+    if (!cached || !missing_from(*cached, measurable_needs(context.device(), needs)).empty()) {
+      std::cerr << "calibrating " << context.device().label() << " ...\n";
+    }
+  }
   ProfileOrigin origin;
-  RunProfile run = planning_profile(context, std::nullopt, &origin);
+  RunProfile run = planning_profile(context, std::nullopt, needs, &origin);
   warn_if_not_cached(origin);
   return run;
 }

@@ -79,7 +79,7 @@ HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPla
 template <class T>
 HeatOutcome advance_heat(HeatSolver<T>& solver, std::size_t steps, const HeatPlanRequest& request,
                          const HeatRunOptions& options) {
-  return advance_heat(solver, steps, request, load_or_calibrate(solver.context()), options);
+  return advance_heat(solver, steps, request, load_or_calibrate(solver.context(), ProfileNeeds::heat(solver.extents().size(), sizeof(T))), options);
 }
 
 #define ZIGGURAT_AUTOMATIC_HEAT(T)                                                                                    \

@@ -23,7 +23,7 @@ PoissonOutcome solve_poisson(PoissonSolver<T>& solver, const PoissonStop& stop, 
 template <class T>
 PoissonOutcome solve_poisson(PoissonSolver<T>& solver, const PoissonStop& stop, const PoissonPlanRequest& request,
                              const PoissonRunOptions& options) {
-  return solve_poisson(solver, stop, request, load_or_calibrate(solver.context()), options);
+  return solve_poisson(solver, stop, request, load_or_calibrate(solver.context(), ProfileNeeds::jacobi(sizeof(T))), options);
 }
 
 #define ZIGGURAT_AUTOMATIC_POISSON(T)                                                                                  \

@@ -75,6 +75,18 @@ std::size_t measurement_bytes(const DeviceInfo& device, std::size_t wanted) {
   return static_cast<std::size_t>(std::min<std::uint64_t>({wanted, device.max_alloc_bytes / 4, device.global_mem_bytes / 8}));
 }
 
+// Buffers of a steady-state rate (a stencil's, a copy's): beyond the device's caches, where the rate
+// no longer depends on the size. Twice the global memory cache a buffer (the two buffers of a step
+// or copy hold four times it), at least 16 MiB, at most `most` (all of it where the device does not
+// say its cache size). A larger buffer only takes longer: on a CPU device a step of 128 MiB takes
+// a second when the cores are shared.
+std::size_t beyond_cache_bytes(const Context& context, std::size_t most) {
+  const DeviceInfo& device = context.device();
+  const std::uint64_t cache = device.device() != nullptr ? device.device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>() : 0;
+  const std::uint64_t wanted = cache > 0 ? std::clamp<std::uint64_t>(2 * cache, 16u << 20, most) : most;
+  return measurement_bytes(device, static_cast<std::size_t>(wanted));
+}
+
 std::vector<std::size_t> transfer_sizes(std::size_t max_bytes) {
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) sizes.push_back(bytes);
@@ -251,12 +263,23 @@ KernelRate measure_jacobi(const Context& context, const DeviceTimer& timer, std:
                             });
 }
 
+// The size of the overlap's transfers: the smallest of the pinned sweep's sizes from 4 MiB on whose
+// upload takes 2 ms (long beside a launch, and the timers resolve it well), else the largest. A
+// PCIe GPU reaches 2 ms only at the largest (64 MiB); a CPU device copies within memory and gets
+// there sooner, where larger transfers only make the measurement long.
+std::size_t overlap_bytes(const TransferFit& upload, std::size_t largest) {
+  for (const std::size_t bytes : transfer_sizes(largest)) {
+    if (bytes >= (4u << 20) && upload.seconds(static_cast<double>(bytes)) >= 2e-3) return bytes;
+  }
+  return largest;
+}
+
 // Uploads, downloads and kernels of similar length, alone and issued together on their queues.
 // `rect`: the transfers are square regions of a 2D host array with long rows (block
 // decomposition's transfers), else contiguous ranges (strips). Drivers may overlap the two kinds
 // differently. `host` holds 2 x `bytes`.
 OverlapMeasurement measure_overlap(const Context& context, const DeviceTimer& timer, unsigned char* host, std::size_t bytes,
-                                   bool rect, const TransferFit& upload_fit, double step_s_per_node) {
+                                   bool rect, const TransferFit& upload_fit) {
   DeviceBuffer<unsigned char> up_buffer(context, bytes, "overlap upload buffer"), down_buffer(context, bytes, "overlap download buffer");
   // The rect transfers: the largest square of floats that a host array of 32 KiB rows holds in
   // `bytes`.
@@ -267,9 +290,14 @@ OverlapMeasurement measure_overlap(const Context& context, const DeviceTimer& ti
   DeviceBuffer<float> a(context, side * side, "overlap grid"), b(context, side * side, "overlap grid");
   for (const auto* grid : {&a, &b}) detail::enqueue_fill(context, context.compute_queue(), grid->get(), side * side, 0.5f);
   detail::NaiveHeatStep<float> step(context, side, side, side, heat_coefficients<float>(0.2, 2));
-  // As many steps as take about as long as one upload, so that each engine has similar work.
-  const std::size_t steps = std::clamp<std::size_t>(
-      static_cast<std::size_t>(upload_s / std::max(step_s_per_node * static_cast<double>(side * side), 1e-9)), 1, 200);
+  // As many steps as take about as long as one upload, so that each engine has similar work: the
+  // step's own time, not a stencil rate, which a run may not have needed.
+  const double step_s = timer.measure(0, 3, [&] {
+    cl::Event e;
+    step.enqueue(context.compute_queue(), a.get(), b.get(), &e);
+    return EventPair{e, e};
+  }).median_s;
+  const std::size_t steps = std::clamp<std::size_t>(static_cast<std::size_t>(upload_s / std::max(step_s, 1e-9)), 1, 200);
 
   const auto upload = [&](cl::Event& e) {
     if (rect) return square.upload(context.upload_queue(), up_buffer.get(), host, e);
@@ -475,9 +503,108 @@ std::pair<double, double> measure_copy_bandwidth(const Context& context, std::si
   return {moved / kernel, moved / driver};
 }
 
-DeviceProfile calibrate(const Context& context) {
+namespace {
+
+// One stencil rate: the heat kernel of its dimensions, or the Jacobi sweep.
+template <class T>
+KernelRate measure_rate(const Context& context, const DeviceTimer& timer, const RateNeed& rate) {
+  const std::size_t grid_bytes = beyond_cache_bytes(context, 128u << 20);
+  return rate.kernel == kJacobiKernel ? measure_jacobi<T>(context, timer, grid_bytes)
+                                      : measure_heat<T>(context, timer, rate.dims, grid_bytes);
+}
+
+// Records how long each part of a measurement took, in the profile.
+class Phases {
+ public:
+  explicit Phases(DeviceProfile& profile) : profile_(profile) {}
+  void operator()(const std::string& name, const std::function<void()>& measure) {
+    const auto start = Clock::now();
+    measure();
+    profile_.phases.push_back({name, seconds_since(start)});
+  }
+
+ private:
+  DeviceProfile& profile_;
+};
+
+// The rates and vector calls of `needs` into `p`, each a phase.
+void measure_needs(const Context& context, const DeviceTimer& timer, DeviceProfile& p, const ProfileNeeds& needs) {
+  Phases phase(p);
+  for (const RateNeed& rate : needs.rates) {
+    phase("rate " + rate.label(), [&] {
+      p.kernels.push_back(rate.value_bytes == 4 ? measure_rate<float>(context, timer, rate)
+                                                : measure_rate<double>(context, timer, rate));
+    });
+  }
+  if (!needs.vector_calls) return;
+  phase("vector calls (CLBlast)", [&] {
+    try {
+      const VectorConstants vector = measure_axpy(context, timer);
+      p.numstreams = vector.numstreams;
+      p.axpy_wave_s = vector.wave_s;
+      p.axpy_call_s = vector.call_s;
+    } catch (const OpenCLError&) {
+      // CLBlast does not run here: the long-vector constants stay unmeasured (numstreams 0).
+    }
+    p.vector_calls_measured = true;
+  });
+}
+
+// Work is issued without waiting: if a measurement throws, wait for the device before the host
+// memory it uses is freed.
+struct FinishOnExit {
+  const Context& context;
+  ~FinishOnExit() {
+    try {
+      context.finish();
+    } catch (const Error&) {  // nothing more can be done in a destructor
+    }
+  }
+};
+
+// A measurement that came out impossible (a zero timer, a negative slope) is an error, not a
+// profile that the model would trust.
+void refuse_impossible(const DeviceInfo& device, const DeviceProfile& p) {
+  try {
+    validate(p);
+  } catch (const InvalidArgument& problem) {
+    throw Error("calibrating " + device.label() + " gave an impossible result (" + problem.what() +
+                "): the device's timers may be unreliable; try again, and report it if it persists");
+  }
+}
+
+}  // namespace
+
+ProfileNeeds measurable_needs(const DeviceInfo& device, const ProfileNeeds& needs) {
+  ProfileNeeds measurable = needs;
+  measurable.rates.clear();
+  for (const RateNeed& rate : needs.rates) {
+    const bool kernel_exists = rate.dims >= 1 && rate.dims <= 3;  // ziggurat's stencils: 1D to 3D
+    if (kernel_exists && (rate.value_bytes == 4 || device.fp64)) measurable.rates.push_back(rate);
+  }
+  return measurable;
+}
+
+DeviceProfile calibrate(const Context& context) { return calibrate(context, ProfileNeeds::everything()); }
+
+void add_measurements(const Context& context, DeviceProfile& profile, const ProfileNeeds& needs) {
+  const ProfileNeeds missing = missing_from(profile, measurable_needs(context.device(), needs));
+  if (missing.empty()) return;
+  const auto start = Clock::now();
+  DeviceProfile added = profile;
+  {
+    const FinishOnExit finish_on_exit{context};
+    measure_needs(context, DeviceTimer(context), added, missing);
+  }
+  added.calibration_s += seconds_since(start);
+  refuse_impossible(context.device(), added);
+  profile = std::move(added);
+}
+
+DeviceProfile calibrate(const Context& context, const ProfileNeeds& wanted) {
   const auto start = Clock::now();
   const DeviceInfo& device = context.device();
+  const ProfileNeeds needs = measurable_needs(device, wanted);
   const DeviceTimer timer(context);
   DeviceProfile p;
   p.library_version = version;
@@ -488,11 +615,7 @@ DeviceProfile calibrate(const Context& context) {
   p.date = now_iso8601();
   p.timer = timer.events() ? "profiling events" : "host clock";
   p.host_unified_memory = device.host_unified_memory;
-  const auto phase = [&](const char* name, const std::function<void()>& measure) {
-    const auto phase_start = Clock::now();
-    measure();
-    p.phases.push_back({name, seconds_since(phase_start)});
-  };
+  Phases phase(p);
 
   const std::size_t bytes = measurement_bytes(device, 64u << 20);
   // Pageable transfers serve only where pinning fails; 16 MiB shows their bandwidth.
@@ -509,13 +632,18 @@ DeviceProfile calibrate(const Context& context) {
   std::vector<std::future<void>> builds;
   const auto build = [&](std::function<void()> work) { builds.push_back(std::async(std::launch::async, std::move(work))); };
   if (!device.host_unified_memory) {
+    const auto needed = [&](const char* kernel, std::size_t value_bytes) {
+      return std::any_of(needs.rates.begin(), needs.rates.end(), [&](const RateNeed& rate) {
+        return (rate.kernel == kJacobiKernel) == (std::string(kernel) == kJacobiKernel) && rate.value_bytes == value_bytes;
+      });
+    };
     build([&context] { detail::stream_program<float>(context); });
-    build([&context] { detail::heat_stencil_program<float>(context); });
-    if (device.fp64) build([&context] { detail::heat_stencil_program<double>(context); });
-    build([&context] { detail::poisson_stencil_program<float>(context); });
-    if (device.fp64) build([&context] { detail::poisson_stencil_program<double>(context); });
+    build([&context] { detail::heat_stencil_program<float>(context); });  // the overlap's step too
+    if (needed("heat", 8)) build([&context] { detail::heat_stencil_program<double>(context); });
+    if (needed(kJacobiKernel, 4)) build([&context] { detail::poisson_stencil_program<float>(context); });
+    if (needed(kJacobiKernel, 8)) build([&context] { detail::poisson_stencil_program<double>(context); });
     build([&context] { context.preferred_work_group_multiple(); });  // the naive step's launch shape
-    build([&context] { build_clblast_axpy(context); });
+    if (needs.vector_calls) build([&context] { build_clblast_axpy(context); });
   }
   const auto builds_done = [&] {
     for (auto& built : builds) built.get();
@@ -528,17 +656,7 @@ DeviceProfile calibrate(const Context& context) {
     std::fill(pinned->begin(), pinned->end(), static_cast<unsigned char>(1));
     pageable.assign(pageable_bytes, 1);
   });
-  // Transfers are issued without waiting: if a measurement throws, wait for the device before the
-  // host memory above is freed.
-  struct FinishOnExit {
-    const Context& context;
-    ~FinishOnExit() {
-      try {
-        context.finish();
-      } catch (const Error&) {  // nothing more can be done in a destructor
-      }
-    }
-  } finish_on_exit{context};
+  const FinishOnExit finish_on_exit{context};
 
   phase("pinned transfers", [&] {
     std::tie(p.upload_pinned, p.download_pinned) = measure_transfers(context, timer, pinned->data(), bytes);
@@ -550,49 +668,24 @@ DeviceProfile calibrate(const Context& context) {
   phase("rect transfers", [&] {
     std::tie(p.upload_rect, p.download_rect) = measure_rect_transfers(context, timer, pinned->data(), bytes);
   });
-  phase("stencil rates", [&] {
-    const std::size_t grid_bytes = measurement_bytes(device, 128u << 20);
-    // 2D float first: the overlap measurement uses it. Double last: its program builds longest.
-    for (const std::size_t dims : {2, 1, 3}) p.kernels.push_back(measure_heat<float>(context, timer, dims, grid_bytes));
-    for (const std::size_t dims : {2, 1, 3}) {
-      if (device.fp64) p.kernels.push_back(measure_heat<double>(context, timer, dims, grid_bytes));
-    }
-    p.kernels.push_back(measure_jacobi<float>(context, timer, grid_bytes));
-    if (device.fp64) p.kernels.push_back(measure_jacobi<double>(context, timer, grid_bytes));
-  });
+  measure_needs(context, timer, p, {needs.rates, false});
   // Launches and what follows are timed with no build running beside them.
   if (!builds.empty()) phase("remaining builds", builds_done);
   phase("launches", [&] { std::tie(p.launch_pipelined_s, p.launch_blocking_s) = measure_launches(context); });
   if (device.profiling) {
     phase("copy bandwidth", [&] {
       std::tie(p.copy_kernel_bytes_per_s, p.copy_driver_bytes_per_s) =
-          measure_copy_bandwidth(context, measurement_bytes(device, 256u << 20), 2);
+          measure_copy_bandwidth(context, beyond_cache_bytes(context, 256u << 20), 2);
     });
   }
-  const double step_s_per_node = p.kernels.front().ns_per_node * 1e-9;
   phase("overlap", [&] {
-    p.overlap = measure_overlap(context, timer, pinned->data(), bytes, false, p.upload_pinned, step_s_per_node);
-    p.rect_overlap = measure_overlap(context, timer, pinned->data(), bytes, true, p.upload_rect, step_s_per_node);
+    const std::size_t moved = overlap_bytes(p.upload_pinned, bytes);
+    p.overlap = measure_overlap(context, timer, pinned->data(), moved, false, p.upload_pinned);
+    p.rect_overlap = measure_overlap(context, timer, pinned->data(), moved, true, p.upload_rect);
   });
-  phase("vector calls (CLBlast)", [&] {
-    try {
-      const VectorConstants vector = measure_axpy(context, timer);
-      p.numstreams = vector.numstreams;
-      p.axpy_wave_s = vector.wave_s;
-      p.axpy_call_s = vector.call_s;
-    } catch (const OpenCLError&) {
-      // CLBlast does not run here: the long-vector constants stay unmeasured (numstreams 0).
-    }
-  });
+  measure_needs(context, timer, p, {{}, needs.vector_calls});
   p.calibration_s = seconds_since(start);
-  // A measurement that came out impossible (a zero timer, a negative slope) is an error here, not
-  // a profile that the model would trust.
-  try {
-    validate(p);
-  } catch (const InvalidArgument& problem) {
-    throw Error("calibrating " + device.label() + " gave an impossible result (" + problem.what() +
-                "): the device's timers may be unreliable; try again, and report it if it persists");
-  }
+  refuse_impossible(device, p);
   return p;
 }
 

@@ -140,7 +140,57 @@ void validate_overlap(const Plausibility& p, const OverlapMeasurement& o) {
   p.fraction("duplex_efficiency", o.duplex_efficiency);
 }
 
+void validate_kernel(const Plausibility& kernel, const KernelRate& k) {
+  kernel.text("kernel", k.kernel);
+  kernel.count("dims", k.dims, 1, 3);
+  if (k.value_bytes != 4 && k.value_bytes != 8) {
+    kernel.fail("'value_bytes' = " + std::to_string(k.value_bytes) + " is neither 4 (float) nor 8 (double)");
+  }
+  kernel.ns_per_node("ns_per_node", k.ns_per_node);
+}
+
 }  // namespace
+
+RateNeed RateNeed::heat(std::size_t dims, std::size_t value_bytes) {
+  return {"heat" + std::to_string(dims) + "d_box", dims, value_bytes};
+}
+
+RateNeed RateNeed::jacobi(std::size_t value_bytes) { return {kJacobiKernel, 3, value_bytes}; }
+
+std::string RateNeed::label() const { return kernel + (value_bytes == 4 ? " f32" : " f64"); }
+
+ProfileNeeds ProfileNeeds::everything() {
+  ProfileNeeds all;
+  // 2D float first: the most used. Double after float: its programs build longest.
+  for (const std::size_t bytes : {4, 8}) {
+    for (const std::size_t dims : {2, 1, 3}) all.rates.push_back(RateNeed::heat(dims, bytes));
+  }
+  for (const std::size_t bytes : {4, 8}) all.rates.push_back(RateNeed::jacobi(bytes));
+  all.vector_calls = true;
+  return all;
+}
+
+ProfileNeeds ProfileNeeds::heat(std::size_t dims, std::size_t value_bytes) {
+  return {{RateNeed::heat(dims, value_bytes)}, false};
+}
+
+ProfileNeeds ProfileNeeds::jacobi(std::size_t value_bytes) { return {{RateNeed::jacobi(value_bytes)}, false}; }
+
+ProfileNeeds ProfileNeeds::long_vector() { return {{}, true}; }
+
+bool DeviceProfile::has(const RateNeed& rate) const {
+  return (rate.kernel == kJacobiKernel ? jacobi_tau_a_ns(rate.value_bytes) : tau_a_ns(rate.dims, rate.value_bytes))
+      .has_value();
+}
+
+ProfileNeeds missing_from(const DeviceProfile& profile, const ProfileNeeds& needs) {
+  ProfileNeeds missing;
+  for (const RateNeed& rate : needs.rates) {
+    if (!profile.has(rate)) missing.rates.push_back(rate);
+  }
+  missing.vector_calls = needs.vector_calls && !profile.vector_calls_measured;
+  return missing;
+}
 
 double DeviceProfile::copy_bytes_per_s() const { return std::max(copy_kernel_bytes_per_s, copy_driver_bytes_per_s); }
 
@@ -177,17 +227,21 @@ void validate(const DeviceProfile& profile) {
   p.duration("launch_blocking_s", profile.launch_blocking_s);
   p.optional_bandwidth("copy_kernel_bytes_per_s", profile.copy_kernel_bytes_per_s);
   p.optional_bandwidth("copy_driver_bytes_per_s", profile.copy_driver_bytes_per_s);
-  if (profile.kernels.empty()) p.fail("no kernel rate was measured");
   const Plausibility kernel = p.inside("kernel");
-  for (const auto& k : profile.kernels) {
-    kernel.text("kernel", k.kernel);
-    kernel.count("dims", k.dims, 1, 3);
-    if (k.value_bytes != 4 && k.value_bytes != 8) {
-      kernel.fail("'value_bytes' = " + std::to_string(k.value_bytes) + " is neither 4 (float) nor 8 (double)");
+  for (auto k = profile.kernels.begin(); k != profile.kernels.end(); ++k) {
+    const auto same = [&](const KernelRate& other) {
+      return other.kernel == k->kernel && other.dims == k->dims && other.value_bytes == k->value_bytes;
+    };
+    if (std::any_of(profile.kernels.begin(), k, same)) {
+      kernel.fail("'" + k->kernel + "' in " + std::to_string(k->value_bytes) + "-byte values is given twice");
     }
-    kernel.ns_per_node("ns_per_node", k.ns_per_node);
+    validate_kernel(kernel, *k);
+  }
+  if (!profile.vector_calls_measured && (profile.numstreams != 0 || profile.axpy_wave_s != 0 || profile.axpy_call_s != 0)) {
+    p.fail("holds vector-call constants (numstreams, axpy_wave_s, axpy_call_s) but 'vector_calls_measured' is false");
   }
   p.count("numstreams", profile.numstreams, 0, kMostNumstreams);
+
   p.time("axpy_wave_s", profile.axpy_wave_s);
   p.time("axpy_call_s", profile.axpy_call_s);
 }
@@ -228,6 +282,7 @@ std::string profile_to_json(const DeviceProfile& p) {
       {"numstreams", p.numstreams},
       {"axpy_wave_s", p.axpy_wave_s},
       {"axpy_call_s", p.axpy_call_s},
+      {"vector_calls_measured", p.vector_calls_measured},
   };
   return j.dump(2) + "\n";
 }
@@ -282,6 +337,8 @@ DeviceProfile profile_from_json(const std::string& text) {
   p.numstreams = r.count("numstreams");
   p.axpy_wave_s = r.number("axpy_wave_s");
   p.axpy_call_s = r.number("axpy_call_s");
+  // Written before calibration by need: a full calibration, CLBlast's constants included.
+  p.vector_calls_measured = j.contains("vector_calls_measured") ? r.flag("vector_calls_measured") : true;
   try {
     validate(p);
   } catch (const InvalidArgument& implausible) {

@@ -23,8 +23,12 @@ DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, s
   if (!tau_a_ns) tau_a_ns = profile.tau_a_ns(dims, value_bytes);
   if (!tau_a_ns) {
     throw UnsupportedFeature("the profile of " + profile.device + " has no measured compute rate for a " +
-                             std::to_string(dims) + "D " + (value_bytes == 4 ? "float" : "double") +
-                             " stencil (ziggurat has no such kernel yet, or the device lacks fp64): give tau_a_ns");
+                             std::to_string(dims) + "D " + (value_bytes == 4 ? "float" : "double") + " stencil (" +
+                             RateNeed::heat(dims, value_bytes).label() +
+                             "): measure it with load_or_calibrate(context, ProfileNeeds::heat(" + std::to_string(dims) +
+                             ", " + std::to_string(value_bytes) +
+                             ")) or `ziggurat calibrate`, or give tau_a_ns (ziggurat has no such kernel, or the "
+                             "device lacks fp64, if calibration does not measure it)");
   }
   const auto per_value = [&](const TransferFit& fit) {
     return TransferCost{fit.latency_s * 1e9, static_cast<double>(value_bytes) / fit.bytes_per_s * 1e9};
@@ -43,6 +47,11 @@ DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, s
 }
 
 LongVectorConstants long_vector_constants(const DeviceProfile& profile, std::size_t value_bytes, double values) {
+  if (!profile.vector_calls_measured) {
+    throw UnsupportedFeature("the profile of " + profile.device + " has no long-vector constants: CLBlast's xAXPY was "
+                             "not measured; measure it with load_or_calibrate(context, ProfileNeeds::long_vector()) or "
+                             "`ziggurat calibrate`");
+  }
   if (profile.numstreams == 0) {
     throw UnsupportedFeature("the profile of " + profile.device + " has no long-vector constants: CLBlast could not run there");
   }

@@ -46,7 +46,9 @@ model::DeviceConstants poisson_constants(const DeviceProfile& profile, std::size
   if (!tau_a) {
     throw UnsupportedFeature("the profile of " + profile.device + " has no measured rate of the Jacobi sweep in " +
                              (value_bytes == 4 ? "float" : "double") +
-                             " (it predates it, or the device lacks fp64): calibrate the device again");
+                             " (" + RateNeed::jacobi(value_bytes).label() +
+                             "): measure it with load_or_calibrate(context, ProfileNeeds::jacobi(" +
+                             std::to_string(value_bytes) + ")) or `ziggurat calibrate` (the device may lack fp64)");
   }
   return model::heat_constants(profile, 3, value_bytes, *tau_a, pinned_host);
 }

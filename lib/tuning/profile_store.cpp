@@ -167,37 +167,63 @@ std::optional<FileLock> measurement_lock(const std::filesystem::path& profile) {
   }
 }
 
+// "measured DEVICE in S s", at info level.
+void log_measured(const std::string& device, std::chrono::steady_clock::time_point start) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log(LogLevel::info, "calibration", "measured " + device + " in " + std::to_string(seconds) + " s");
+}
+
 }  // namespace
 
 DeviceProfile load_or_calibrate(const Context& context, bool force, ProfileOrigin* origin) {
+  if (!force) return load_or_calibrate(context, ProfileNeeds::everything(), origin);
   ProfileOrigin where;
   where.path = profile_path(context.device());
-  const auto cached = [&] {
-    auto profile = load_cached_profile(context.device(), &where.remeasured_because);
-    where.from_cache = profile.has_value();
-    if (origin != nullptr && profile) *origin = where;
-    return profile;
-  };
-  const std::string device = context.device().label();
-  if (!force) {
-    if (auto profile = cached()) {
-      log(LogLevel::debug, "calibration", "the profile of " + device + " from " + where.path.string());
-      return *profile;
-    }
-  }
-  const std::optional<FileLock> lock = measurement_lock(where.path);
-  if (!force && lock) {  // another process may have measured while this one waited
-    if (auto profile = cached()) return *profile;
-  }
-  log(LogLevel::info, "calibration",
-      "measuring " + device + (force ? " (asked for)"
-                                     : where.remeasured_because.empty() ? " (no cached profile)"
-                                                                        : " (" + where.remeasured_because + ")"));
+  log(LogLevel::info, "calibration", "measuring " + context.device().label() + " (asked for)");
   const auto start = std::chrono::steady_clock::now();
+  const std::optional<FileLock> lock = measurement_lock(where.path);
   DeviceProfile measured = calibrate(context);
+  log_measured(context.device().label(), start);
+  for (const auto& phase : measured.phases) where.measured.push_back(phase.name);
+  if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
+  if (origin != nullptr) *origin = where;
+  return measured;
+}
+
+DeviceProfile load_or_calibrate(const Context& context, const ProfileNeeds& needs, ProfileOrigin* origin) {
+  const ProfileNeeds wanted = measurable_needs(context.device(), needs);
+  const std::string device = context.device().label();
+  ProfileOrigin where;
+  where.path = profile_path(context.device());
+  const auto holds_everything = [&](const std::optional<DeviceProfile>& profile) {
+    where.from_cache = profile && missing_from(*profile, wanted).empty();
+    if (origin != nullptr && where.from_cache) *origin = where;
+    if (where.from_cache) log(LogLevel::debug, "calibration", "the profile of " + device + " from " + where.path.string());
+    return where.from_cache;
+  };
+  std::optional<DeviceProfile> cached = load_cached_profile(context.device(), &where.remeasured_because);
+  if (holds_everything(cached)) return *cached;
+  const std::optional<FileLock> lock = measurement_lock(where.path);
+  if (lock) {  // another process may have measured, or added to the profile, while this one waited
+    cached = load_cached_profile(context.device(), &where.remeasured_because);
+    if (holds_everything(cached)) return *cached;
+  }
   log(LogLevel::info, "calibration",
-      "measured " + device + " in " +
-          std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
+      "measuring " + device + (cached                               ? " (rates this run needs are missing)"
+                               : where.remeasured_because.empty() ? " (no cached profile)"
+                                                                  : " (" + where.remeasured_because + ")"));
+  const auto start = std::chrono::steady_clock::now();
+  DeviceProfile measured;
+  if (cached) {
+    measured = std::move(*cached);
+    const std::size_t before = measured.phases.size();
+    add_measurements(context, measured, wanted);
+    for (std::size_t i = before; i < measured.phases.size(); ++i) where.measured.push_back(measured.phases[i].name);
+  } else {
+    measured = calibrate(context, wanted);
+    for (const auto& phase : measured.phases) where.measured.push_back(phase.name);
+  }
+  log_measured(device, start);
   if (!where.path.empty()) where.cache_write_error = store_profile(context.device(), measured);
   if (origin != nullptr) *origin = where;
   return measured;

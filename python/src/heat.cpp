@@ -76,7 +76,7 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
     const py::gil_scoped_release release;
     const DeviceWork work;
     HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
-    const app::RunProfile planning = app::planning_profile(context, given_profile);
+    const app::RunProfile planning = app::planning_profile(context, given_profile, ProfileNeeds::heat(fastest_first.size(), sizeof(T)));
     origin = planning.origin;
     outcome = advance_heat(solver, a.steps, request, planning.profile, options);
     std::copy(solver.data(), solver.data() + nodes, result);

@@ -64,7 +64,7 @@ py::object predict(const ModelArguments& a) {
     const Context context = context_of(a.context);
     const py::gil_scoped_release release;
     const DeviceWork work;
-    profile = load_or_calibrate(context);
+    profile = load_or_calibrate(context, a.tau_a ? ProfileNeeds{} : ProfileNeeds::heat(a.extents.size(), a.value_bytes));
     device_bytes = context.device().global_mem_bytes;
   }
   const DeviceConstants k = constants_of(a, profile);

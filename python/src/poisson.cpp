@@ -88,7 +88,7 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
     const DeviceWork work;
     PoissonSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)),
                             Grid<T>(fastest_first, std::vector<T>(rhs, rhs + nodes)), spacing);
-    const app::RunProfile planning = app::planning_profile(context, given_profile);
+    const app::RunProfile planning = app::planning_profile(context, given_profile, ProfileNeeds::jacobi(sizeof(T)));
     origin = planning.origin;
     outcome = solve_poisson(solver, PoissonStop{a.tol, a.max_sweeps}, request, planning.profile, options);
     residual = solver.residual();

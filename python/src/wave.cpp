@@ -45,7 +45,7 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
     w = app::wave_setup(std::move(grid), a.settings);
     wave::WaveSystem<T> system = wave::wave_system<T>(w.grid, w.dt, {w.absorbing});
     const wave::WaveSplit split = app::local_split(a.settings, devices, system, [](const Context& device) {
-      return app::planning_profile(device, std::nullopt).profile;
+      return app::planning_profile(device, std::nullopt, ProfileNeeds{}).profile;
     });
     halo_steps = split.halo_steps;
     wave::WaveSolver<T> solver(devices, std::move(system), w.source, a.settings.frequency, w.receivers, split);

@@ -73,6 +73,7 @@ DeviceProfile profile() {
   p.numstreams = 270336;
   p.axpy_wave_s = 2e-6;
   p.axpy_call_s = 5e-6;
+  p.vector_calls_measured = true;
   return p;
 }
 
@@ -115,7 +116,8 @@ TEST_CASE("corrupt profiles are refused, naming the problem") {
   check_refused(edited([](auto& j) { j["upload_pinned"]["bytes_per_s"] = nullptr; }), "upload_pinned: 'bytes_per_s' is not a number");
   check_refused(edited([](auto& j) { j["upload_pinned"]["samples"] = nlohmann::json::array(); }), "at least two samples");
   check_refused(edited([](auto& j) { j["overlap"]["efficiency"] = 1.5; }), "above 1");
-  check_refused(edited([](auto& j) { j["kernels"] = nlohmann::json::array(); }), "no kernel rate");
+  // A profile without kernel rates is partial, and valid (test_partial_profile.cpp); one rate twice is not.
+  check_refused(edited([](auto& j) { j["kernels"].push_back(j["kernels"][0]); }), "'heat2d_box' in 4-byte values is given twice");
   check_refused(edited([](auto& j) { j["kernels"][0]["extents"] = {-5}; }), "node counts");
   check_refused(edited([](auto& j) { j["host_unified_memory"] = 1; }), "not true or false");
 }
@@ -213,7 +215,7 @@ TEST_CASE("validation is a function: it refuses, naming the field, what no measu
   refused([](DeviceProfile& p) { p.rect_overlap.duplex_efficiency = 1.01; }, ".rect_overlap: 'duplex_efficiency' is above 1");
   refused([](DeviceProfile& p) { p.overlap.compute_together_s = 0; }, ".overlap: 'compute_together_s' = 0.0");
   refused([](DeviceProfile& p) { p.copy_driver_bytes_per_s = -1; }, "'copy_driver_bytes_per_s' = -1.0");
-  refused([](DeviceProfile& p) { p.kernels.clear(); }, "no kernel rate was measured");
+  refused([](DeviceProfile& p) { p.kernels.push_back(p.kernels[1]); }, "'heat2d_box' in 8-byte values is given twice");
   refused([](DeviceProfile& p) { p.kernels[1].dims = 4; }, "'dims' = 4 is not a whole number from 1 to 3");
   refused([](DeviceProfile& p) { p.kernels[0].value_bytes = 2; }, "'value_bytes' = 2 is neither 4 (float) nor 8 (double)");
   refused([](DeviceProfile& p) { p.kernels[0].ns_per_node = 0; }, "'ns_per_node' = 0.0");

@@ -27,6 +27,12 @@ void print(const DeviceProfile& p, const ProfileOrigin& origin) {
             << p.driver << "\n"
             << (origin.from_cache ? "loaded from " + origin.path.string() + ", measured " : "measured ") << p.date
             << " in " << number_text(p.calibration_s) << " s, timed with " << p.timer << "\n";
+  // A profile that earlier commands measured in part: what they had not needed is measured now.
+  if (!origin.from_cache && origin.measured.size() < p.phases.size()) {
+    std::cout << "(completed the cached profile " << origin.path.string() << ": measured now";
+    for (const auto& phase : origin.measured) std::cout << " " << phase << ";";
+    std::cout << " the rest as the earlier commands measured it)\n";
+  }
   if (!origin.remeasured_because.empty()) std::cout << "(the cached profile was " << origin.remeasured_because << ")\n";
   std::cout << "time by phase:";
   for (const auto& phase : p.phases) std::cout << " " << phase.name << " " << number_text(phase.seconds * 1e3) << " ms;";

@@ -255,7 +255,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   require_device_precision(context.device(), options.precision);
   LongVectorHeat<T>::check_fits(context.device(), extents);
   const bool progress = options.progress.enabled(options.quiet, options.json);
-  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress, ProfileNeeds::long_vector());
   const DeviceProfile& profile = planned_with.profile;
 
   LongVectorRun run;
@@ -377,7 +377,8 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     const Context context = rank_device(options.device, world);
     require_device_precision(context.device(), options.precision);
     const HeatPlanRequest request = with_default_depth(requested, options, context.device());
-    const DeviceProfile profile = app::run_profile(context, options.profile, false).profile;
+    const DeviceProfile profile =
+        app::run_profile(context, options.profile, false, ProfileNeeds::heat(extents.size(), sizeof(T))).profile;
     const std::size_t depth = options.height > 0 ? options.height
                                                  : mpi::plan_halo_depth<T>(world, context.device(), extents,
                                                                            options.steps, request, profile);
@@ -471,7 +472,8 @@ void run(const HeatOptions& options) {
   require_device_precision(context.device(), options.precision);
   const HeatPlanRequest request = with_default_depth(requested, options, context.device());
   const bool progress = options.progress.enabled(options.quiet, options.json);
-  const app::RunProfile planned_with = app::run_profile(context, options.profile, progress);
+  const app::RunProfile planned_with =
+      app::run_profile(context, options.profile, progress, ProfileNeeds::heat(extents.size(), sizeof(T)));
   const DeviceProfile& profile = planned_with.profile;
 
   std::unique_ptr<HeatSolver<T>> solver;

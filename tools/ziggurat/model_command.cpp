@@ -58,6 +58,15 @@ struct Inputs {
   std::uint64_t device_memory = 0;  // the calibrated device's, when there is one
 };
 
+std::size_t value_bytes(const ModelOptions& o);
+
+// What of the device's profile the scheme reads beyond the device figures: CLBlast's constants for
+// the long-vector model, else the heat stencil's rate where --tau-a does not give it.
+ProfileNeeds model_needs(const ModelOptions& o) {
+  if (o.scheme == "long-vector") return ProfileNeeds::long_vector();
+  return o.tau_a > 0 ? ProfileNeeds{} : ProfileNeeds::heat(o.dims, value_bytes(o));
+}
+
 Inputs load_inputs(const ModelOptions& o) {
   if (!o.profile.empty() && !o.device.empty()) throw InvalidArgument("give --profile or --device, not both");
   Inputs in;
@@ -67,7 +76,7 @@ Inputs load_inputs(const ModelOptions& o) {
   } else if (!o.device.empty()) {
     const Context context(o.device);
     ProfileOrigin origin;
-    in.profile = load_or_calibrate(context, false, &origin);
+    in.profile = load_or_calibrate(context, model_needs(o), &origin);
     app::warn_if_not_cached(origin);
     in.profile_source = context.device().label();
     in.device_memory = context.device().global_mem_bytes;

@@ -161,7 +161,7 @@ void run(const PoissonOptions& o) {
   require_device_precision(context.device(), o.precision);
   if (o.depth.empty()) request.depth = default_blocking_depth(context.device());  // tuned on GPUs
   const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  const app::RunProfile planned_with = app::run_profile(context, o.profile, progress);
+  const app::RunProfile planned_with = app::run_profile(context, o.profile, progress, ProfileNeeds::jacobi(sizeof(T)));
   const DeviceProfile& profile = planned_with.profile;
 
   std::optional<Grid<T>> solution;

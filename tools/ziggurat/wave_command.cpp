@@ -326,7 +326,7 @@ WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, Wav
 }
 
 DeviceProfile planning_profile(const WaveOptions& o, const Context& device) {
-  return app::run_profile(device, o.profile, o.progress.enabled(o.quiet, o.json)).profile;
+  return app::run_profile(device, o.profile, o.progress.enabled(o.quiet, o.json), ProfileNeeds{}).profile;
 }
 
 // One process, one device or several (--devices).

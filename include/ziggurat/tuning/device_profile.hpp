@@ -1,7 +1,9 @@
 #pragma once
 // What calibration (tuning/calibration.hpp) measures on a device, as one record with the identity
 // it belongs to: transfers, overlap, launches, memory bandwidth, stencil compute rates, and the
-// length from which vector calls saturate the device. The cost models' constants are derived from
+// length from which vector calls saturate the device. A profile may be partial: the device figures
+// (transfers, launches, copy bandwidth, overlap) are always there, the kernel families' rates only
+// once a command that plans with them has needed them (ProfileNeeds). The cost models' constants are derived from
 // it where the models live (tuning/model_constants.hpp); kernel autotuning results are records of
 // their own (tuning/profile_store.hpp).
 
@@ -58,6 +60,31 @@ struct KernelRate {
   double ns_per_node = 0;
 };
 
+/// A stencil kernel's rate that a command plans with: the heat stencil of `dims` dimensions, or the
+/// Jacobi sweep (kJacobiKernel, 3D), in 4- or 8-byte values.
+struct RateNeed {
+  std::string kernel;
+  std::size_t dims = 0;
+  std::size_t value_bytes = 0;
+  static RateNeed heat(std::size_t dims, std::size_t value_bytes);
+  static RateNeed jacobi(std::size_t value_bytes);
+  /// e.g. "heat2d_box f32": the name of its calibration phase.
+  std::string label() const;
+};
+
+/// What a command's models read of a profile beyond the device figures, which every profile holds:
+/// the rates of the kernel families it runs, and CLBlast's vector-call constants.
+struct ProfileNeeds {
+  std::vector<RateNeed> rates;
+  bool vector_calls = false;  ///< CLBlast xAXPY's constants (the long-vector model)
+  /// Every rate in both precisions and the vector calls: what `ziggurat calibrate` measures.
+  static ProfileNeeds everything();
+  static ProfileNeeds heat(std::size_t dims, std::size_t value_bytes);  ///< the heat pyramid
+  static ProfileNeeds jacobi(std::size_t value_bytes);                  ///< the Poisson solver
+  static ProfileNeeds long_vector();                                    ///< CLBlast's heat steps
+  bool empty() const { return rates.empty() && !vector_calls; }
+};
+
 /// How long one part of a calibration took, waiting for the program builds it needs included.
 struct CalibrationPhase {
   std::string name;
@@ -90,6 +117,10 @@ struct DeviceProfile {
   std::size_t numstreams = 0;
   double axpy_wave_s = 0;  ///< CLBlast xAXPY: time per wave of numstreams elements
   double axpy_call_s = 0;  ///< CLBlast xAXPY: cost of one call in a stream of calls
+  /// Whether the three above were measured (numstreams 0 then means CLBlast could not run). A
+  /// profile written before calibration by need holds everything, so a file without the field
+  /// reads as measured.
+  bool vector_calls_measured = false;
 
   double copy_bytes_per_s() const;
   /// tau_a measured for the heat stencil kernel of `dims` dimensions and `value_bytes`-byte
@@ -97,15 +128,21 @@ struct DeviceProfile {
   std::optional<double> tau_a_ns(std::size_t dims, std::size_t value_bytes) const;
   /// tau_a measured for the Jacobi sweep (kJacobiKernel) of `value_bytes`-byte values, if one was.
   std::optional<double> jacobi_tau_a_ns(std::size_t value_bytes) const;
+  bool has(const RateNeed& rate) const;
 };
+
+/// What of `needs` the profile does not hold yet.
+ProfileNeeds missing_from(const DeviceProfile& profile, const ProfileNeeds& needs);
 
 /// Throws InvalidArgument naming the first value no measurement can produce: a missing identity,
 /// a time that is negative, not finite or longer than an hour (no single measurement of a
 /// calibration takes that long), a rate or duration that is not positive, a bandwidth outside 1 kB/s
 /// to 1 PB/s, a transfer size above 1 PB, a kernel rate outside 1e-6 to 1e6 ns a node, an
 /// efficiency outside [0, 1], a fit error above 1000, numstreams above 2^40, a transfer fit of
-/// fewer than two samples, no kernel rate, a kernel of other than 1 to 3 dimensions or 4 or 8
-/// bytes a value. Values within these bounds give the cost models finite plans.
+/// fewer than two samples, a kernel of other than 1 to 3 dimensions or 4 or 8 bytes a value, a
+/// kernel rate given twice, vector-call constants where none were measured. Values within these
+/// bounds give the cost models finite plans. A profile of no kernel rate is valid: the rates are
+/// measured when a command needs them.
 void validate(const DeviceProfile& profile);
 
 /// The profile as JSON, and back. profile_from_json throws IoError for text that is not a

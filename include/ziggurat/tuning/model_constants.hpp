@@ -30,7 +30,7 @@ DeviceConstants heat_constants(const DeviceProfile& profile, std::size_t dims, s
                                std::optional<double> tau_a_ns = std::nullopt, bool pinned_host = true);
 
 /// The long-vector model's constants (method notes, eq. 1) for a grid of `values` values. Throws
-/// UnsupportedFeature when the profile has none (CLBlast could not run on the device).
+/// UnsupportedFeature when the profile has none (not measured, or CLBlast could not run there).
 LongVectorConstants long_vector_constants(const DeviceProfile& profile, std::size_t value_bytes, double values);
 
 }  // namespace ziggurat::model

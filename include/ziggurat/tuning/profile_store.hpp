@@ -38,7 +38,8 @@ std::string store_profile(const DeviceInfo& device, const DeviceProfile& profile
 
 /// Where a profile came from.
 struct ProfileOrigin {
-  bool from_cache = false;
+  bool from_cache = false;         ///< nothing was measured: the cached profile held everything
+  std::vector<std::string> measured;  ///< the phases measured now, when something was
   std::filesystem::path path;      ///< the cache file, if caching is on
   std::string remeasured_because;  ///< why a cached profile was not used, if one was there
   std::string cache_write_error;   ///< why a new measurement could not be cached, if it could not
@@ -51,6 +52,14 @@ struct ProfileOrigin {
 /// the profile it stored instead of measuring under its contention. Where the lock cannot be
 /// taken (the cache folder is not writable), the process measures without it.
 DeviceProfile load_or_calibrate(const Context& context, bool force = false, ProfileOrigin* origin = nullptr);
+
+/// The same for a command that plans with what `needs` names: a cached profile that holds it is
+/// used as it is; one that lacks some of it gets what it lacks measured (add_measurements()) and
+/// stored again, under the same lock, so that processes of different commands add their rates to
+/// one profile and none is measured twice; without a usable cached profile, the device figures and
+/// `needs` are measured (calibrate(context, needs)). Rates the device cannot run (double without
+/// fp64) are not measured: the model that asks for them says so.
+DeviceProfile load_or_calibrate(const Context& context, const ProfileNeeds& needs, ProfileOrigin* origin = nullptr);
 
 /// What autotuning measured for one kind of problem on one device: each variant's time per run,
 /// fastest first.
