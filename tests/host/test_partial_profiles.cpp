@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/test_profiles.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/calibration.hpp"
@@ -16,44 +17,13 @@ using namespace ziggurat;
 
 namespace {
 
-TransferFit fit(double latency, double bandwidth) {
-  TransferFit f;
-  f.latency_s = latency;
-  f.bytes_per_s = bandwidth;
-  f.samples = {{4096, latency + 4096 / bandwidth, latency + 4000 / bandwidth},
-               {1 << 20, latency + (1 << 20) / bandwidth, latency + (1 << 20) / bandwidth}};
-  return f;
-}
-
-// What every command measures: transfers, launches, copy bandwidth, overlap; no kernel rate, no
-// vector calls.
-DeviceProfile device_figures_only() {
-  DeviceProfile p;
-  p.library_version = "test";
-  p.platform = "Test Platform";
-  p.device = "Test GPU";
-  p.date = "2026-11-28T00:00:00Z";
-  p.timer = "profiling events";
-  p.calibration_s = 0.3;
-  for (TransferFit* f : {&p.upload_pinned, &p.download_pinned, &p.upload_pageable, &p.download_pageable, &p.upload_rect,
-                         &p.download_rect}) {
-    *f = fit(10e-6, 20e9);
-  }
-  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 1.05e-3, 1e-3, 1.1e-3, 0.95, 0.97};
-  p.rect_overlap = p.overlap;
-  p.launch_pipelined_s = 4e-6;
-  p.launch_blocking_s = 10e-6;
-  p.copy_kernel_bytes_per_s = 3e12;
-  return p;
-}
-
 KernelRate rate_of(const RateNeed& need, double ns) { return {need.kernel, need.dims, need.value_bytes, {256, 256}, ns}; }
 
 }  // namespace
 
 TEST_SUITE("partial profiles") {
   TEST_CASE("a profile of the device figures alone, or of some rates, is valid and survives JSON") {
-    DeviceProfile p = device_figures_only();
+    DeviceProfile p = test::device_figures_profile();
     CHECK_NOTHROW(validate(p));
     CHECK(profile_from_json(profile_to_json(p)).kernels.empty());
     CHECK_FALSE(profile_from_json(profile_to_json(p)).vector_calls_measured);
@@ -66,7 +36,7 @@ TEST_SUITE("partial profiles") {
   }
 
   TEST_CASE("what a profile lacks of a command's needs is named, and nothing it holds") {
-    DeviceProfile p = device_figures_only();
+    DeviceProfile p = test::device_figures_profile();
     p.kernels.push_back(rate_of(RateNeed::heat(2, 4), 0.004));
     CHECK(missing_from(p, ProfileNeeds::heat(2, 4)).empty());
     const ProfileNeeds jacobi = missing_from(p, ProfileNeeds::jacobi(4));
@@ -94,7 +64,7 @@ TEST_SUITE("partial profiles") {
   }
 
   TEST_CASE("a model asked for a rate the profile lacks names it and how to measure it, and guesses nothing") {
-    const DeviceProfile p = device_figures_only();
+    const DeviceProfile p = test::device_figures_profile();
     CHECK_THROWS_WITH_AS(model::heat_constants(p, 3, 8), doctest::Contains("heat3d_box f64"), UnsupportedFeature);
     CHECK_THROWS_WITH_AS(model::heat_constants(p, 3, 8), doctest::Contains("ProfileNeeds::heat(3, 8)"), UnsupportedFeature);
     CHECK(model::heat_constants(p, 3, 8, 0.02).tau_a_ns == 0.02);  // a rate given is used
@@ -104,7 +74,7 @@ TEST_SUITE("partial profiles") {
   }
 
   TEST_CASE("validation refuses vector-call constants that were not measured, and a rate given twice") {
-    DeviceProfile p = device_figures_only();
+    DeviceProfile p = test::device_figures_profile();
     p.numstreams = 4096;
     CHECK_THROWS_WITH_AS(validate(p), doctest::Contains("'vector_calls_measured' is false"), InvalidArgument);
     p.vector_calls_measured = true;

@@ -12,6 +12,7 @@
 
 #include <limits>
 
+#include "../support/test_profiles.hpp"
 #include "../support/util.hpp"
 #include "tuning/timing.hpp"
 #include "ziggurat/base/device.hpp"
@@ -24,59 +25,6 @@ using namespace ziggurat;
 
 namespace {
 
-TransferFit fit(double latency, double bandwidth) {
-  TransferFit f;
-  f.latency_s = latency;
-  f.bytes_per_s = bandwidth;
-  f.max_relative_error = 0.02;
-  f.samples = {{4096, latency + 4096 / bandwidth, latency + 4000 / bandwidth},
-               {1 << 20, latency + (1 << 20) / bandwidth, latency + (1 << 20) / bandwidth}};
-  return f;
-}
-
-DeviceInfo device() {
-  DeviceInfo d;
-  d.name = "Test GPU";
-  d.vendor = "Test Vendor";
-  d.platform_name = "Test Platform";
-  d.driver_version = "1.2.3";
-  return d;
-}
-
-DeviceProfile profile() {
-  DeviceProfile p;
-  p.library_version = version;
-  p.platform = "Test Platform";
-  p.device = "Test GPU";
-  p.vendor = "Test Vendor";
-  p.driver = "1.2.3";
-  p.date = "2026-11-21T00:00:00Z";
-  p.timer = "profiling events";
-  p.calibration_s = 0.8;
-  p.phases = {{"pinned transfers", 0.1}, {"stencil rates", 0.3}};
-  p.upload_pinned = fit(8e-6, 50e9);
-  p.download_pinned = fit(9e-6, 40e9);
-  p.upload_pageable = fit(10e-6, 12e9);
-  p.download_pageable = fit(11e-6, 14e9);
-  p.upload_rect = fit(12e-6, 20e9);
-  p.download_rect = fit(13e-6, 25e9);
-  // Contiguous transfers: 1 ms each alone; with all three running the upload takes 1.05 ms.
-  p.overlap = {1e-3, 1e-3, 1e-3, 1.1e-3, 1.05e-3, 1.05e-3, 1e-3, 1.1e-3, 0.95, 0.97};
-  // Rect transfers: upload 1, download 1.2, kernels 2 ms; all three 3.6 ms: efficiency
-  // (4.2 - 3.6) / 2.2 < 0.5, no overlap; up and down 1.5 ms: duplex efficiency 0.7.
-  p.rect_overlap = {1e-3, 1.2e-3, 2e-3, 3.6e-3, 1.5e-3, 1.5e-3, 1.5e-3, 2e-3, 0.6 / 2.2, 0.7};
-  p.launch_pipelined_s = 4e-6;
-  p.launch_blocking_s = 10e-6;
-  p.copy_kernel_bytes_per_s = 3e12;
-  p.copy_driver_bytes_per_s = 4e12;
-  p.kernels = {{"heat2d_box", 2, 4, {8192, 8192}, 0.004}, {"heat2d_box", 2, 8, {4096, 4096}, 0.005}};
-  p.numstreams = 270336;
-  p.axpy_wave_s = 2e-6;
-  p.axpy_call_s = 5e-6;
-  p.vector_calls_measured = true;
-  return p;
-}
-
 void check_refused(const std::string& text, const std::string& expected) {
   CAPTURE(expected);
   CHECK_THROWS_WITH_AS(profile_from_json(text), doctest::Contains(expected.c_str()), IoError);
@@ -85,7 +33,7 @@ void check_refused(const std::string& text, const std::string& expected) {
 }  // namespace
 
 TEST_CASE("a profile survives the round trip through JSON") {
-  const std::string text = profile_to_json(profile());
+  const std::string text = profile_to_json(test::test_profile());
   const DeviceProfile back = profile_from_json(text);
   CHECK(profile_to_json(back) == text);
   CHECK(back.upload_pinned.bytes_per_s == 50e9);
@@ -96,14 +44,14 @@ TEST_CASE("a profile survives the round trip through JSON") {
 }
 
 TEST_CASE("corrupt profiles are refused, naming the problem") {
-  const nlohmann::json good = nlohmann::json::parse(profile_to_json(profile()));
+  const nlohmann::json good = nlohmann::json::parse(profile_to_json(test::test_profile()));
   const auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json j = good;
     edit(j);
     return j.dump();
   };
   check_refused("", "not valid JSON");
-  check_refused(profile_to_json(profile()).substr(0, 200), "not valid JSON");
+  check_refused(profile_to_json(test::test_profile()).substr(0, 200), "not valid JSON");
   check_refused("[1, 2]", "is not an object");
   check_refused(edited([](auto& j) { j["format"] = 0; }), "format 0 is not this library's");
   check_refused(edited([](auto& j) { j.erase("numstreams"); }), "'numstreams' is missing");
@@ -126,38 +74,38 @@ TEST_CASE("the cache holds profiles per device; corrupt or stale ones are not us
   test::TempDir dir;
   test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
   std::string why;
-  CHECK_FALSE(load_cached_profile(device(), &why).has_value());
+  CHECK_FALSE(load_cached_profile(test::test_device(), &why).has_value());
   CHECK(why.empty());  // simply nothing there
 
-  CHECK(store_profile(device(), profile()).empty());
-  CHECK(profile_path(device()).parent_path() == dir.path() / "profiles");
-  REQUIRE(load_cached_profile(device()).has_value());
-  CHECK(profile_to_json(*load_cached_profile(device())) == profile_to_json(profile()));
+  CHECK(store_profile(test::test_device(), test::test_profile()).empty());
+  CHECK(profile_path(test::test_device()).parent_path() == dir.path() / "profiles");
+  REQUIRE(load_cached_profile(test::test_device()).has_value());
+  CHECK(profile_to_json(*load_cached_profile(test::test_device())) == profile_to_json(test::test_profile()));
 
-  DeviceInfo updated = device();
+  DeviceInfo updated = test::test_device();
   updated.driver_version = "1.2.4";  // another file, none yet
   CHECK_FALSE(load_cached_profile(updated).has_value());
-  test::write_bytes(profile_path(updated), profile_to_json(profile()));  // a file for the old driver under the new name
+  test::write_bytes(profile_path(updated), profile_to_json(test::test_profile()));  // a file for the old driver under the new name
   CHECK_FALSE(load_cached_profile(updated, &why).has_value());
   CHECK(why.find("stale: the driver is '1.2.4' now") != std::string::npos);
 
-  DeviceProfile older = profile();
+  DeviceProfile older = test::test_profile();
   older.library_version = "0.0.1";
-  CHECK(store_profile(device(), older).empty());
-  CHECK_FALSE(load_cached_profile(device(), &why).has_value());
+  CHECK(store_profile(test::test_device(), older).empty());
+  CHECK_FALSE(load_cached_profile(test::test_device(), &why).has_value());
   CHECK(why.find("the library version") != std::string::npos);
 
-  test::write_bytes(profile_path(device()), "{\"format\": 1, \"truncated");
-  CHECK_FALSE(load_cached_profile(device(), &why).has_value());
+  test::write_bytes(profile_path(test::test_device()), "{\"format\": 1, \"truncated");
+  CHECK_FALSE(load_cached_profile(test::test_device(), &why).has_value());
   CHECK(why.find("unusable") != std::string::npos);
 
   test::EnvGuard off("ZIGGURAT_CACHE", "off");
-  CHECK(profile_path(device()).empty());
-  CHECK(store_profile(device(), profile()) == "caching is off");
+  CHECK(profile_path(test::test_device()).empty());
+  CHECK(store_profile(test::test_device(), test::test_profile()) == "caching is off");
 }
 
 TEST_CASE("model constants from a profile") {
-  const DeviceProfile p = profile();
+  const DeviceProfile p = test::test_profile();
   const model::DeviceConstants k = model::heat_constants(p, 2, 4);
   CHECK(k.upload.latency_ns == doctest::Approx(8000));
   CHECK(k.upload.ns_per_value == doctest::Approx(4.0 / 50));
@@ -198,9 +146,9 @@ TEST_CASE("model constants from a profile") {
 }
 
 TEST_CASE("validation is a function: it refuses, naming the field, what no measurement gives") {
-  CHECK_NOTHROW(validate(profile()));
+  CHECK_NOTHROW(validate(test::test_profile()));
   const auto refused = [](const std::function<void(DeviceProfile&)>& edit, const std::string& expected) {
-    DeviceProfile p = profile();
+    DeviceProfile p = test::test_profile();
     edit(p);
     CAPTURE(expected);
     CHECK_THROWS_WITH_AS(validate(p), doctest::Contains(expected.c_str()), InvalidArgument);
@@ -230,7 +178,7 @@ TEST_CASE("validation is a function: it refuses, naming the field, what no measu
   refused([](DeviceProfile& p) { p.upload_pinned.samples[0].bytes = 1e300; }, "sample: 'bytes' = 1e+300");
   refused([](DeviceProfile& p) { p.numstreams = std::size_t(1) << 50; }, "'numstreams' = 1125899906842624");
   // What a device without timers or CLBlast gives is a valid profile.
-  DeviceProfile host_clock = profile();
+  DeviceProfile host_clock = test::test_profile();
   host_clock.copy_kernel_bytes_per_s = host_clock.copy_driver_bytes_per_s = 0;
   host_clock.numstreams = 0;
   host_clock.axpy_wave_s = host_clock.axpy_call_s = 0;
@@ -241,32 +189,32 @@ TEST_CASE("autotuning records: one file each, kept per device, driver and librar
   test::TempDir dir;
   test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
   const TuningRecord record{"bsr f32 b4 k8 len3 even size8", {{"multirow/1/v8", 2e-4}, {"group", 3e-4}}};
-  CHECK_FALSE(load_tuning_record(device(), record.key).has_value());
-  CHECK(store_tuning_record(device(), record).empty());
-  const auto path = tuning_record_path(device(), record.key);
+  CHECK_FALSE(load_tuning_record(test::test_device(), record.key).has_value());
+  CHECK(store_tuning_record(test::test_device(), record).empty());
+  const auto path = tuning_record_path(test::test_device(), record.key);
   CHECK(path.parent_path().parent_path() == dir.path() / "tuning");
-  const auto back = load_tuning_record(device(), record.key);
+  const auto back = load_tuning_record(test::test_device(), record.key);
   REQUIRE(back.has_value());
   CHECK(back->key == record.key);
   CHECK(back->seconds == record.seconds);
-  CHECK_FALSE(load_cached_profile(device()).has_value());  // a record is not a profile
+  CHECK_FALSE(load_cached_profile(test::test_device()).has_value());  // a record is not a profile
 
-  DeviceInfo updated = device();
+  DeviceInfo updated = test::test_device();
   updated.driver_version = "1.2.4";
   CHECK_FALSE(load_tuning_record(updated, record.key).has_value());  // another folder
   std::filesystem::create_directories(tuning_record_path(updated, record.key).parent_path());
   std::filesystem::copy_file(path, tuning_record_path(updated, record.key));
   CHECK_FALSE(load_tuning_record(updated, record.key).has_value());  // a file for the old driver: stale
   test::write_bytes(path, test::read_bytes(path).substr(0, 40));     // damaged
-  CHECK_FALSE(load_tuning_record(device(), record.key).has_value());
-  CHECK(list_tuning_records(device()).empty());
+  CHECK_FALSE(load_tuning_record(test::test_device(), record.key).has_value());
+  CHECK(list_tuning_records(test::test_device()).empty());
 
-  CHECK_THROWS_WITH_AS(store_tuning_record(device(), {"empty", {}}), doctest::Contains("has no timings"), InvalidArgument);
-  CHECK_THROWS_WITH_AS(store_tuning_record(device(), {"k", {{"row", -1.0}}}), doctest::Contains("which no measurement gives"),
+  CHECK_THROWS_WITH_AS(store_tuning_record(test::test_device(), {"empty", {}}), doctest::Contains("has no timings"), InvalidArgument);
+  CHECK_THROWS_WITH_AS(store_tuning_record(test::test_device(), {"k", {{"row", -1.0}}}), doctest::Contains("which no measurement gives"),
                        InvalidArgument);
   test::EnvGuard off("ZIGGURAT_CACHE", "off");
-  CHECK(tuning_record_path(device(), record.key).empty());
-  CHECK(store_tuning_record(device(), record) == "caching is off");
+  CHECK(tuning_record_path(test::test_device(), record.key).empty());
+  CHECK(store_tuning_record(test::test_device(), record) == "caching is off");
 }
 
 TEST_CASE("processes that store autotuning records at the same time lose none of them") {
@@ -283,9 +231,9 @@ TEST_CASE("processes that store autotuning records at the same time lose none of
       int failures = 0;
       for (int r = 0; r < kRecords; ++r) {
         const double seconds = 1e-3 * (p + 1) + 1e-6 * r;
-        failures += !store_tuning_record(device(), {"process " + std::to_string(p) + " record " + std::to_string(r),
+        failures += !store_tuning_record(test::test_device(), {"process " + std::to_string(p) + " record " + std::to_string(r),
                                                     {{"row", seconds}}}).empty();
-        failures += !store_tuning_record(device(), {"shared", {{"group", 1e-3 * (p + 1)}}}).empty();
+        failures += !store_tuning_record(test::test_device(), {"shared", {{"group", 1e-3 * (p + 1)}}}).empty();
       }
       ::_exit(failures == 0 ? 0 : 1);
     }
@@ -298,17 +246,17 @@ TEST_CASE("processes that store autotuning records at the same time lose none of
   }
   for (int p = 0; p < kProcesses; ++p) {
     for (int r = 0; r < kRecords; ++r) {
-      const auto record = load_tuning_record(device(), "process " + std::to_string(p) + " record " + std::to_string(r));
+      const auto record = load_tuning_record(test::test_device(), "process " + std::to_string(p) + " record " + std::to_string(r));
       REQUIRE(record.has_value());
       CHECK(record->seconds.front().second == 1e-3 * (p + 1) + 1e-6 * r);
     }
   }
-  const auto shared = load_tuning_record(device(), "shared");
+  const auto shared = load_tuning_record(test::test_device(), "shared");
   REQUIRE(shared.has_value());  // whole: one of the writers' records, never a mix
   bool a_writers = false;
   for (int p = 0; p < kProcesses; ++p) a_writers = a_writers || shared->seconds.front().second == 1e-3 * (p + 1);
   CHECK(a_writers);
-  CHECK(list_tuning_records(device()).size() == kProcesses * kRecords + 1);
+  CHECK(list_tuning_records(test::test_device()).size() == kProcesses * kRecords + 1);
 }
 
 TEST_CASE("every measurement drops its warm-up round, and only that one") {

@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 
 #include "ziggurat/base/error.hpp"
+#include "ziggurat/base/timestamp.hpp"
 
 namespace ziggurat::cli {
 
@@ -36,16 +36,6 @@ std::chrono::duration<double> interval_of(std::chrono::duration<double> fallback
   return std::chrono::duration<double>(seconds);
 }
 
-// "2026-11-28T04:40:01Z", UTC.
-std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 }  // namespace
 
 ProgressLines::ProgressLines(bool enabled, std::chrono::duration<double> interval)
@@ -63,7 +53,7 @@ void ProgressLines::show(const std::string& text, bool last) {
   if (printed_ && !last && now - last_ < interval_) return;
   printed_ = true;
   last_ = now;
-  std::cerr << timestamp() << " " << text << std::endl;
+  std::cerr << utc_timestamp() << " " << text << std::endl;
 }
 
 void ProgressLines::finish() {
