@@ -14,8 +14,8 @@ from cli_support import ScratchFolderTest, cache_with_profile, digest, numpy_hea
 
 
 # The colour bar's panel beside a field's picture (tools/cli_support/picture.cpp) at font scale 1:
-# a gap of 8, the bar of 16, a gap of 6, 10 characters of 6 pixels, a margin of 4.
-BAR_PANEL = 8 + 16 + 6 + 60 + 4
+# a gap of 8, the bar of 16, a gap of 6, 11 characters of 6 pixels, a margin of 4.
+BAR_PANEL = 8 + 16 + 6 + 66 + 4
 
 # The bar's 5 x 7 font, rows top first, "#" a black pixel: the labels are read back with it.
 FONT = {
@@ -30,9 +30,9 @@ FONT = {
 
 
 def read_label(png, x, y):
-    """The text printed at (x, y) of an RGB picture in the bar's font, up to 10 characters."""
+    """The text printed at (x, y) of an RGB picture in the bar's font, up to 11 characters."""
     text = ""
-    for k in range(10):
+    for k in range(11):
         cell = png[y:y + 7, x + 6 * k:x + 6 * k + 5, 0] == 0
         drawn = "|".join("".join("#" if black else " " for black in row) for row in cell)
         if not cell.any():
@@ -232,6 +232,14 @@ class Heat(ScratchFolderTest):
         self.assertEqual(read_label(png, 230, 4), "%.4g" % float(u.max()))
         self.assertEqual(read_label(png, 230, 109), "%.4g" % float(u.min()))
         self.assertTrue(np.all(png[12:108, 230:] == 255))  # nothing between the labels
+        # The longest labels, 11 characters, fit the panel.
+        np.save(self.path("tiny.npy"), np.linspace(-1.2345e-100, 9.8765e-101, 40 * 30).reshape(30, 40))
+        run("heat", "--init", self.path("tiny.npy"), "--steps", 1, "--out", self.path("t.npy"), "--png",
+            self.path("t.png"), "--quiet")
+        u, png = np.load(self.path("t.npy")), read_png(self.path("t.png"))
+        self.assertEqual(png.shape, (38, 40 + BAR_PANEL, 3))  # as tall as the two labels need
+        self.assertEqual([read_label(png, 70, 4), read_label(png, 70, 27)], ["%.4g" % u.max(), "%.4g" % u.min()])
+        self.assertEqual(len(read_label(png, 70, 27)), 11)
 
     def test_explicit_precision_wins_over_the_input_type(self):
         np.save(self.path("init.npy"), np.zeros((9, 9)))

@@ -93,7 +93,8 @@ constexpr Glyph kFont[] = {
 // The colour bar beside a field's picture: the map from its minimum (bottom) to its maximum (top),
 // each printed at its end in the bitmap font, `scale` pixels a font pixel.
 struct ColourBar {
-  static constexpr std::size_t kGap = 8, kWidth = 16, kTextGap = 6, kLabelChars = 10, kMargin = 4;
+  // The longest %.4g text is 11 characters: "-1.234e-100".
+  static constexpr std::size_t kGap = 8, kWidth = 16, kTextGap = 6, kLabelChars = 11, kMargin = 4;
   std::size_t scale = 1;
   std::size_t panel() const { return kGap + kWidth + kTextGap + kLabelChars * 6 * scale + kMargin; }
   std::size_t least_height() const { return 2 * 7 * scale + 3 * kMargin + 12; }
@@ -104,7 +105,7 @@ void print_text(std::vector<unsigned char>& rgb, std::size_t width, std::size_t 
                 const std::string& text, std::size_t scale) {
   for (std::size_t k = 0; k < text.size(); ++k) {
     const Glyph* glyph = std::find_if(std::begin(kFont), std::end(kFont), [&](const Glyph& g) { return g.c == text[k]; });
-    if (glyph == std::end(kFont)) continue;  // a blank for a character the font lacks
+    if (glyph == std::end(kFont) || x + (k * 6 + 5) * scale > width) continue;  // unknown: a blank
     for (std::size_t row = 0; row < 7 * scale; ++row)
       for (std::size_t column = 0; column < 5 * scale; ++column)
         if (glyph->rows[row / scale] & (16 >> (column / scale)))
