@@ -137,6 +137,10 @@ class VtkFiles(ScratchFolderTest):
                 self.assertEqual(u.tobytes(), expected.tobytes())
         _, err = run("modes", "--mesh", "cantilever:1x0.1x0.1:6,1,1", "--vtk", self.path("m.vti"), expect=1)
         self.assertIn("must end in .vtu", err)
+        _, err = run("modes", "--elements", self.path("f32-stiffness.npy"), "--dofs", self.path("f32-dofs.npy"),
+                     "--vtk", self.path("e.vtu"), expect=1)
+        self.assertIn("element files carry no geometry", err)
+        self.assertFalse(os.path.exists(self.path("e.vtu")))
 
     def test_a_mode_shape_renders_offscreen(self):
         xvfb = shutil.which("xvfb-run")
