@@ -184,7 +184,7 @@ void write_hexahedra(const std::filesystem::path& path, const std::vector<double
   head << kHead << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
        << "  <UnstructuredGrid>\n"
        << "    <Piece NumberOfPoints=\"" << count << "\" NumberOfCells=\"" << hexahedra << "\">\n"
-       << "      <PointData>\n";
+       << "      <PointData" << (arrays.empty() ? "" : point_attribute(arrays[0].components, arrays[0].name)) << ">\n";
   for (const PointArray<T>& array : arrays) {
     if (array.components == 0) throw InvalidArgument("a VTK point array has at least one component");
     head << "        "

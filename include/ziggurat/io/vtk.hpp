@@ -65,7 +65,8 @@ struct PointArray {
 
 /// Writes an unstructured grid (.vtu) of `points` (x, y, z a point) and 8-node hexahedra `cells`
 /// (8 point numbers a cell in VTK's order: the bottom face's corners counter-clockwise, then the
-/// top face's above them), with `arrays` of T (float or double) on its points. Atomic. Throws
+/// top face's above them), with `arrays` of T (float or double) on its points, the first the
+/// active scalars (1 component) or vectors (3). Atomic. Throws
 /// InvalidArgument for a coordinate list not of 3 a point, a cell list not of 8 a cell, or a point
 /// number outside the points; IoError naming the file when it cannot be written.
 template <class T>
