@@ -36,8 +36,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   # tests: a one-node Slurm started by tests/cli/test_slurm.py (srun --mpi=pmix), and its munge
   slurm-wlm munge
-  # tests: VTK's own readers for the .vti and .pvti files of --vtk
-  python3-vtk9
+  # tests: VTK's own readers for the files of --vtk, and an X server for its offscreen render of a
+  # mode shape (Debian's VTK renders through X)
+  python3-vtk9 xvfb xauth
 )
 
 missing=()

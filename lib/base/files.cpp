@@ -180,7 +180,10 @@ fs::path temporary_beside(const fs::path& path) {
   return beside.string() + ".tmp-" + host_name() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
-void write_file_atomically(const fs::path& path, std::initializer_list<FileChunk> chunks) {
+namespace {
+
+template <class Chunks>
+void write_chunks_atomically(const fs::path& path, const Chunks& chunks) {
   const fs::path target = resolve_links(path);
   const std::optional<struct stat> status = existing(target);
   if (!is_regular(status)) {
@@ -205,6 +208,16 @@ void write_file_atomically(const fs::path& path, std::initializer_list<FileChunk
     throw;
   }
   rename_over(temporary, target);
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, std::initializer_list<FileChunk> chunks) {
+  write_chunks_atomically(path, chunks);
+}
+
+void write_file_atomically(const fs::path& path, const std::vector<FileChunk>& chunks) {
+  write_chunks_atomically(path, chunks);
 }
 
 void write_file_atomically(const fs::path& path, std::string_view text) {

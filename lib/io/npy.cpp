@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "base/system_error.hpp"
+#include "io/npy.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -308,13 +309,10 @@ std::vector<std::int64_t> read_npy_integers(const std::filesystem::path& path, s
   return values;
 }
 
-namespace {
+namespace detail {
 
-// The bytes before the values of a .npy file of T and `shape`: magic string, version, header.
-template <class T>
-std::string npy_prefix(const std::vector<std::size_t>& shape) {
-  std::string header = std::string("{'descr': '") + descr_of(npy_type_of<T>()) +
-                       "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
+std::string npy_prefix(const std::string& descr, const std::vector<std::size_t>& shape) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + python_tuple(shape) + ", }";
   // Version 1.0 holds headers up to 65535 bytes; the whole prefix is padded to 64 bytes.
   const bool version2 = header.size() + 11 + 64 > 65535;
   const std::size_t prefix_size = version2 ? 12 : 10;
@@ -325,6 +323,16 @@ std::string npy_prefix(const std::vector<std::size_t>& shape) {
   prefix.push_back(0);
   for (std::size_t i = 0; i < prefix_size - 8; ++i) prefix.push_back(static_cast<char>(header.size() >> (8 * i)));
   return prefix + header;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The bytes before the values of a .npy file of T and `shape`.
+template <class T>
+std::string npy_prefix(const std::vector<std::size_t>& shape) {
+  return detail::npy_prefix(descr_of(npy_type_of<T>()), shape);
 }
 
 }  // namespace

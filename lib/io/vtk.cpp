@@ -1,6 +1,7 @@
 #include "ziggurat/io/vtk.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <sstream>
 #include <type_traits>
 
@@ -60,6 +61,40 @@ std::string point_attribute(std::size_t components, const std::string& name) {
 
 const char* kHead = "<?xml version=\"1.0\"?>\n";
 
+// The raw appended section of a VTK XML file: each array a UInt64 byte count, then its bytes; an
+// array's offset counts from the byte after the section's '_'.
+class AppendedData {
+ public:
+  /// Adds `bytes` bytes at `data` (kept by the caller until write()); returns their offset.
+  std::uint64_t add(const void* data, std::uint64_t bytes) {
+    const std::uint64_t offset = end_;
+    counts_.push_back(bytes);
+    chunks_.push_back({&counts_.back(), sizeof(std::uint64_t)});
+    chunks_.push_back({data, bytes});
+    end_ += sizeof(std::uint64_t) + bytes;
+    return offset;
+  }
+  /// Writes `head` (the XML up to the appended section), the arrays and the file's end.
+  void write(const std::filesystem::path& path, const std::string& head) const {
+    const std::string start = head + "  <AppendedData encoding=\"raw\">\n   _";
+    std::vector<FileChunk> chunks{{start.data(), start.size()}};
+    chunks.insert(chunks.end(), chunks_.begin(), chunks_.end());
+    chunks.push_back({kTail, sizeof kTail - 1});
+    write_file_atomically(path, chunks);
+  }
+
+ private:
+  static constexpr char kTail[] = "\n  </AppendedData>\n</VTKFile>\n";
+  std::deque<std::uint64_t> counts_;  // a deque: the chunks point at its elements
+  std::vector<FileChunk> chunks_;
+  std::uint64_t end_ = 0;
+};
+
+std::string data_array(const char* type, const std::string& name, std::size_t components, std::uint64_t offset) {
+  return std::string("<DataArray type=\"") + type + "\" Name=\"" + escaped(name) + "\" NumberOfComponents=\"" +
+         std::to_string(components) + "\" format=\"appended\" offset=\"" + std::to_string(offset) + "\"/>\n";
+}
+
 }  // namespace
 
 Extent whole_extent(const std::vector<std::size_t>& extents) {
@@ -91,23 +126,19 @@ void write_image(const std::filesystem::path& path, const T* values, const Exten
     if (piece.first[axis] > piece.last[axis] || piece.first[axis] < whole.first[axis] ||
         piece.last[axis] > whole.last[axis])
       throw InvalidArgument("the VTK piece " + extent_text(piece) + " lies outside its image " + extent_text(whole));
+  AppendedData appended;
+  const std::uint64_t offset = appended.add(values, points(piece) * components * sizeof(T));
   std::ostringstream head;
   head << kHead << "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
        << "  <ImageData " << image_attributes(whole, spacing) << ">\n"
        << "    <Piece Extent=\"" << extent_text(piece) << "\">\n"
        << "      <PointData" << point_attribute(components, name) << ">\n"
-       << "        <DataArray type=\"" << type_of<T>() << "\" Name=\"" << escaped(name) << "\" NumberOfComponents=\""
-       << components << "\" format=\"appended\" offset=\"0\"/>\n"
+       << "        " << data_array(type_of<T>(), name, components, offset)
        << "      </PointData>\n"
        << "      <CellData/>\n"
        << "    </Piece>\n"
-       << "  </ImageData>\n"
-       << "  <AppendedData encoding=\"raw\">\n   _";
-  const std::string start = head.str();
-  const std::uint64_t bytes = points(piece) * components * sizeof(T);
-  const std::string tail = "\n  </AppendedData>\n</VTKFile>\n";
-  write_file_atomically(path, {{start.data(), start.size()}, {&bytes, sizeof bytes}, {values, bytes},
-                               {tail.data(), tail.size()}});
+       << "  </ImageData>\n";
+  appended.write(path, head.str());
 }
 
 template <class T>
@@ -135,6 +166,44 @@ void write_collection(const std::filesystem::path& path, const std::vector<TimeS
   write_file_atomically(path, text.str());
 }
 
+template <class T>
+void write_hexahedra(const std::filesystem::path& path, const std::vector<double>& points,
+                     const std::vector<std::int64_t>& cells, const std::vector<PointArray<T>>& arrays) {
+  if (points.size() % 3 != 0) throw InvalidArgument("a VTK mesh's points have 3 coordinates each");
+  if (cells.size() % 8 != 0) throw InvalidArgument("a VTK hexahedron has 8 points");
+  const std::size_t count = points.size() / 3, hexahedra = cells.size() / 8;
+  for (const std::int64_t point : cells)
+    if (point < 0 || std::uint64_t(point) >= count)
+      throw InvalidArgument("a hexahedron names point " + std::to_string(point) + " of a mesh of " +
+                            std::to_string(count) + " points");
+  std::vector<std::int64_t> ends(hexahedra);
+  for (std::size_t cell = 0; cell < hexahedra; ++cell) ends[cell] = std::int64_t(8 * (cell + 1));
+  const std::vector<std::uint8_t> types(hexahedra, 12);  // VTK_HEXAHEDRON
+  AppendedData appended;
+  std::ostringstream head;
+  head << kHead << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+       << "  <UnstructuredGrid>\n"
+       << "    <Piece NumberOfPoints=\"" << count << "\" NumberOfCells=\"" << hexahedra << "\">\n"
+       << "      <PointData" << (arrays.empty() ? "" : point_attribute(arrays[0].components, arrays[0].name)) << ">\n";
+  for (const PointArray<T>& array : arrays) {
+    if (array.components == 0) throw InvalidArgument("a VTK point array has at least one component");
+    head << "        "
+         << data_array(type_of<T>(), array.name, array.components,
+                       appended.add(array.values, count * array.components * sizeof(T)));
+  }
+  head << "      </PointData>\n"
+       << "      <Points>\n        " << data_array("Float64", "Points", 3, appended.add(points.data(), points.size() * 8))
+       << "      </Points>\n"
+       << "      <Cells>\n"
+       << "        " << data_array("Int64", "connectivity", 1, appended.add(cells.data(), cells.size() * 8))
+       << "        " << data_array("Int64", "offsets", 1, appended.add(ends.data(), ends.size() * 8))
+       << "        " << data_array("UInt8", "types", 1, appended.add(types.data(), types.size()))
+       << "      </Cells>\n"
+       << "    </Piece>\n"
+       << "  </UnstructuredGrid>\n";
+  appended.write(path, head.str());
+}
+
 std::filesystem::path piece_path(const std::filesystem::path& path, std::size_t rank) {
   std::filesystem::path piece = path;
   piece.replace_filename(path.stem().string() + "_" + std::to_string(rank) + ".vti");
@@ -149,5 +218,9 @@ template void write_parallel_image<float>(const std::filesystem::path&, const Ex
                                           const std::string&, double);
 template void write_parallel_image<double>(const std::filesystem::path&, const Extent&, const std::vector<ImagePiece>&,
                                            const std::string&, double);
+template void write_hexahedra<float>(const std::filesystem::path&, const std::vector<double>&,
+                                     const std::vector<std::int64_t>&, const std::vector<PointArray<float>>&);
+template void write_hexahedra<double>(const std::filesystem::path&, const std::vector<double>&,
+                                      const std::vector<std::int64_t>&, const std::vector<PointArray<double>>&);
 
 }  // namespace ziggurat::vtk

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
@@ -24,6 +25,7 @@ struct HeatArguments {
   std::string mode;
   std::optional<std::size_t> height, depth;
   bool serial = false;
+  std::string vtk;  // the field as a VTK image (.vti or .pvti); empty: none
 };
 
 HeatPlanRequest plan_request(const HeatArguments& a) {
@@ -80,6 +82,7 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
     origin = planning.origin;
     outcome = advance_heat(solver, a.steps, request, planning.profile, options);
     std::copy(solver.data(), solver.data() + nodes, result);
+    if (!a.vtk.empty()) app::write_field_vtk(a.vtk, result, fastest_first, "u");
   }
   return py::make_tuple(field, report<T>(context, fastest_first, alpha, a, outcome, origin));
 }
@@ -90,13 +93,13 @@ void define_heat(py::module_& module) {
       "heat",
       [](const py::array_t<T, py::array::c_style>& u0, std::size_t steps, std::optional<double> alpha,
          py::object device_memory, std::string mode, std::optional<std::size_t> height, std::optional<std::size_t> depth,
-         bool serial, py::object progress, py::object profile, py::object context) {
+         bool serial, py::object progress, py::object profile, py::object context, std::string vtk) {
         return heat<T>(u0, {steps, alpha, std::move(device_memory), std::move(context), std::move(progress),
-                            std::move(profile), std::move(mode), height, depth, serial});
+                            std::move(profile), std::move(mode), height, depth, serial, std::move(vtk)});
       },
       py::arg("u0").noconvert(), py::arg("steps"), py::arg("alpha"), py::arg("device_memory"), py::arg("mode"),
       py::arg("height"), py::arg("depth"), py::arg("serial"), py::arg("progress"), py::arg("profile"),
-      py::arg("context"));
+      py::arg("context"), py::arg("vtk"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "module.hpp"
 #include "ziggurat/app/modes_run.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/matrix/elements.hpp"
 
 namespace ziggurat::python {
@@ -20,6 +21,7 @@ struct ModesArguments {
   bool lumped = false;
   app::ModesSettings settings;
   py::object progress, context;
+  std::string vtk;  // a generated mesh and its modes as a .vtu; empty: none
 };
 
 // An element set from NumPy: matrices (m, l, l), indices (m, l) of whole numbers (negative:
@@ -66,6 +68,8 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
     model = app::element_model<T>(std::move(k), std::move(m),
                                   std::string("NumPy elements") + (mass.is_none() ? ", identity mass" : ", NumPy mass"));
   }
+  if (!a.vtk.empty() && !model->generated)
+    throw InvalidArgument("vtk= writes the mesh of a generated mesh=; element matrices carry no geometry");
   fem::SubspaceOptions options;
   fem::SubspaceResult<T> result;
   {
@@ -77,6 +81,7 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
       report_progress(a.progress, [&] { return app::to_json(p); });
     };
     result = fem::subspace_iteration(context, model->k(), model->m(), options);
+    if (!a.vtk.empty()) app::write_modes_vtk(a.vtk, *model->generated, result.modes, result.frequencies);
   }
   const py::object report = to_python(app::to_json(result, context, a.settings, *model, options));
   std::vector<double> frequencies = result.frequencies;
@@ -94,8 +99,8 @@ void register_modes(py::module_& module) {
          const std::string& mesh, const std::string& material, bool lumped, std::size_t modes, std::size_t vectors,
          double tol, std::size_t max_iterations, double solve_tol, const std::string& cg_operator,
          const std::string& preconditioner, const std::string& ordering, const std::string& scatter,
-         const std::string& projection, std::size_t batch_elements, std::size_t block_size, bool deflation, py::object progress, py::object context) {
-        ModesArguments a{mesh, material, lumped, {}, std::move(progress), std::move(context)};
+         const std::string& projection, std::size_t batch_elements, std::size_t block_size, bool deflation, py::object progress, py::object context, std::string vtk) {
+        ModesArguments a{mesh, material, lumped, {}, std::move(progress), std::move(context), std::move(vtk)};
         a.settings = {modes,  vectors,       tol,      max_iterations, solve_tol,  cg_operator, preconditioner,
                       ordering, scatter, projection, batch_elements, block_size, deflation};
         return dtype == "float32" ? find_modes<float>(elements, dofs, mass, a) : find_modes<double>(elements, dofs, mass, a);
@@ -103,7 +108,7 @@ void register_modes(py::module_& module) {
       py::arg("elements"), py::arg("dofs"), py::arg("mass"), py::arg("dtype"), py::arg("mesh"), py::arg("material"),
       py::arg("lumped"), py::arg("modes"), py::arg("vectors"), py::arg("tol"), py::arg("max_iterations"),
       py::arg("solve_tol"), py::arg("cg_operator"), py::arg("preconditioner"), py::arg("ordering"), py::arg("scatter"),
-      py::arg("projection"), py::arg("batch_elements"), py::arg("block_size"), py::arg("deflation"), py::arg("progress"), py::arg("context"),
+      py::arg("projection"), py::arg("batch_elements"), py::arg("block_size"), py::arg("deflation"), py::arg("progress"), py::arg("context"), py::arg("vtk"),
       "Natural frequencies and modes: the checked arguments of ziggurat.modes().");
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "module.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/poisson.hpp"
@@ -26,6 +27,7 @@ struct PoissonArguments {
   std::optional<std::size_t> height;
   std::optional<std::size_t> depth;  // none: the device's default
   bool serial = false;
+  std::string vtk;  // the solution as a VTK image (.vti or .pvti); empty: none
 };
 
 PoissonPlanRequest plan_request(const PoissonArguments& a) {
@@ -93,6 +95,7 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
     outcome = solve_poisson(solver, PoissonStop{a.tol, a.max_sweeps}, request, planning.profile, options);
     residual = solver.residual();
     std::copy(solver.data(), solver.data() + nodes, result);
+    if (!a.vtk.empty()) app::write_field_vtk(a.vtk, result, fastest_first, "u");
   }
   return py::make_tuple(field, report<T>(context, fastest_first, spacing, a, outcome, residual, origin));
 }
@@ -104,13 +107,14 @@ void define_poisson(py::module_& module) {
       [](const py::array_t<T, py::array::c_style>& f, const py::array_t<T, py::array::c_style>& u0,
          std::optional<double> spacing, double tol, std::size_t max_sweeps, py::object device_memory, std::string mode,
          std::optional<std::size_t> height, std::optional<std::size_t> depth, bool serial, py::object progress, py::object profile,
-         py::object context) {
+         py::object context, std::string vtk) {
         return poisson<T>(f, u0, {spacing, tol, max_sweeps, std::move(device_memory), std::move(context),
-                                  std::move(progress), std::move(profile), std::move(mode), height, depth, serial});
+                                  std::move(progress), std::move(profile), std::move(mode), height, depth, serial,
+                                  std::move(vtk)});
       },
       py::arg("f").noconvert(), py::arg("u0").noconvert(), py::arg("spacing"), py::arg("tol"), py::arg("max_sweeps"),
       py::arg("device_memory"), py::arg("mode"), py::arg("height"), py::arg("depth"), py::arg("serial"),
-      py::arg("progress"), py::arg("profile"), py::arg("context"));
+      py::arg("progress"), py::arg("profile"), py::arg("context"), py::arg("vtk"));
 }
 
 }  // namespace

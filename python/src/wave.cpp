@@ -6,6 +6,7 @@
 
 #include "module.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/app/wave_run.hpp"
 
@@ -18,6 +19,7 @@ struct WaveArguments {
   std::size_t steps = 0;
   app::WaveSettings settings;
   py::object devices, progress, context;
+  std::string vtk;  // the last step's displacement as a .vti; empty: none
 };
 
 std::vector<double> cells(const py::handle& values, const char* what) {
@@ -53,6 +55,7 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
     r = solver.run(a.steps, [&a](const wave::WaveProgress& p) {
       report_progress(a.progress, [&] { return app::to_json(p); });
     });
+    if (!a.vtk.empty()) app::write_displacement_vtk(a.vtk, w.grid, solver.current().data());
   }
   app::check_seismograms(r);
   const py::object report =
@@ -69,8 +72,8 @@ void register_wave(py::module_& module) {
       [](const py::object& vp, const py::object& vs, const py::object& rho, double dx, std::size_t steps, double dt,
          std::vector<double> source, const std::string& source_kind, std::vector<double> force, double frequency,
          std::vector<double> receivers, std::size_t absorbing, const std::string& dtype, py::object devices,
-         std::size_t halo_steps, const std::string& split, py::object progress, py::object context) {
-        WaveArguments a{dx, steps, {}, std::move(devices), std::move(progress), std::move(context)};
+         std::size_t halo_steps, const std::string& split, py::object progress, py::object context, std::string vtk) {
+        WaveArguments a{dx, steps, {}, std::move(devices), std::move(progress), std::move(context), std::move(vtk)};
         a.settings = {dt, std::move(source), source_kind, std::move(force), frequency, std::move(receivers),
                       absorbing, halo_steps, split};
         return dtype == "float64" ? run<double>(vp, vs, rho, a) : run<float>(vp, vs, rho, a);
@@ -78,7 +81,7 @@ void register_wave(py::module_& module) {
       py::arg("vp"), py::arg("vs"), py::arg("rho"), py::arg("dx"), py::arg("steps"), py::arg("dt"), py::arg("source"),
       py::arg("source_kind"), py::arg("force"), py::arg("frequency"), py::arg("receivers"), py::arg("absorbing"),
       py::arg("dtype"), py::arg("devices"), py::arg("halo_steps"), py::arg("split"), py::arg("progress"),
-      py::arg("context"), "Elastic waves: the checked arguments of ziggurat.wave().");
+      py::arg("context"), py::arg("vtk"), "Elastic waves: the checked arguments of ziggurat.wave().");
 }
 
 }  // namespace ziggurat::python

@@ -45,7 +45,7 @@ def max_stable_alpha(dims):
 
 
 def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None, depth=None, serial=False,
-         progress=None, profile=None, context=None):
+         progress=None, profile=None, context=None, vtk=None):
     """Advances the explicit heat scheme `steps` steps from the field u0; returns (field, report).
 
     u0: the initial field, shape (W,), (H, W) or (D, H, W) (at least 3 nodes an axis); its boundary
@@ -67,6 +67,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     profile: plan with this device profile (a dict of Context.calibrate()) instead of the device's
         cached one (measured now when there is none).
     context: a Context, or a device selection for one; default the default device.
+    vtk: also write the field for ParaView, as `ziggurat heat --vtk` does: NAME.vti (a VTK image,
+        the point array "u" with the field's bits), or NAME.pvti naming one piece NAME_0.vti.
 
     The report, like `ziggurat heat --json`: device, size (fastest axis first), dtype, alpha,
     steps, plan (mode, decomposition, height, task_extent, buffer_extent, tasks, passes, depth,
@@ -86,12 +88,13 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
         raise InvalidArgument(f"height sets the pyramid height of mode strip, block or auto; mode '{mode}' " +
                               ("always takes one step per pass" if mode == "trivial" else "has no pyramid"))
     field = _real_array(u0, "u0")
+    vtk = _checks.vtk_path(vtk, (".vti", ".pvti"))
     return _core.heat(field, steps, alpha, _checks.memory(device_memory), mode, height, _checks.depth(depth), serial,
-                      progress, _checks.profile(profile), context)
+                      progress, _checks.profile(profile), context, vtk)
 
 
 def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memory=None, mode="auto", height=None,
-            depth=None, serial=False, progress=None, profile=None, context=None):
+            depth=None, serial=False, progress=None, profile=None, context=None, vtk=None):
     """Solves -Laplace(u) = f on a 3D grid by Jacobi sweeps; returns (u, report).
 
     f: the right-hand side, shape (D, H, W) (at least 3 nodes an axis; D may be far larger than H
@@ -104,7 +107,8 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
         tol (0 runs exactly max_sweeps sweeps); tests come after each pass (in core: every `height`
         sweeps, default 32).
     device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
-        launch, "auto" or None as for heat()), serial, profile, context: as for heat().
+        launch, "auto" or None as for heat()), serial, profile, context, vtk (u as a VTK image): as
+        for heat().
     progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
         eta_seconds). An exception it raises stops the run, as Ctrl-C does after the pass (or
         stopping test) it interrupted.
@@ -127,8 +131,9 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     dtype = _real_dtype(np.result_type(values, guess) if guess is not None else values.dtype, "f")
     rhs = _real_array(values, "f", dtype)
     initial = np.zeros_like(rhs) if guess is None else _real_array(guess, "u0", dtype)
+    vtk = _checks.vtk_path(vtk, (".vti", ".pvti"))
     return _core.poisson(rhs, initial, spacing, tol, max_sweeps, _checks.memory(device_memory), mode, height, depth,
-                         serial, progress, _checks.profile(profile), context)
+                         serial, progress, _checks.profile(profile), context, vtk)
 
 
 def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_c=None, tau_a=None, profile=None,

@@ -1,4 +1,5 @@
 # Type stubs of the package ziggurat (the public API of __init__.py, _sparse.py and _core).
+import os
 from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -25,6 +26,7 @@ class OutOfDeviceMemory(OpenCLError, MemoryError): ...
 DeviceSelection = Union[str, int, None]
 MemorySize = Union[int, float, str, None]  # a float only when a whole number of bytes
 FloatArray = npt.NDArray[Union[np.float32, np.float64]]
+OutputPath = Union[str, "os.PathLike[str]", None]  # a file written, None: none
 
 def devices(spec: str = "all") -> List[Dict[str, Any]]: ...
 
@@ -52,6 +54,7 @@ def heat(
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     profile: Optional[Dict[str, Any]] = None,
     context: ContextLike = None,
+    vtk: OutputPath = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
 def poisson(
@@ -69,6 +72,7 @@ def poisson(
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     profile: Optional[Dict[str, Any]] = None,
     context: ContextLike = None,
+    vtk: OutputPath = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
 def modes(
@@ -95,6 +99,7 @@ def modes(
     dtype: npt.DTypeLike = "float64",
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     context: ContextLike = None,
+    vtk: OutputPath = None,
 ) -> Tuple[FloatArray, FloatArray, Dict[str, Any]]: ...
 
 def wave(
@@ -117,6 +122,7 @@ def wave(
     split: Literal["measured", "equal"] = "measured",
     progress: Optional[Callable[[Dict[str, Any]], None]] = None,
     context: ContextLike = None,
+    vtk: OutputPath = None,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
 def model(

@@ -2,6 +2,7 @@
 argument, before the compiled module sees it (where it would be a TypeError, or a wrong size)."""
 
 import numbers
+import os
 
 import numpy as np
 
@@ -96,3 +97,17 @@ def numbers_text(value, count_, name):
     if len(items) != count_ or not all(np.isfinite(items)):
         raise InvalidArgument(f"{name} is {count_} finite numbers, not {value!r}")
     return ",".join(repr(v) for v in items)
+
+
+def vtk_path(value, endings):
+    """The vtk= file as text ("" for None): a str or os.PathLike ending in one of `endings` (".vti");
+    else InvalidArgument, before any work."""
+    if value is None:
+        return ""
+    try:
+        path = os.fspath(value)
+    except TypeError:
+        path = None
+    if not isinstance(path, str) or not path.endswith(endings):
+        raise InvalidArgument(f"vtk is a file name ending in {' or '.join(endings)}, not {value!r}")
+    return path

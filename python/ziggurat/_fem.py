@@ -9,7 +9,7 @@ from ._arrays import real_dtype as _real_dtype
 def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=None, dofs=None, mass=None, modes=10,
           vectors=None, tol=None, max_iterations=100, solve_tol=None, cg_operator="assembled", preconditioner="auto",
           ordering="colours", scatter="auto", projection="auto", batch_elements=None, block_size=3, deflation=True, dtype="float64",
-          progress=None, context=None):
+          progress=None, context=None, vtk=None):
     """The lowest natural frequencies and mode shapes of K phi = lambda M phi by subspace iteration
     on the device, as `ziggurat modes` finds them; returns (frequencies, phi, report).
 
@@ -34,6 +34,8 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
     dtype: "float64" (default) or "float32".
     progress: called after each iteration with a dict (iteration, change, cg_iterations); an
         exception it raises stops the run, as Ctrl-C does after the iteration it interrupted.
+    vtk: also write a generated mesh for ParaView, as `ziggurat modes --vtk` does: NAME.vtu (the
+        nodes in metres, the bricks, each mode's displacement a point vector "mode_K_FREQHz").
 
     frequencies: (p,) in Hz, ascending. phi: (dofs, p), M-orthonormal, in dtype (no copy: the
     array owns the solver's result). report: the dict `ziggurat modes --json` prints (device,
@@ -46,6 +48,9 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
         raise _core.InvalidArgument("elements need dofs: the global DOF of each local DOF, integers of shape (m, l)")
     if elements is None and (dofs is not None or mass is not None):
         raise _core.InvalidArgument("dofs and mass go with elements, not with mesh")
+    vtk = _checks.vtk_path(vtk, (".vtu",))
+    if vtk and mesh is None:
+        raise _core.InvalidArgument("vtk= writes the mesh of a generated mesh=; element matrices carry no geometry")
     if mesh is not None and not isinstance(mesh, str):
         raise _core.InvalidArgument(f'mesh is a text "cantilever:LxWxH:nx,ny,nz", not {mesh!r}')
     dtype = _real_dtype(dtype, "dtype")
@@ -61,7 +66,7 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
                        _checks.tolerance(tol, "tol"), _checks.count(max_iterations, "max_iterations", 1),
                        _checks.tolerance(solve_tol, "solve_tol"), cg_operator, preconditioner, ordering, scatter,
                        projection, _checks.optional_count(batch_elements, "batch_elements") or 0,
-                       _checks.count(block_size, "block_size", 1), bool(deflation), progress, context)
+                       _checks.count(block_size, "block_size", 1), bool(deflation), progress, context, vtk)
 
 
 def _coordinates(value, name, per_item=None):
@@ -80,7 +85,7 @@ def _coordinates(value, name, per_item=None):
 
 def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion", force=None, freq=15.0,
          receivers=None, absorbing=20, dtype="float32", devices=None, halo_steps=None, split="measured",
-         progress=None, context=None):
+         progress=None, context=None, vtk=None):
     """Elastic waves (2D P-SV or 3D) by explicit FEM on the device, as `ziggurat wave` runs them;
     returns (seismograms, report).
 
@@ -100,6 +105,9 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
         bits of one device.
     progress: called every few hundred steps with a dict (step, steps, seconds); an exception it
         raises stops the run, as Ctrl-C does.
+    vtk: also write the last step's displacement for ParaView: NAME.vti (the point array
+        "displacement", ux, uz or ux, uy, uz a node, spacing dx), as each of `ziggurat wave --vtk`'s
+        snapshots is.
 
     seismograms: (receivers, steps, dims), every component of each receiver at every step (no
     copy). report: the dict `ziggurat wave --json` prints (device, devices, halo_steps, grid, dt,
@@ -127,6 +135,7 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
     point = _coordinates(source, "source")
     if point and len(point) != dims:
         raise _core.InvalidArgument(f"source takes {dims} coordinates in metres, not {source!r}")
+    vtk = _checks.vtk_path(vtk, (".vti",))
     places = _coordinates(receivers, "receivers", dims)
     if receivers is not None and not places:
         raise _core.InvalidArgument("receivers holds no receiver: give at least one, or None for the default line")
@@ -135,4 +144,4 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
                       _checks.tolerance(dt, "dt"), point, source_kind, _coordinates(force, "force"),
                       _checks.tolerance(freq, "freq"), places,
                       _checks.count(absorbing, "absorbing"), dtype.name, devices,
-                      _checks.optional_count(halo_steps, "halo_steps") or 0, split, progress, context)
+                      _checks.optional_count(halo_steps, "halo_steps") or 0, split, progress, context, vtk)

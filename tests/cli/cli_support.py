@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 import unittest
+import zlib
 
 import numpy as np
 
@@ -100,6 +101,46 @@ def cache_with_profile(path):
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def read_png(path):
+    """The pixels of an 8-bit RGB, non-interlaced PNG (what ziggurat writes) as an array (height,
+    width, 3), decoded here from its IDAT chunks and row filters (no imaging package needed)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    at, idat = 8, b""
+    while at < len(data):
+        length, kind = int.from_bytes(data[at:at + 4], "big"), data[at + 4:at + 8]
+        body = data[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
+            assert body[8:13] == bytes([8, 2, 0, 0, 0]), f"{path} is not 8-bit RGB, non-interlaced"
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+    raw, stride = zlib.decompress(idat), 3 * width
+    pixels = np.zeros((height, stride), dtype=np.int32)
+    for y in range(height):
+        kind, row = raw[y * (stride + 1)], np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
+        above = pixels[y - 1] if y > 0 else np.zeros(stride, dtype=np.int32)
+        if kind in (0, 2):  # none, up
+            pixels[y] = (row + (above if kind == 2 else 0)) % 256
+            continue
+        out = pixels[y]
+        for x in range(stride):
+            left = out[x - 3] if x >= 3 else 0
+            up_left = above[x - 3] if x >= 3 else 0
+            if kind == 1:
+                guess = left
+            elif kind == 3:
+                guess = (left + above[x]) // 2
+            else:  # Paeth
+                p = left + above[x] - up_left
+                pa, pb, pc = abs(p - left), abs(p - above[x]), abs(p - up_left)
+                guess = left if pa <= pb and pa <= pc else above[x] if pb <= pc else up_left
+            out[x] = (row[x] + guess) % 256
+    return pixels.reshape(height, width, 3).astype(np.uint8)
 
 
 class ScratchFolderTest(unittest.TestCase):

@@ -10,7 +10,36 @@ import os
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, cache_with_profile, digest, numpy_heat, run, tuned_or_given
+from cli_support import ScratchFolderTest, cache_with_profile, digest, numpy_heat, read_png, run, tuned_or_given
+
+
+# The colour bar's panel beside a field's picture (tools/cli_support/picture.cpp) at font scale 1:
+# a gap of 8, the bar of 16, a gap of 6, 11 characters of 6 pixels, a margin of 4.
+BAR_PANEL = 8 + 16 + 6 + 66 + 4
+
+# The bar's 5 x 7 font, rows top first, "#" a black pixel: the labels are read back with it.
+FONT = {
+    "0": " ### |#   #|#  ##|# # #|##  #|#   #| ### ", "1": "  #  | ##  |  #  |  #  |  #  |  #  | ### ",
+    "2": " ### |#   #|    #|   # |  #  | #   |#####", "3": "#####|   # |  #  |   # |    #|#   #| ### ",
+    "4": "   # |  ## | # # |#  # |#####|   # |   # ", "5": "#####|#    |#### |    #|    #|#   #| ### ",
+    "6": "  ## | #   |#    |#### |#   #|#   #| ### ", "7": "#####|    #|   # |  #  | #   | #   | #   ",
+    "8": " ### |#   #|#   #| ### |#   #|#   #| ### ", "9": " ### |#   #|#   #| ####|    #|   # | ##  ",
+    "-": "     |     |     |#####|     |     |     ", "+": "     |  #  |  #  |#####|  #  |  #  |     ",
+    ".": "     |     |     |     |     | ##  | ##  ", "e": "     |     | ### |#   #|#####|#    | ### ",
+}
+
+
+def read_label(png, x, y):
+    """The text printed at (x, y) of an RGB picture in the bar's font, up to 11 characters."""
+    text = ""
+    for k in range(11):
+        cell = png[y:y + 7, x + 6 * k:x + 6 * k + 5, 0] == 0
+        drawn = "|".join("".join("#" if black else " " for black in row) for row in cell)
+        if not cell.any():
+            break
+        matches = [c for c, glyph in FONT.items() if glyph == drawn]
+        text += matches[0] if matches else "?"
+    return text
 
 
 class Heat(ScratchFolderTest):
@@ -183,13 +212,34 @@ class Heat(ScratchFolderTest):
         with open(self.path("f.png"), "rb") as f:
             header = f.read(24)
         self.assertEqual(header[:8], b"\x89PNG\r\n\x1a\n")
-        self.assertEqual(int.from_bytes(header[16:20], "big"), 200)  # width
+        self.assertEqual(int.from_bytes(header[16:20], "big"), 200 + BAR_PANEL)  # width: the field and its bar
         self.assertEqual(int.from_bytes(header[20:24], "big"), 120)  # height
         cube = json.loads(run("heat", "--dims", "3", "--size", "20x16x12", "--steps", "10", "--png", self.path("c.png"),
                               "--json")[0])
         self.assertEqual(cube["dims"], 3)
         self.assertLess(cube["max_error_vs_exact"], 1e-5)
         self.assertTrue(os.path.exists(self.path("c.png")))
+
+    def test_picture_has_a_colour_bar_labelled_with_the_fields_max_and_min(self):
+        run("heat", "--size", "200x120", "--steps", 10, "--out", self.path("u.npy"), "--png", self.path("f.png"), "--quiet")
+        u, png = np.load(self.path("u.npy")), read_png(self.path("f.png"))
+        self.assertEqual(png.shape, (120, 200 + BAR_PANEL, 3))
+        self.assertTrue(np.all(png[:, 200:208] == 255))  # the gap between the field and the bar
+        bar = png[4:116, 216].astype(int)  # 4 pixels of margin above and below, viridis from max down to min
+        self.assertEqual(bar[0].tolist(), [253, 231, 37])
+        self.assertEqual(bar[-1].tolist(), [68, 1, 84])
+        self.assertTrue(np.all(png[:4, 208:224] == 255) and np.all(png[116:, 208:224] == 255))
+        self.assertEqual(read_label(png, 230, 4), "%.4g" % float(u.max()))
+        self.assertEqual(read_label(png, 230, 109), "%.4g" % float(u.min()))
+        self.assertTrue(np.all(png[12:108, 230:] == 255))  # nothing between the labels
+        # The longest labels, 11 characters, fit the panel.
+        np.save(self.path("tiny.npy"), np.linspace(-1.2345e-100, 9.8765e-101, 40 * 30).reshape(30, 40))
+        run("heat", "--init", self.path("tiny.npy"), "--steps", 1, "--out", self.path("t.npy"), "--png",
+            self.path("t.png"), "--quiet")
+        u, png = np.load(self.path("t.npy")), read_png(self.path("t.png"))
+        self.assertEqual(png.shape, (38, 40 + BAR_PANEL, 3))  # as tall as the two labels need
+        self.assertEqual([read_label(png, 70, 4), read_label(png, 70, 27)], ["%.4g" % u.max(), "%.4g" % u.min()])
+        self.assertEqual(len(read_label(png, 70, 27)), 11)
 
     def test_explicit_precision_wins_over_the_input_type(self):
         np.save(self.path("init.npy"), np.zeros((9, 9)))

@@ -109,10 +109,14 @@ class WaveRanks(ScratchFolderTest):
         same = "name:" + one["device"]
         seis = np.load(self.path("one.npy"))
         done = subprocess.run([mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, "wave", *map(str, common), "--device",
-                               same, "--out", self.path("ranks.npy"), "--json", "--quiet"],
+                               same, "--out", self.path("ranks.npy"), "--seismograms", self.path("ranks.npz"), "--json",
+                               "--quiet"],
                               capture_output=True, text=True, timeout=300, env=mpi_environment())
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), seis.tobytes())
+        with np.load(self.path("ranks.npz")) as f:  # written by rank 0, the gathered seismograms
+            self.assertEqual(f["data"].tobytes(), seis.tobytes())
+            self.assertEqual(f["receivers"].tolist(), [[50.0, 60.0, 0.0], [120.0, 90.0, 40.0]])
 
 
 class DisagreeingRanks(ScratchFolderTest):

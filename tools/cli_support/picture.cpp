@@ -76,6 +76,65 @@ void viridis(double t, unsigned char* rgb) {
   }
 }
 
+// A 5 x 7 bitmap font of the characters printf's %g writes (and nan, inf): each row 5 bits, the
+// leftmost pixel the highest bit.
+struct Glyph {
+  char c;
+  unsigned char rows[7];
+};
+constexpr Glyph kFont[] = {
+    {'0', {14, 17, 19, 21, 25, 17, 14}}, {'1', {4, 12, 4, 4, 4, 4, 14}},    {'2', {14, 17, 1, 2, 4, 8, 31}},
+    {'3', {31, 2, 4, 2, 1, 17, 14}},     {'4', {2, 6, 10, 18, 31, 2, 2}},   {'5', {31, 16, 30, 1, 1, 17, 14}},
+    {'6', {6, 8, 16, 30, 17, 17, 14}},   {'7', {31, 1, 2, 4, 8, 8, 8}},     {'8', {14, 17, 17, 14, 17, 17, 14}},
+    {'9', {14, 17, 17, 15, 1, 2, 12}},   {'-', {0, 0, 0, 31, 0, 0, 0}},     {'+', {0, 4, 4, 31, 4, 4, 0}},
+    {'.', {0, 0, 0, 0, 0, 12, 12}},      {'e', {0, 0, 14, 17, 31, 16, 14}}, {'n', {0, 0, 22, 25, 17, 17, 17}},
+    {'a', {0, 0, 14, 1, 15, 17, 15}},    {'i', {4, 0, 12, 4, 4, 4, 14}},    {'f', {6, 9, 8, 28, 8, 8, 8}}};
+
+// The colour bar beside a field's picture: the map from its minimum (bottom) to its maximum (top),
+// each printed at its end in the bitmap font, `scale` pixels a font pixel.
+struct ColourBar {
+  // The longest %.4g text is 11 characters: "-1.234e-100".
+  static constexpr std::size_t kGap = 8, kWidth = 16, kTextGap = 6, kLabelChars = 11, kMargin = 4;
+  std::size_t scale = 1;
+  std::size_t panel() const { return kGap + kWidth + kTextGap + kLabelChars * 6 * scale + kMargin; }
+  std::size_t least_height() const { return 2 * 7 * scale + 3 * kMargin + 12; }
+};
+
+// Prints `text` with its top-left corner at (x, y) in an RGB image `width` pixels wide, in black.
+void print_text(std::vector<unsigned char>& rgb, std::size_t width, std::size_t x, std::size_t y,
+                const std::string& text, std::size_t scale) {
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    const Glyph* glyph = std::find_if(std::begin(kFont), std::end(kFont), [&](const Glyph& g) { return g.c == text[k]; });
+    if (glyph == std::end(kFont) || x + (k * 6 + 5) * scale > width) continue;  // unknown: a blank
+    for (std::size_t row = 0; row < 7 * scale; ++row)
+      for (std::size_t column = 0; column < 5 * scale; ++column)
+        if (glyph->rows[row / scale] & (16 >> (column / scale)))
+          std::fill_n(&rgb[((y + row) * width + x + k * 6 * scale + column) * 3], 3, 0);
+  }
+}
+
+// The value range as the bar's labels print it: 4 significant digits, "nan" where there is none.
+std::string label(double value) {
+  if (!std::isfinite(value)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+// Draws the bar of [lo, hi] at the right of an RGB image `width` x `height`, in its last
+// bar.panel() columns.
+void draw_colour_bar(std::vector<unsigned char>& rgb, std::size_t width, std::size_t height, const ColourBar& bar,
+                     double lo, double hi) {
+  const std::size_t x0 = width - bar.panel() + ColourBar::kGap, top = ColourBar::kMargin,
+                    bottom = height - 1 - ColourBar::kMargin;
+  for (std::size_t y = top; y <= bottom; ++y)
+    for (std::size_t x = x0; x < x0 + ColourBar::kWidth; ++x)
+      viridis(double(bottom - y) / double(bottom - top), &rgb[(y * width + x) * 3]);
+  const std::size_t text_x = x0 + ColourBar::kWidth + ColourBar::kTextGap;
+  print_text(rgb, width, text_x, top, label(hi), bar.scale);
+  print_text(rgb, width, text_x, bottom + 1 - 7 * bar.scale, label(lo), bar.scale);
+}
+
 // Writes 8-bit RGB rows, top row first, as a PNG file, atomically (publish_file's rules).
 void write_rgb_png(const std::filesystem::path& path, const std::vector<unsigned char>& rgb, std::size_t width,
                    std::size_t height) {
@@ -138,11 +197,15 @@ void write_field_png(const std::filesystem::path& path, const T* values, const s
     }
   }
 
-  std::vector<unsigned char> rgb(shown.size() * 3);
+  // The field at the top left, the colour bar at the right, white elsewhere.
+  ColourBar bar;
+  bar.scale = out_height >= 160 ? 2 : 1;
+  const std::size_t picture_width = out_width + bar.panel(), picture_height = std::max(out_height, bar.least_height());
+  std::vector<unsigned char> rgb(picture_width * picture_height * 3, 255);
   for (std::size_t j = 0; j < out_height; ++j) {
     for (std::size_t i = 0; i < out_width; ++i) {
       const double v = shown[j * out_width + i];
-      unsigned char* pixel = &rgb[((out_height - 1 - j) * out_width + i) * 3];  // PNG rows run top-down
+      unsigned char* pixel = &rgb[((out_height - 1 - j) * picture_width + i) * 3];  // PNG rows run top-down
       if (!std::isfinite(v)) {
         std::fill(pixel, pixel + 3, 128);  // NaN or infinity (a diverged run): grey, outside the map
       } else {
@@ -151,7 +214,8 @@ void write_field_png(const std::filesystem::path& path, const T* values, const s
     }
   }
 
-  write_rgb_png(path, rgb, out_width, out_height);
+  draw_colour_bar(rgb, picture_width, picture_height, bar, lo, hi);
+  write_rgb_png(path, rgb, picture_width, picture_height);
 }
 
 template void write_field_png<float>(const std::filesystem::path&, const float*, const std::vector<std::size_t>&,

@@ -12,7 +12,10 @@ namespace ziggurat::cli {
 /// (temporary file in the same folder, then rename). `values` holds the grid with the first axis fastest,
 /// extents {W, H} or {W, H, D}. Large fields are reduced by averaging blocks so that the longer side is at
 /// most `max_side` pixels. Row y = 0 at the bottom of the picture. Colours: the viridis colour map over
-/// [min, max] of the shown values (a flat field is drawn in the map's middle colour).
+/// [min, max] of the shown values (a flat field is drawn in the map's middle colour). At the
+/// right, a colour bar of that map with max printed at its top and min at its bottom (printf's
+/// %.4g, "nan" where no value is finite): the picture is wider than the field by its panel, and
+/// at least tall enough for both labels (the field at the top left, white around).
 /// Throws InvalidArgument for a 1D grid ("a picture needs a 2D or 3D grid"), IoError when the file
 /// cannot be written, naming the path and the reason.
 template <class T>

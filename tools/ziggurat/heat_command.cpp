@@ -155,7 +155,7 @@ template <class T>
                               const std::vector<std::size_t>& extents, int signal) {
   const std::size_t steps_done = solver.steps_done();
   std::string where = "; no --out was given, so nothing was kept";
-  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver.data(), extents, "u");
+  if (!options.vtk.empty()) app::write_field_vtk(options.vtk, solver.data(), extents, "u");
   if (!options.out.empty()) {
     write_npy(options.out, solver.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
     where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out +
@@ -276,7 +276,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
     run.predicted_step_s = (*run.predicted_s - constants.transfer_ns * 1e-9) / std::max<double>(1, options.steps);
   }
   if (!options.out.empty()) write_npy(options.out, field.data(), {extents[1], extents[0]});
-  if (!options.vtk.empty()) write_field_vtk(options.vtk, field.data(), extents, "u");
+  if (!options.vtk.empty()) app::write_field_vtk(options.vtk, field.data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, field.data(), extents);
 
   const double node_steps = static_cast<double>((extents[0] - 2) * (extents[1] - 2)) * static_cast<double>(options.steps);
@@ -502,7 +502,7 @@ void run(const HeatOptions& options) {
   if (!options.out.empty()) {
     write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   }
-  if (!options.vtk.empty()) write_field_vtk(options.vtk, solver->data(), extents, "u");
+  if (!options.vtk.empty()) app::write_field_vtk(options.vtk, solver->data(), extents, "u");
   if (!options.png.empty()) write_field_png(options.png, solver->data(), extents);
   if (!options.timeline.empty()) write_timeline(options.timeline, result.timeline);
 

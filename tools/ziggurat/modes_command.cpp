@@ -16,6 +16,7 @@
 #include "picture.hpp"
 #include "program_main.hpp"
 #include "ziggurat/app/modes_run.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
@@ -41,6 +42,7 @@ struct ModesOptions {
   std::string device;
   std::string out;
   std::string png;
+  std::string vtk;
   std::string save_model;
   bool quiet = false;
   bool json = false;
@@ -66,6 +68,9 @@ void check_sources(const ModesOptions& o) {
     throw InvalidArgument("--mass and --dofs go with --elements, not with --mesh");
   if (!o.png.empty() && o.mesh.empty())
     throw InvalidArgument("--png draws a generated --mesh; element files carry no geometry");
+  if (!o.vtk.empty() && o.mesh.empty())
+    throw InvalidArgument("--vtk writes the mesh of a generated --mesh; element files carry no geometry");
+  if (!o.vtk.empty()) app::check_ending(o.vtk, {".vtu"}, "--vtk");
 }
 
 // The box's surface grid lines, displaced by `scale` times mode `mode`, in an oblique view (x right,
@@ -182,6 +187,7 @@ void print_text(const Context& context, const ModesOptions& o, const app::ModesM
   if (!r.solve_report.empty()) std::cout << "\nwarning     a CG solve did not converge: " << r.solve_report << "\n";
   if (!o.out.empty()) std::cout << "\noutput      " << o.out << " (dofs x modes, M-orthonormal)\n";
   if (!o.png.empty()) std::cout << "picture     " << o.png << " (mode 1, displaced in blue)\n";
+  if (!o.vtk.empty()) std::cout << "vtk         " << o.vtk << " (the mesh, each mode a point vector)\n";
 }
 
 template <class T>
@@ -206,10 +212,12 @@ void run(const ModesOptions& o) {
   const std::size_t p = result.eigenvalues.size();
   if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
   if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
+  if (!o.vtk.empty()) app::write_modes_vtk(o.vtk, *model.generated, result.modes, result.frequencies);
   if (o.json) {
     nlohmann::json s = app::to_json(result, context, o.settings, model, options);
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
+    if (!o.vtk.empty()) s["vtk"] = o.vtk;
     std::cout << s.dump(2) << "\n";
   } else {
     print_text(context, o, model, result, options);
@@ -278,6 +286,9 @@ void add_modes_command(CLI::App& app) {
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   options->files.add_output(command, "--out", options->out, "Write the modes here (.npy of shape (dofs, modes), M-orthonormal)");
   options->files.add_output(command, "--png", options->png, "Draw mode 1 of a generated --mesh here (surface lines, displaced)");
+  options->files.add_output(command, "--vtk", options->vtk, "Write a generated --mesh for ParaView: NAME.vtu (VTK "
+                                                             "unstructured grid: nodes in m, bricks, each mode's "
+                                                             "displacement a point vector named mode_K_FREQHz)");
   options->files.add_output_prefix(command, "--save-model", options->save_model,
                                    {"-stiffness.npy", "-mass.npy", "-dofs.npy"}, "Write the generated model's elements as "
                                                            "PREFIX-stiffness.npy, PREFIX-mass.npy, PREFIX-dofs.npy");

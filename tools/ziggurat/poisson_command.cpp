@@ -179,7 +179,7 @@ void run(const PoissonOptions& o) {
   if (progress) std::cerr << "\n";
   // The solution is read where the solver holds it: the grid may fill most of host memory.
   if (!o.out.empty()) write_npy(o.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
-  if (!o.vtk.empty()) write_field_vtk(o.vtk, solver->data(), extents, "u");
+  if (!o.vtk.empty()) app::write_field_vtk(o.vtk, solver->data(), extents, "u");
   if (!o.png.empty()) write_field_png(o.png, solver->data(), extents);
 
   const model::Plan& plan = outcome.planned.predicted;

@@ -29,16 +29,6 @@ void check_vtk_name(const std::string& path, bool ranks) {
 }
 
 template <class T>
-void write_field_vtk(const std::string& path, const T* values, const std::vector<std::size_t>& extents,
-                     const std::string& name) {
-  const vtk::Extent whole = vtk::whole_extent(extents);
-  if (!ends_with(path, ".pvti")) return vtk::write_image(path, values, whole, whole, name);
-  const std::filesystem::path piece = vtk::piece_path(path, 0);
-  vtk::write_image(piece, values, whole, whole, name);
-  vtk::write_parallel_image<T>(path, whole, {{whole, piece.filename().string()}}, name);
-}
-
-template <class T>
 void write_slab_vtk(const std::string& path, const T* values, const std::vector<std::size_t>& extents,
                     const std::vector<std::pair<std::size_t, std::size_t>>& slabs, std::size_t rank,
                     const std::string& name) {
@@ -53,9 +43,6 @@ void write_slab_vtk(const std::string& path, const T* values, const std::vector<
   vtk::write_parallel_image<T>(path, whole, pieces, name);
 }
 
-template void write_field_vtk<float>(const std::string&, const float*, const std::vector<std::size_t>&, const std::string&);
-template void write_field_vtk<double>(const std::string&, const double*, const std::vector<std::size_t>&,
-                                      const std::string&);
 template void write_slab_vtk<float>(const std::string&, const float*, const std::vector<std::size_t>&,
                                     const std::vector<std::pair<std::size_t, std::size_t>>&, std::size_t,
                                     const std::string&);

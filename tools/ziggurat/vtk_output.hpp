@@ -1,6 +1,6 @@
 #pragma once
-// --vtk of heat and poisson: the final field as a VTK image ParaView opens (.vti), or under MPI
-// ranks as one piece a rank named by a .pvti.
+// --vtk of heat and poisson: the final field as a VTK image ParaView opens (.vti, written by
+// app::write_field_vtk), or under MPI ranks as one piece a rank named by a .pvti.
 
 #include <cstddef>
 #include <string>
@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "file_options.hpp"
+#include "ziggurat/app/output_files.hpp"
 
 namespace ziggurat::cli {
 
@@ -18,12 +19,6 @@ void add_vtk_option(CLI::App* command, FileOptions& files, std::string& path);
 
 /// Throws InvalidArgument unless `path` ends in .vti or .pvti (.pvti with several ranks).
 void check_vtk_name(const std::string& path, bool ranks);
-
-/// Writes the field `values` of a grid of `extents` (fastest first) as `path`: a .vti, or a .pvti
-/// with one piece beside it.
-template <class T>
-void write_field_vtk(const std::string& path, const T* values, const std::vector<std::size_t>& extents,
-                     const std::string& name);
 
 /// Rank `rank`'s piece, `values`, of a grid split along its slowest axis into `slabs` (each
 /// rank's first row and row count), beside the .pvti `path`; rank 0 also writes the .pvti naming

@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "ranks.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/context.hpp"
@@ -60,6 +61,7 @@ struct WaveOptions {
   std::string vtk;                        // NAME.pvd: the --snapshots as a VTK time series
   std::string precision = "f32";
   std::string out;
+  std::string seismograms;                // NAME.npz: the seismograms with dt, receivers, components
   bool quiet = false;
   ProgressOption progress;
   bool json = false;
@@ -226,6 +228,7 @@ std::pair<app::WaveSettings, app::WaveSetup> setup(const WaveOptions& o) {
     throw InvalidArgument("--snapshots N goes with --png-dir DIR or --vtk NAME.pvd (or both)");
   if (!o.vtk.empty() && std::filesystem::path(o.vtk).extension() != ".pvd")
     throw InvalidArgument("--vtk " + o.vtk + " must end in .pvd (a time series of NAME-STEP.vti beside it)");
+  if (!o.seismograms.empty()) app::check_ending(o.seismograms, {".npz"}, "--seismograms");
   ElasticGrid grid = load_grid<T>(o);
   app::WaveSettings settings = settings_of(o, grid.dims);
   app::WaveSetup w = app::wave_setup(std::move(grid), settings);
@@ -244,9 +247,11 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
             std::size_t devices, int ranks, std::size_t halo_steps, const WaveRun<T>& r) {
   app::check_seismograms(r);
   if (!o.out.empty()) write_npy(o.out, r.seismograms.data(), {r.receivers, r.steps, r.components});
+  if (!o.seismograms.empty()) app::write_seismograms_npz(o.seismograms, r, w);
   nlohmann::json s = app::to_json(r, device, devices, ranks, halo_steps, w, settings);
   if (o.json) {
     if (!o.out.empty()) s["output"] = o.out;
+    if (!o.seismograms.empty()) s["seismograms"] = o.seismograms;
     std::cout << s.dump(2) << "\n";
     return;
   }
@@ -266,6 +271,8 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
   if (!o.out.empty())
     std::cout << "output      " << o.out << " (receivers x steps x " << r.components << ": "
               << (r.components == 3 ? "ux, uy, uz" : "ux, uz") << ")\n";
+  if (!o.seismograms.empty())
+    std::cout << "seismograms " << o.seismograms << " (data, dt, t0, receivers, components, units)\n";
 }
 
 // The displacement at `step` as NAME-STEP.vti beside the .pvd (ux, uz, or ux, uy, uz a node; x
@@ -274,14 +281,11 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
 template <class T>
 void vtk_snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T>& u, std::size_t step,
                   std::vector<vtk::TimeStep>& series) {
-  const ElasticGrid& grid = w.grid;
   const std::filesystem::path pvd(o.vtk);
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, "-%06zu.vti", step);
   const std::string name = pvd.stem().string() + suffix;
-  const vtk::Extent image = vtk::whole_extent({grid.nx, grid.ny, grid.nz});
-  vtk::write_image(std::filesystem::path(pvd).replace_filename(name), u.data(), image, image, "displacement", grid.dx,
-                   grid.dims);
+  app::write_displacement_vtk(std::filesystem::path(pvd).replace_filename(name).string(), w.grid, u.data());
   series.push_back({double(step) * w.dt, name});
   vtk::write_collection(pvd, series);
 }
@@ -428,6 +432,10 @@ void add_wave_command(CLI::App& app) {
                                                      "instead of each device's cached or measured one");
   add_precision_option(command, options->precision);
   options->files.add_output(command, "--out", options->out, "Write the seismograms here: .npy (receivers, steps, dims)");
+  options->files.add_output(command, "--seismograms", options->seismograms, "Write the seismograms with what they are "
+                                                                           "as NAME.npz (numpy.load): data (receivers, "
+                                                                           "steps, dims; m), dt, t0 (s), receivers "
+                                                                           "(positions, m), components, units");
   command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
                                                          "the x-z slice through the source)")
       ->check(whole_number(1));

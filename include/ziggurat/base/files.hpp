@@ -26,6 +26,7 @@ std::vector<unsigned char> read_file(const std::filesystem::path& path);
 /// complete new one, never a part. Throws IoError naming the file and the reason, a full disk
 /// or device (ENOSPC) included.
 void write_file_atomically(const std::filesystem::path& path, std::initializer_list<FileChunk> chunks);
+void write_file_atomically(const std::filesystem::path& path, const std::vector<FileChunk>& chunks);
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 /// A new name for a temporary file beside `path` (where `path` is a link, beside the file it
