@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,21 @@ void register_solve(py::module_& module);
 void register_modes(py::module_& module);
 void register_wave(py::module_& module);
 void register_krylov_solver(py::module_& module);
+void register_log(py::module_& module);
+
+/// Releases the GIL for its scope, as py::gil_scoped_release, around the library's work: before,
+/// the library's log level follows the logger "ziggurat"'s; after, the records the library logged
+/// meanwhile (on any thread) reach Python's logging (log_bridge.cpp). Made with the GIL held.
+class ReleasedGil {
+ public:
+  ReleasedGil();
+  ~ReleasedGil();
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  std::optional<py::gil_scoped_release> release_;
+};
 
 /// The lock of the process's device work. A Context's queues must not be used by two threads at
 /// once, and the bindings release the GIL while the device works: so each binding that works on a
