@@ -125,7 +125,7 @@ class StopOnSignal(ScratchFolderTest):
 
 
 class WaveStopAndResume(ScratchFolderTest):
-    STEPS = 3000
+    STEPS = 1500
 
     def test_sigterm_keeps_the_last_whole_pass_and_a_resume_ends_on_the_uninterrupted_bits(self):
         whole = self.path("whole.npy")
@@ -155,6 +155,10 @@ class WaveStopAndResume(ScratchFolderTest):
         self.assertIn("more than --steps 100", err)
         _, err = run(*WAVE, "--steps", 100, "--resume", whole, expect=1)
         self.assertIn("is no wave checkpoint", err)
+        with open(checkpoint, "rb") as whole_file, open(self.path("short.ckpt"), "wb") as short:
+            short.write(whole_file.read()[:-8])
+        _, err = run(*WAVE, "--steps", self.STEPS, "--resume", self.path("short.ckpt"), expect=1)
+        self.assertIn("is cut short", err)
 
 
 class StopUnderMpi(ScratchFolderTest):
@@ -184,11 +188,11 @@ class StopUnderMpi(ScratchFolderTest):
         self.assertEqual(np.load(self.path("stopped.npy")).tobytes(), np.load(self.path("same_steps.npy")).tobytes())
 
     def test_a_signal_to_one_wave_rank_stops_both_and_a_resume_on_ranks_ends_on_the_bits_of_one(self):
-        wave = (*WAVE, "--steps", 3000)
+        wave = (*WAVE, "--steps", 1500)
         run(*wave, "--out", self.path("whole.npy"), "--quiet")
         checkpoint = self.path("state.ckpt")
         err = self.stopped_ranks((*wave, "--out", self.path("stopped.npy"), "--checkpoint", checkpoint), "wave: step")
-        done = int(re.search(r"stopped by SIGTERM after (\d+) of 3000 steps", err).group(1))
+        done = int(re.search(r"stopped by SIGTERM after (\d+) of 1500 steps", err).group(1))
         whole = np.load(self.path("whole.npy"))
         self.assertEqual(np.load(self.path("stopped.npy")).tobytes(), np.ascontiguousarray(whole[:, :done]).tobytes())
         resumed = subprocess.run([self.mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, *map(str, wave),
