@@ -1,8 +1,8 @@
 // Explicit FEM elastic waves on every device, in 2D and 3D: the grid's matrices (rigid motions,
 // mass, the stability limit; in 3D against the brick elements of matrix/hex_mesh.hpp), the device
 // step against the host reference bit for bit, every split over devices and halo depth, a run
-// restored from a stopped one's state, discrete
-// energy conservation, and the arrival times of direct P and S waves in a homogeneous medium.
+// restored from a stopped one's state, discrete energy conservation, and the arrival times of
+// direct P and S waves in a homogeneous medium.
 #include <doctest/doctest.h>
 
 #include <algorithm>
