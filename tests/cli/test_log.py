@@ -6,6 +6,7 @@ taken) are logged; warnings only by default.
 
 Usage: test_log.py PATH/TO/ziggurat
 """
+import pathlib
 import re
 
 import cli_support as support
@@ -45,6 +46,12 @@ class Log(ScratchFolderTest):
         self.assertRegex(err, r"ziggurat: info: tuning: 'bsr f64 b1 k1 .*' on .*: " + re.escape(winner) +
                          r" from the tuning record \(")
         self.assertNotIn("timed", err)
+        # A record edited to name a kernel this library does not know is refused, saying why.
+        record = next(pathlib.Path(self.path("cache"), "tuning").glob("*/*.json"))
+        record.write_text(record.read_text().replace(f'"variant": "{winner}"', '"variant": "warp/9"'))
+        _, err = run(*solve, env=cache)
+        self.assertRegex(err, r"ziggurat: info: tuning: 'bsr f64 b1 k1 .*' on .*: the tuning record is refused \(.*"
+                              r"'warp'.*\); measuring again\n.*timed \d+ candidates")
 
     def test_the_poisson_plan_is_logged(self):
         _, err = run("poisson", "--size", "10x10x10", "--problem", "manufactured", "--max-sweeps", 20, "--quiet", "-v",
