@@ -18,28 +18,11 @@ import time
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, mpi_environment, run
+from cli_support import ScratchFolderTest, mpi_environment, run, stop_after_first_progress
 
 HEAT = ("heat", "--size", "512x512", "--height", "4", "--device-mem", "2MiB", "--precision", "f32")
 WAVE = ("wave", "--size", "100x60", "--absorbing", "8", "--precision", "f32")
 TIMESTAMP = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
-
-
-def stop_after_first_progress(command, marker, sig, env=None, target=None):
-    """Runs `command` with progress lines at once, and sends `sig` when stderr shows `marker`: to the
-    process target(job) names, else to the command's. Returns (returncode, stderr)."""
-    job = subprocess.Popen(list(map(str, command)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           env={**(env or os.environ), "ZIGGURAT_PROGRESS_SECONDS": "0"})
-    seen = ""
-    while marker not in seen:
-        line = job.stderr.readline()
-        if not line:
-            job.wait()
-            raise AssertionError(f"the run ended before its first progress line ({marker}):\n{seen}")
-        seen += line
-    os.kill(target(job) if target else job.pid, sig)
-    _, err = job.communicate(timeout=300)
-    return job.returncode, seen + err
 
 
 def rank_process(job, rank):
@@ -100,7 +83,7 @@ class StopOnSignal(ScratchFolderTest):
     def stopped_run(self, sig, steps):
         """A heat run of `steps` stopped by `sig` after its first progress line; (returncode, stderr)."""
         return stop_after_first_progress([support.ZIGGURAT, *HEAT, "--steps", steps, "--out", self.path("stopped.npy")],
-                                         "heat: pass", sig)
+                                         "heat: pass", lambda job: job.send_signal(sig))
 
     def test_sigterm_writes_the_last_whole_pass_and_a_restart_ends_on_the_uninterrupted_bits(self):
         steps = 2000
@@ -137,7 +120,8 @@ class WaveStopAndResume(ScratchFolderTest):
                 checkpoint = self.path("state.ckpt")
                 status, err = stop_after_first_progress(
                     [support.ZIGGURAT, *WAVE, *split, "--steps", self.STEPS, "--out", self.path("stopped.npy"),
-                     "--checkpoint", checkpoint, "--progress", "always"], "wave: step", signal.SIGTERM)
+                     "--checkpoint", checkpoint, "--progress", "always"], "wave: step",
+                    lambda job: job.send_signal(signal.SIGTERM))
                 self.assertEqual(status, 128 + signal.SIGTERM, err)
                 done = int(re.search(rf"stopped by SIGTERM after (\d+) of {self.STEPS} steps", err).group(1))
                 self.assertTrue(0 < done < self.STEPS and done % 256 == 0, err)  # whole passes of 256 steps
@@ -172,7 +156,7 @@ class StopUnderMpi(ScratchFolderTest):
         """`command` on 2 ranks, SIGTERM to rank 1 after the first progress line (rank 0's)."""
         status, err = stop_after_first_progress(
             [self.mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, *command, "--progress", "always"], marker,
-            signal.SIGTERM, env=mpi_environment(), target=lambda job: rank_process(job, 1))
+            lambda job: os.kill(rank_process(job, 1), signal.SIGTERM), env=mpi_environment())
         self.assertNotEqual(status, 0, err)
         self.assertEqual(err.count("stopped by SIGTERM"), 1, err)  # rank 0 says it, for both
         return err
