@@ -2,7 +2,8 @@
 // logs on any thread, often with the GIL released and sometimes from threads that Python does not
 // know; a sink that took the GIL there could wait for a thread that holds it while it waits for
 // the logging one. So the sink only queues each record, and the records reach logging under the
-// GIL: when a binding takes the GIL back after its work (ReleasedGil), in the order they came.
+// GIL, in the order they came: between a long run's tasks (between_tasks()), and when a binding
+// takes the GIL back after its work (ReleasedGil).
 
 #include <deque>
 #include <mutex>
@@ -58,7 +59,7 @@ py::object logger() { return py::module_::import("logging").attr("getLogger")("z
 
 void sync_log_level() { set_log_level(library_level(logger().attr("getEffectiveLevel")().cast<int>())); }
 
-void deliver_log_records() {
+void deliver_queued() {
   std::deque<Record> records;
   std::size_t lost = 0;
   {
@@ -75,6 +76,13 @@ void deliver_log_records() {
 
 }  // namespace
 
+void deliver_log_records() noexcept {
+  try {
+    deliver_queued();
+  } catch (...) {  // a failing handler: the log never fails the work it describes
+  }
+}
+
 ReleasedGil::ReleasedGil() {
   sync_log_level();
   release_.emplace();
@@ -82,10 +90,7 @@ ReleasedGil::ReleasedGil() {
 
 ReleasedGil::~ReleasedGil() {
   release_.reset();  // the GIL back
-  try {
-    deliver_log_records();
-  } catch (...) {  // a failing handler: the log never fails the work it describes
-  }
+  deliver_log_records();
 }
 
 void register_log(py::module_&) {

@@ -1,6 +1,7 @@
 """The library's log in Python's logging (issue 41, item 3): the records reach the logger "ziggurat"
 at their levels (debug, info, warning, error as logging's), the logger's level decides which are
-made, and records logged with the GIL released, on any thread, arrive when the call returns."""
+made, and records logged with the GIL released, on any thread, arrive when the call returns, or
+between a long run's tasks."""
 
 import logging
 import threading
@@ -50,3 +51,15 @@ def test_a_call_on_another_thread_delivers_its_records_too(context, profile, cap
         thread.start()
         thread.join()
     assert any(m.startswith("plan: poisson on ") for m in messages(caplog, logging.INFO)), messages(caplog)
+
+
+def test_a_long_runs_records_arrive_between_its_tasks(context, profile, caplog):
+    seen = []  # the records delivered when each progress callback came
+
+    def progress(_):
+        seen.append(list(messages(caplog, logging.INFO)))
+
+    with caplog.at_level(logging.INFO, logger="ziggurat"):
+        ziggurat.heat(np.zeros((40, 40), np.float32), 8, mode="strip", height=2, progress=progress, context=context,
+                      profile=profile)
+    assert seen and any(m.startswith("plan: heat on ") for m in seen[0]), seen
