@@ -78,10 +78,14 @@ void Communicator::abort(const std::string& message) const {
 
 template <class T>
 std::vector<T> Communicator::gather(const std::vector<T>& values, int root) const {
-  std::vector<T> all(rank_ == root ? values.size() * static_cast<std::size_t>(size_) : 0);
-  check_mpi(MPI_Gather(values.data(), static_cast<int>(values.size()), datatype<T>(), all.data(),
-                       static_cast<int>(values.size()), datatype<T>(), root, communicator_),
-            "MPI_Gather");
+  const int count = static_cast<int>(values.size());
+  std::vector<int> counts(rank_ == root ? static_cast<std::size_t>(size_) : 0), offsets(counts.size() + 1, 0);
+  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, communicator_), "MPI_Gather");
+  for (std::size_t r = 0; r < counts.size(); ++r) offsets[r + 1] = offsets[r] + counts[r];
+  std::vector<T> all(static_cast<std::size_t>(offsets.back()));
+  check_mpi(MPI_Gatherv(values.data(), count, datatype<T>(), all.data(), counts.data(), offsets.data(), datatype<T>(),
+                        root, communicator_),
+            "MPI_Gatherv");
   return all;
 }
 
@@ -197,6 +201,25 @@ std::vector<wave::GridNode> DistributedWave<T>::agreed(const Communicator& commu
       {"the halo steps", std::to_string(halo_steps)},
   });
   return receivers;
+}
+
+// This rank's block of `layer` (the whole vector, zero outside the block), joined on rank 0.
+template <class T>
+std::vector<T> DistributedWave<T>::joined(const std::vector<T>& layer) const {
+  const wave::DofRange owned = solver_.blocks().front();
+  return communicator_.gather(std::vector<T>(layer.begin() + owned.first, layer.begin() + owned.end()));
+}
+
+template <class T>
+std::vector<T> DistributedWave<T>::previous() const { return joined(solver_.previous()); }
+
+template <class T>
+std::vector<T> DistributedWave<T>::current() const { return joined(solver_.current()); }
+
+template <class T>
+void DistributedWave<T>::restore(const std::vector<T>& previous, const std::vector<T>& current, std::size_t steps_done) {
+  communicator_.require_agreement({{"the steps done", std::to_string(steps_done)}});
+  solver_.restore(previous, current, steps_done);
 }
 
 template <class T>

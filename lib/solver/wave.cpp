@@ -343,6 +343,21 @@ template <class T>
 std::size_t WaveSolver<T>::steps_done() const noexcept { return impl_->done; }
 
 template <class T>
+void WaveSolver<T>::restore(const std::vector<T>& previous, const std::vector<T>& current, std::size_t steps_done) {
+  Impl& im = *impl_;
+  for (const std::vector<T>* u : {&previous, &current})
+    if (u->size() != im.system.dofs())
+      throw InvalidArgument("a wave state of " + std::to_string(u->size()) + " values cannot start a system of " +
+                            std::to_string(im.system.dofs()) + " DOFs: it comes from another grid");
+  // Each block's halos too: whatever step of the s between exchanges comes next finds them valid.
+  for (auto& part : im.parts)
+    for (const auto& [layer, u] : {std::pair{im.previous, &previous}, std::pair{im.current, &current}})
+      detail::write_buffer(part->context.compute_queue(), part->layers[layer].get(), u->data() + part->stored.first,
+                           part->stored.count * sizeof(T));
+  im.done = steps_done;
+}
+
+template <class T>
 const WaveSystem<T>& WaveSolver<T>::system() const noexcept { return impl_->system; }
 
 template <class T>

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ops/heat_blocked.hpp"
+#include "tuning/recorded_timings.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/ops/heat_scheme.hpp"
 #include "ziggurat/solver/in_device_heat.hpp"
@@ -44,18 +45,6 @@ std::vector<std::size_t> timing_extents(const DeviceInfo& device, std::size_t di
   const double nodes = is_gpu(device) ? 16.0 * (1 << 20) : dims == 3 ? 64.0 * 1024 : 256.0 * 1024;
   const auto side = static_cast<std::size_t>(std::round(std::pow(nodes, 1.0 / static_cast<double>(dims))));
   return std::vector<std::size_t>(dims, side);
-}
-
-bool names_candidates(const TuningRecord& record) {
-  if (record.seconds.empty()) return false;
-  for (const auto& entry : record.seconds) {
-    try {
-      parse_blocking_candidate(entry.first);
-    } catch (const InvalidArgument&) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // Seconds a node and step of a candidate (depth, group), or nothing where the device cannot run it.
@@ -153,14 +142,9 @@ BlockingChoice choose(const Context& context, const std::string& key, std::size_
                       const std::function<CandidateTimer()>& make_timer) {
   BlockingChoice choice;
   choice.key = key;
-  if (auto record = load_tuning_record(context.device(), key); record && names_candidates(*record)) {
-    choice.seconds = std::move(record->seconds);
-  } else {
-    choice.seconds = measure_candidates(context.device(), dims, value_bytes, make_timer());
-    choice.measured_now = true;
-    // A record that cannot be written is measured again next time; the choice stands either way.
-    store_tuning_record(context.device(), {key, choice.seconds});
-  }
+  choice.seconds = detail::recorded_or_measured(
+      context, key, [](const std::string& name) { parse_blocking_candidate(name); },
+      [&] { return measure_candidates(context.device(), dims, value_bytes, make_timer()); }, choice.measured_now);
   if (choice.seconds.empty()) throw UnsupportedFeature(context.device().label() + " ran none of the candidates of " + key);
   std::tie(choice.depth, choice.group) = parse_blocking_candidate(choice.seconds.front().first);
   choice.ns_per_node = choice.seconds.front().second * 1e9;

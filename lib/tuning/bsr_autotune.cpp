@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tuning/recorded_timings.hpp"
 #include "tuning/timing.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -31,17 +32,6 @@ double time_products(const Context& context, BsrMultiplier<T>& product, const De
   const double single = ziggurat::detail::seconds_per_call(context, 1, one, 1);
   const auto calls = static_cast<std::size_t>(std::clamp(0.007 / std::max(single, 1e-9), 1.0, 33.0));
   return ziggurat::detail::seconds_per_call(context, calls, one);
-}
-
-// Whether every variant a record names is one this library knows (a record is only ever written
-// by it, but a file can be edited or damaged).
-bool names_known_kernels(const TuningRecord& record) {
-  try {
-    for (const auto& entry : record.seconds) parse_bsr_kernel(entry.first);
-    return true;
-  } catch (const InvalidArgument&) {
-    return false;
-  }
 }
 
 template <class T>
@@ -83,14 +73,8 @@ BsrChoice choose_bsr_kernel(const Context& context, const DeviceBsr<T>& a, std::
   if (k == 0) throw InvalidArgument("a product needs k >= 1 vectors");
   BsrChoice choice;
   choice.key = bsr_problem_key(a, k);
-  if (auto record = load_tuning_record(context.device(), choice.key); record && names_known_kernels(*record)) {
-    choice.seconds = std::move(record->seconds);
-  } else {
-    choice.seconds = measure_variants(context, a, k);
-    choice.measured_now = true;
-    // A record that cannot be written is measured again next time; the choice stands either way.
-    store_tuning_record(context.device(), {choice.key, choice.seconds});
-  }
+  choice.seconds = ziggurat::detail::recorded_or_measured(
+      context, choice.key, [](const std::string& name) { parse_bsr_kernel(name); }, [&] { return measure_variants(context, a, k); }, choice.measured_now);
   choice.kernel = parse_bsr_kernel(choice.seconds.front().first);
   return choice;
 }

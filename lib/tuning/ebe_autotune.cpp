@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "tuning/recorded_timings.hpp"
 #include "tuning/timing.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -59,33 +60,6 @@ Seconds measure(const Context& context, const ElementSet<T>& elements, std::size
   return seconds;
 }
 
-// Whether `seconds` names `candidate`.
-bool names(const Seconds& seconds, const std::string& candidate) {
-  return std::any_of(seconds.begin(), seconds.end(), [&](const auto& entry) { return entry.first == candidate; });
-}
-
-// The record of `key` when it names only candidates `parse` accepts and every one of `required`,
-// else measure() recorded (a record that cannot be written is measured again next time; the
-// choice stands either way). `required`: candidates added since older records were written.
-template <class Parse, class Measure>
-Seconds recorded_or_measured(const Context& context, const std::string& key, Parse parse, Measure measure,
-                             bool& measured_now, const std::vector<std::string>& required = {}) {
-  if (auto record = load_tuning_record(context.device(), key); record && !record->seconds.empty()) {
-    try {
-      for (const auto& entry : record->seconds) parse(entry.first);
-      if (std::all_of(required.begin(), required.end(), [&](const std::string& c) { return names(record->seconds, c); })) {
-        measured_now = false;
-        return std::move(record->seconds);
-      }
-    } catch (const InvalidArgument&) {
-      // A record of other candidates: measured again.
-    }
-  }
-  Seconds seconds = measure();
-  measured_now = true;
-  store_tuning_record(context.device(), {key, seconds});
-  return seconds;
-}
 
 // "f64 l24 k27": precision, element size and vectors.
 template <class T>
@@ -105,8 +79,8 @@ template <class T>
 EbeScatterChoice choose_ebe_scatter(const Context& context, const ElementSet<T>& elements, std::size_t k) {
   EbeScatterChoice choice;
   choice.key = ebe_problem_key(elements, k);
-  choice.seconds = recorded_or_measured(
-      context, choice.key, parse_ebe_scatter,
+  choice.seconds = ziggurat::detail::recorded_or_measured(
+      context, choice.key, [](const std::string& name) { parse_ebe_scatter(name); },
       [&] {
         return measure(context, elements, k,
                        {{to_string(EbeScatter::colouring), {EbeScatter::colouring}},
@@ -135,8 +109,8 @@ EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& e
     candidates.push_back({to_string(EbeLayout::tensor), {EbeScatter::colouring, 0, EbeLayout::tensor}});
     required.push_back(to_string(EbeLayout::tensor));  // records from before the tensor layout
   }
-  choice.seconds = recorded_or_measured(
-      context, choice.key, parse_ebe_layout,
+  choice.seconds = ziggurat::detail::recorded_or_measured(
+      context, choice.key, [](const std::string& name) { parse_ebe_layout(name); },
       [&] { return measure(context, elements, k, candidates, [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); }); },
       choice.measured_now, required);
   choice.layout = parse_ebe_layout(choice.seconds.front().first);

@@ -27,7 +27,7 @@ py::list devices(const std::string& spec) {
 py::dict calibrate(const Context& context, bool force) {
   DeviceProfile profile;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     profile = load_or_calibrate(context, force);
   }
@@ -137,7 +137,7 @@ void register_devices(py::module_& module) {
            "The device's profile (what calibration measured) as a dict: read from the cache, or measured now and "
            "cached (force=True measures again).")
       .def("finish", [](const Context& c) {
-             const py::gil_scoped_release release;
+             const ReleasedGil release;
              const DeviceWork work;
              c.finish();
            },

@@ -75,7 +75,7 @@ py::tuple heat(const py::array_t<T, py::array::c_style>& u0, const HeatArguments
   std::string origin;
   HeatOutcome outcome;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     HeatSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)), alpha);
     const app::RunProfile planning = app::planning_profile(context, given_profile, ProfileNeeds::heat(fastest_first.size(), sizeof(T)));

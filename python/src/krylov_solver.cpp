@@ -146,7 +146,7 @@ class System {
     solver_->set_hooks(hook(callback), cycle_callback.is_none() ? nullptr : hook(cycle_callback));
     sparse::SolveReport result;
     {
-      const py::gil_scoped_release release;
+      const ReleasedGil release;
       const DeviceWork work;
       result = solver_->solve(rhs, x);
     }
@@ -160,7 +160,7 @@ class System {
     const std::vector<T> host(in.data(), in.data() + in.size());
     std::vector<T> out;
     {
-      const py::gil_scoped_release release;
+      const ReleasedGil release;
       const DeviceWork work;
       solver_->apply_preconditioner(host, out);
     }
@@ -180,7 +180,7 @@ class System {
   void set_up(Make&& make) {
     const auto start = std::chrono::steady_clock::now();
     {
-      const py::gil_scoped_release release;
+      const ReleasedGil release;
       const DeviceWork work;
       solver_.emplace(make());
     }

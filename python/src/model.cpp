@@ -62,7 +62,7 @@ py::object predict(const ModelArguments& a) {
     profile = profile_of(a.profile.cast<py::dict>());
   } else if (!a.context.is_none()) {
     const Context context = context_of(a.context);
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     profile = load_or_calibrate(context, a.tau_a ? ProfileNeeds{} : ProfileNeeds::heat(a.extents.size(), a.value_bytes));
     device_bytes = context.device().global_mem_bytes;

@@ -73,7 +73,7 @@ py::tuple find_modes(const py::object& elements, const py::object& dofs, const p
   fem::SubspaceOptions options;
   fem::SubspaceResult<T> result;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     options = app::subspace_options<T>(context, a.settings, model->k(), "cg_operator / preconditioner / ordering / scatter / projection");
     // Always a hook, so that Ctrl-C stops the run after the iteration it interrupted.

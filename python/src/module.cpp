@@ -76,4 +76,5 @@ PYBIND11_MODULE(_core, module) {
   register_modes(module);
   register_wave(module);
   register_krylov_solver(module);
+  register_log(module);
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,25 @@ void register_solve(py::module_& module);
 void register_modes(py::module_& module);
 void register_wave(py::module_& module);
 void register_krylov_solver(py::module_& module);
+void register_log(py::module_& module);
+
+/// The records the library logged since the last delivery, into Python's logging under the logger
+/// "ziggurat" (log_bridge.cpp); called with the GIL held. A handler's exception is dropped.
+void deliver_log_records() noexcept;
+
+/// Releases the GIL for its scope, as py::gil_scoped_release, around the library's work: before,
+/// the library's log level follows the logger "ziggurat"'s; after, the records the library logged
+/// meanwhile (on any thread) reach Python's logging (log_bridge.cpp). Made with the GIL held.
+class ReleasedGil {
+ public:
+  ReleasedGil();
+  ~ReleasedGil();
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  std::optional<py::gil_scoped_release> release_;
+};
 
 /// The lock of the process's device work. A Context's queues must not be used by two threads at
 /// once, and the bindings release the GIL while the device works: so each binding that works on a
@@ -107,11 +127,13 @@ py::array_t<T> array_owning(std::vector<T>&& values, std::vector<py::ssize_t> sh
 
 /// Runs `call` with the GIL held, from a library hook that runs between tasks while the GIL is
 /// released: first raises KeyboardInterrupt (carried through the library as a C++ exception) when
-/// Ctrl-C was pressed, so that a long run stops cleanly there.
+/// Ctrl-C was pressed, so that a long run stops cleanly there, and delivers the log records so far
+/// (a long run's log comes as it runs).
 template <class Call>
 void between_tasks(Call&& call) {
   const py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  deliver_log_records();
   call();
 }
 

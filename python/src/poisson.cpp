@@ -86,7 +86,7 @@ py::tuple poisson(const py::array_t<T, py::array::c_style>& f, const py::array_t
   double residual = 0;
   PoissonOutcome outcome;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     PoissonSolver<T> solver(context, Grid<T>(fastest_first, std::vector<T>(initial, initial + nodes)),
                             Grid<T>(fastest_first, std::vector<T>(rhs, rhs + nodes)), spacing);

@@ -89,7 +89,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
   app::set_product_kernel(options, context, a.kernel);
   sparse::SolveReport result;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     sparse::KrylovSolver<T> solver(context, matrix, k, options);
     result = solver.solve(rhs, x);

@@ -62,7 +62,7 @@ class TypedVectors final : public Vectors {
                             ", " + std::to_string(k()) + ")" + (k() == 1 ? " or (" + n + ",)" : "") + ", not " + given);
     }
     const T* data = array.data();
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     vectors_.upload(data, rows() * k());
   }
@@ -83,7 +83,7 @@ class TypedVectors final : public Vectors {
       }
     }
     T* data = values.mutable_data();
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     vectors_.download(data, rows() * k());
     return std::move(values);
@@ -133,7 +133,7 @@ class TypedMatrix final : public Matrix {
                                    : std::vector<py::ssize_t>{py::ssize_t(rows())});
     const T* in = x.data();
     T* out = y.mutable_data();
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = slot_for(k);
@@ -146,7 +146,7 @@ class TypedMatrix final : public Matrix {
   void multiply(Vectors& x, Vectors& y) override {
     auto& typed_x = typed(x, "x");
     auto& typed_y = typed(y, "out");
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     slot_for(typed_x.k()).enqueue(typed_x.vectors(), typed_y.vectors()).wait();
@@ -169,7 +169,7 @@ class TypedMatrix final : public Matrix {
     if (static_cast<std::size_t>(x.size()) != cols() * k) throw InvalidArgument("X must have the matrix's columns");
     std::vector<T> y(rows() * k);
     std::vector<double> seconds;
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = slot_for(k);
@@ -211,7 +211,7 @@ class TypedMatrix final : public Matrix {
   // may be adding a slot).
   std::map<std::size_t, std::string> kernel_names() const {
     std::map<std::size_t, std::string> names;
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [k, slot] : slots_) names.emplace(k, slot.kernel);
     return names;
@@ -219,7 +219,7 @@ class TypedMatrix final : public Matrix {
 
   // New vectors (zeroed on the device: device work).
   std::unique_ptr<Vectors> new_vectors(std::size_t rows, std::size_t k, std::size_t padded) const {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     return std::make_unique<TypedVectors<T>>(context_, DeviceVectors<T>(context_, rows, k, padded));
   }
@@ -247,7 +247,7 @@ class TypedMatrix final : public Matrix {
     typename ProductOperator<T>::Product product;
     std::size_t padded = 0;
     {
-      const py::gil_scoped_release release;
+      const ReleasedGil release;
       const DeviceWork work;
       const std::lock_guard<std::mutex> lock(mutex_);
       Slot& slot = slot_for(1);
@@ -305,13 +305,13 @@ std::unique_ptr<Matrix> make_matrix(const py::tuple& arrays, const MatrixArgumen
   if (a.format == "dia") {
     if (!a.kernel.empty()) throw InvalidArgument("kernel chooses among block CSR kernels; DIA has one");
     const sparse::Dia<T> dia = sparse::to_dia(csr_of<T>(arrays), a.symmetric);
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     return std::make_unique<TypedMatrix<T>>(context, dia);
   }
   if (a.format != "bsr" && a.format != "csr") throw InvalidArgument("format is 'bsr', 'csr' or 'dia', not '" + a.format + "'");
   const sparse::Bsr<T> bsr = bsr_of<T>(arrays, a.format == "csr" ? std::optional<std::size_t>(1) : a.block_size);
-  const py::gil_scoped_release release;
+  const ReleasedGil release;
   const DeviceWork work;
   return std::make_unique<TypedMatrix<T>>(context, bsr, a.format, a.kernel);
 }

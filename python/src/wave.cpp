@@ -42,7 +42,7 @@ py::tuple run(const py::handle& vp, const py::handle& vs, const py::handle& rho,
   std::size_t halo_steps = 1;
   wave::WaveRun<T> r;
   {
-    const py::gil_scoped_release release;
+    const ReleasedGil release;
     const DeviceWork work;
     w = app::wave_setup(std::move(grid), a.settings);
     wave::WaveSystem<T> system = wave::wave_system<T>(w.grid, w.dt, {w.absorbing});

@@ -165,6 +165,23 @@ def mpi_environment():
             "ASAN_OPTIONS": "detect_leaks=0"}
 
 
+def stop_after_first_progress(command, marker, stop, env=None):
+    """Runs `command` with a progress line at every step of its progress, and calls stop(job) (which
+    sends the signal) once stderr shows `marker`. Returns (returncode, stderr)."""
+    job = subprocess.Popen(list(map(str, command)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           env={**(env or os.environ), "ZIGGURAT_PROGRESS_SECONDS": "0"})
+    seen = ""
+    while marker not in seen:
+        line = job.stderr.readline()
+        if not line:
+            job.wait()
+            raise AssertionError(f"the run ended before its first progress line ({marker}):\n{seen}")
+        seen += line
+    stop(job)
+    _, err = job.communicate(timeout=300)
+    return job.returncode, seen + err
+
+
 class TimedResult(unittest.TextTestResult):
     """A result that keeps each test's wall time, for the slowest list main() prints."""
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Batch runs (issue 41, item 2): progress lines off a terminal, SIGTERM stopping a heat run at a
-whole pass with that pass in --out and a restart from it ending on the bits of an uninterrupted
-run, the thread cap's variables, and MPI ranks that each see one device taking it.
+"""Batch runs (issue 41, item 2): progress lines off a terminal (heat, wave, poisson, solve, modes),
+SIGTERM stopping a heat or wave run at a whole pass with that pass kept and a restart from it
+ending on the bits of an uninterrupted run, in one process and under mpirun (a signal to one rank
+stops them all after the same pass), the thread cap's variables, and MPI ranks that each see one
+device taking it.
 
 Usage: test_batch.py PATH/TO/ziggurat
 """
@@ -11,13 +13,29 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, mpi_environment, run
+from cli_support import ScratchFolderTest, mpi_environment, run, stop_after_first_progress
 
 HEAT = ("heat", "--size", "512x512", "--height", "4", "--device-mem", "2MiB", "--precision", "f32")
+WAVE = ("wave", "--size", "100x60", "--absorbing", "8", "--precision", "f32")
+TIMESTAMP = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+
+
+def rank_process(job, rank):
+    """The process of MPI rank `rank`, a child of mpirun's `job`."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
+        for pid in map(int, found):
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ.read().split(b"\0"):
+                    return pid
+        time.sleep(0.2)
+    raise AssertionError(f"no process of rank {rank} under mpirun")
 
 
 class Progress(ScratchFolderTest):
@@ -49,21 +67,23 @@ class Progress(ScratchFolderTest):
                      env={"ZIGGURAT_PROGRESS_SECONDS": "0"})
         self.assertRegex(err, r"Z wave: step 300 of 300")
 
+    def test_poisson_solve_and_modes_print_timestamped_lines_too_and_none_with_never(self):
+        commands = ((("poisson", "--size", "10x10x10", "--problem", "manufactured", "--tol", 0.05), "poisson: sweeps"),
+                    (("solve", "--generate", "12x12x12", "--system", "laplace7"), "solve: iteration"),
+                    (("modes", "--mesh", "cantilever:2x0.1x0.1:20,1,1", "--modes", 3), "modes: iteration"))
+        for command, marker in commands:
+            _, err = run(*command, "--progress", "always", env={"ZIGGURAT_PROGRESS_SECONDS": "0"})
+            self.assertRegex(err, re.compile(TIMESTAMP + marker, re.M))
+            self.assertNotIn("\r", err)
+            _, err = run(*command, "--progress", "never")
+            self.assertNotIn(marker, err)
+
 
 class StopOnSignal(ScratchFolderTest):
     def stopped_run(self, sig, steps):
         """A heat run of `steps` stopped by `sig` after its first progress line; (returncode, stderr)."""
-        job = subprocess.Popen([support.ZIGGURAT, *HEAT, "--steps", str(steps), "--out", self.path("stopped.npy")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "ZIGGURAT_PROGRESS_SECONDS": "0"})
-        seen = ""
-        while "heat: pass" not in seen:
-            line = job.stderr.readline()
-            self.assertTrue(line, "the run ended before its first pass was reported")
-            seen += line
-        job.send_signal(sig)
-        _, err = job.communicate(timeout=300)
-        return job.returncode, seen + err
+        return stop_after_first_progress([support.ZIGGURAT, *HEAT, "--steps", steps, "--out", self.path("stopped.npy")],
+                                         "heat: pass", lambda job: job.send_signal(sig))
 
     def test_sigterm_writes_the_last_whole_pass_and_a_restart_ends_on_the_uninterrupted_bits(self):
         steps = 2000
@@ -85,6 +105,85 @@ class StopOnSignal(ScratchFolderTest):
         self.assertEqual(status, 128 + signal.SIGINT, err)
         self.assertIn("stopped by SIGINT", err)
         self.assertEqual(np.load(self.path("stopped.npy")).shape, (512, 512))
+
+
+class WaveStopAndResume(ScratchFolderTest):
+    STEPS = 1500
+
+    def test_sigterm_keeps_the_last_whole_pass_and_a_resume_ends_on_the_uninterrupted_bits(self):
+        whole = self.path("whole.npy")
+        device = json.loads(run(*WAVE, "--steps", self.STEPS, "--out", whole, "--json")[0])["device"]
+        same = "name:" + device
+        # One device, and two with halos every 3 steps: a pass of 256 steps stops between exchanges.
+        for split in ((), ("--devices", f"{same}/{same}", "--halo-steps", 3)):
+            with self.subTest(split=split):
+                checkpoint = self.path("state.ckpt")
+                status, err = stop_after_first_progress(
+                    [support.ZIGGURAT, *WAVE, *split, "--steps", self.STEPS, "--out", self.path("stopped.npy"),
+                     "--checkpoint", checkpoint, "--progress", "always"], "wave: step",
+                    lambda job: job.send_signal(signal.SIGTERM))
+                self.assertEqual(status, 128 + signal.SIGTERM, err)
+                done = int(re.search(rf"stopped by SIGTERM after (\d+) of {self.STEPS} steps", err).group(1))
+                self.assertTrue(0 < done < self.STEPS and done % 256 == 0, err)  # whole passes of 256 steps
+                self.assertIn(f"--resume {checkpoint}", err)
+                stopped, uninterrupted = np.load(self.path("stopped.npy")), np.load(whole)
+                self.assertEqual(stopped.shape, (uninterrupted.shape[0], done, 2))
+                self.assertEqual(stopped.tobytes(), np.ascontiguousarray(uninterrupted[:, :done]).tobytes())
+                run(*WAVE, *split, "--steps", self.STEPS, "--resume", checkpoint, "--out", self.path("resumed.npy"),
+                    "--quiet")
+                self.assertEqual(np.load(self.path("resumed.npy")).tobytes(), uninterrupted.tobytes())
+        # Another run's options are refused, naming what differs.
+        _, err = run(*WAVE, "--steps", self.STEPS, "--freq", 20, "--resume", checkpoint, expect=1)
+        self.assertIn("holds the state of another run (frequency_hz", err)
+        _, err = run(*WAVE, "--steps", 100, "--resume", checkpoint, expect=1)
+        self.assertIn("more than --steps 100", err)
+        _, err = run(*WAVE, "--steps", 100, "--resume", whole, expect=1)
+        self.assertIn("is no wave checkpoint", err)
+        with open(checkpoint, "rb") as whole_file, open(self.path("short.ckpt"), "wb") as short:
+            short.write(whole_file.read()[:-8])
+        _, err = run(*WAVE, "--steps", self.STEPS, "--resume", self.path("short.ckpt"), expect=1)
+        self.assertIn("is cut short", err)
+
+
+class StopUnderMpi(ScratchFolderTest):
+    def setUp(self):
+        super().setUp()
+        self.mpirun = shutil.which("mpirun")
+        if self.mpirun is None:
+            self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
+
+    def stopped_ranks(self, command, marker):
+        """`command` on 2 ranks, SIGTERM to rank 1 after the first progress line (rank 0's)."""
+        status, err = stop_after_first_progress(
+            [self.mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, *command, "--progress", "always"], marker,
+            lambda job: os.kill(rank_process(job, 1), signal.SIGTERM), env=mpi_environment())
+        self.assertNotEqual(status, 0, err)
+        self.assertEqual(err.count("stopped by SIGTERM"), 1, err)  # rank 0 says it, for both
+        return err
+
+    def test_a_signal_to_one_heat_rank_stops_both_after_the_same_pass_with_the_field_whole(self):
+        heat = ("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--steps", 4000)
+        err = self.stopped_ranks((*heat, "--out", self.path("stopped.npy")), "heat: steps")
+        done = int(re.search(r"stopped by SIGTERM after (\d+) of 4000 steps", err).group(1))
+        self.assertTrue(0 < done < 4000 and done % 4 == 0, err)  # halo intervals of 4 steps
+        self.assertIn(f"--init {self.path('stopped.npy')} --steps {4000 - done}", err)
+        run("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--steps", done, "--quiet",
+            "--out", self.path("same_steps.npy"))
+        self.assertEqual(np.load(self.path("stopped.npy")).tobytes(), np.load(self.path("same_steps.npy")).tobytes())
+
+    def test_a_signal_to_one_wave_rank_stops_both_and_a_resume_on_ranks_ends_on_the_bits_of_one(self):
+        wave = (*WAVE, "--steps", 1500)
+        run(*wave, "--out", self.path("whole.npy"), "--quiet")
+        checkpoint = self.path("state.ckpt")
+        err = self.stopped_ranks((*wave, "--out", self.path("stopped.npy"), "--checkpoint", checkpoint), "wave: step")
+        done = int(re.search(r"stopped by SIGTERM after (\d+) of 1500 steps", err).group(1))
+        whole = np.load(self.path("whole.npy"))
+        self.assertEqual(np.load(self.path("stopped.npy")).tobytes(), np.ascontiguousarray(whole[:, :done]).tobytes())
+        resumed = subprocess.run([self.mpirun, "-np", "2", "--oversubscribe", support.ZIGGURAT, *map(str, wave),
+                                  "--resume", checkpoint, "--out", self.path("resumed.npy"), "--quiet"],
+                                 capture_output=True, text=True, timeout=300, env=mpi_environment())
+        self.assertEqual(resumed.returncode, 0, resumed.stderr)
+        self.assertEqual(np.load(self.path("resumed.npy")).tobytes(), whole.tobytes())
 
 
 class ThreadCap(ScratchFolderTest):

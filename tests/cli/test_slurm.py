@@ -2,7 +2,8 @@
 """Runs under a real one-node Slurm started by this test (Debian's slurm-wlm and munge, installed by
 scripts/setup.sh): `srun --mpi=pmix -n 2` splits heat and wave between the two tasks (PMIx exports
 no size: the tasks are counted from Slurm's variables) and gives the bits of one process, with one
-report; srun without an MPI plugin is refused instead of running the problem twice. The daemons
+report; srun without an MPI plugin is refused instead of running the problem twice; the SIGTERM
+that `scancel --signal=TERM` sends both tasks stops them after the same pass, the field whole. The daemons
 run from a temporary folder on free ports and are stopped at the end; where they cannot start, the
 tests are skipped, saying why.
 
@@ -11,6 +12,7 @@ Usage: test_slurm.py PATH/TO/ziggurat
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -22,7 +24,7 @@ import unittest
 import numpy as np
 
 import cli_support as support
-from cli_support import ScratchFolderTest, run
+from cli_support import ScratchFolderTest, run, stop_after_first_progress
 
 SKIP_REASON = None  # set by setUpModule when the daemons cannot run here
 
@@ -180,6 +182,26 @@ class UnderSlurm(ScratchFolderTest):
         _, two = self.split_run("wave", ("--size", "90x70", "--steps", 120, "--source", "450,300", "--absorbing", 8,
                                          "--halo-steps", 2, "--quiet"))
         self.assertEqual(two["ranks"], 2)
+        self.assert_same_bits()
+
+    def test_scancel_signal_term_stops_both_tasks_after_the_same_pass_with_the_field_whole(self):
+        heat = ("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--device", self.device)
+
+        def scancel(job):
+            jobs = subprocess.run(["squeue", "-h", "-o", "%A"], capture_output=True, text=True,
+                                  env=SLURM.environment).stdout.split()
+            self.assertEqual(len(jobs), 1, jobs)
+            subprocess.run(["scancel", "--signal=TERM", jobs[0]], check=True, env=SLURM.environment)
+
+        status, err = stop_after_first_progress(
+            ["srun", "--mpi=pmix", "-n", "2", support.ZIGGURAT, *heat, "--steps", 4000, "--out", self.path("two.npy"),
+             "--progress", "always"], "heat: steps", scancel, env=SLURM.environment)
+        self.assertNotEqual(status, 0, err)
+        found = re.search(r"stopped by SIGTERM after (\d+) of 4000 steps", err)
+        self.assertIsNotNone(found, err)
+        done = int(found.group(1))
+        self.assertTrue(0 < done < 4000 and done % 4 == 0, err)
+        run(*heat, "--steps", done, "--quiet", "--out", self.path("one.npy"))
         self.assert_same_bits()
 
     def test_srun_without_an_mpi_plugin_is_refused(self):

@@ -1,7 +1,8 @@
 // Explicit FEM elastic waves on every device, in 2D and 3D: the grid's matrices (rigid motions,
 // mass, the stability limit; in 3D against the brick elements of matrix/hex_mesh.hpp), the device
-// step against the host reference bit for bit, every split over devices and halo depth, discrete
-// energy conservation, and the arrival times of direct P and S waves in a homogeneous medium.
+// step against the host reference bit for bit, every split over devices and halo depth, a run
+// restored from a stopped one's state, discrete energy conservation, and the arrival times of
+// direct P and S waves in a homogeneous medium.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -223,6 +224,39 @@ TEST_CASE_TEMPLATE("wave: every split over devices and every halo depth gives th
                              doctest::Contains("smaller than its halo"), InvalidArgument);
         CHECK_THROWS_AS(WaveSolver<T>(std::vector<Context>(2, context), system, source, 30, receivers, {{1}, 1}),
                         InvalidArgument);
+      },
+      test::needs_for<T>());
+}
+
+TEST_CASE_TEMPLATE("wave: a solver restored from a stopped run's two displacements ends on the bits of one that ran on",
+                   T, float, double) {
+  test::for_each_device(
+      [](Context& context) {
+        const ElasticGrid grid = layered(37, 31);
+        const WaveSystem<T> system = wave_system<T>(grid, 0.9 * stable_time_step(grid), {4});
+        const PointSource source = explosion(grid, {18, 0, 9});
+        const std::vector<GridNode> receivers{{2, 0, 0}, {18, 0, 15}};
+        const std::size_t stopped = 41, rest = 56, c = grid.dims;  // 41: between two exchanges of every 3 steps
+        // One device, and two with halos every 3 steps: the restored halos serve the steps before the next exchange.
+        for (const std::size_t parts : {1, 2}) {
+          CAPTURE(parts);
+          const std::vector<Context> devices(parts, context);
+          const WaveSplit split{{}, 3};
+          WaveSolver<T> first(devices, system, source, 30, receivers, split);
+          first.run(stopped);
+          WaveSolver<T> again(devices, system, source, 30, receivers, split);
+          again.restore(first.previous(), first.current(), first.steps_done());
+          CHECK(again.steps_done() == stopped);
+          const WaveRun<T> resumed = again.run(rest);
+          const auto whole = split_run<T>(devices, system, source, 30, receivers, stopped + rest, split);
+          for (std::size_t r = 0; r < receivers.size(); ++r)
+            CHECK(std::equal(resumed.seismograms.begin() + r * rest * c, resumed.seismograms.begin() + (r + 1) * rest * c,
+                             whole.first.begin() + (r * (stopped + rest) + stopped) * c));
+          CHECK(again.current() == whole.second);
+        }
+        WaveSolver<T> solver(context, system, source, 30, receivers);
+        CHECK_THROWS_WITH_AS(solver.restore(std::vector<T>(7), std::vector<T>(7), 1),
+                             doctest::Contains("comes from another grid"), InvalidArgument);
       },
       test::needs_for<T>());
 }

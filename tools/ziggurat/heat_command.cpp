@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -147,22 +148,19 @@ std::string progress_text(const HeatProgress& p) {
          " Gnodes/s, ETA " + number_text(p.eta_seconds, 2) + " s";
 }
 
-// A run stopped by a signal: its field at the last pass completed entirely (the solver's
-// steps_done()) goes to --out (a run can go on from it with --init), and the process ends with
-// 128 + the signal's number.
-template <class T>
-[[noreturn]] void end_stopped(const HeatOptions& options, const HeatSolver<T>& solver,
-                              const std::vector<std::size_t>& extents, int signal) {
-  const std::size_t steps_done = solver.steps_done();
+// A run stopped by a signal after `steps_done` steps, the last pass completed entirely: write()
+// puts that field in --out (a run can go on from it with --init) and --vtk, the root process says
+// how to go on, and the process ends with 128 + the signal's number.
+[[noreturn]] void end_stopped(const HeatOptions& options, std::size_t steps_done, int signal, bool root,
+                              const std::function<void()>& write) {
+  write();
   std::string where = "; no --out was given, so nothing was kept";
-  if (!options.vtk.empty()) app::write_field_vtk(options.vtk, solver.data(), extents, "u");
-  if (!options.out.empty()) {
-    write_npy(options.out, solver.data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
-    where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out +
-            ": go on with --init " + options.out + " --steps " + std::to_string(options.steps - steps_done);
-  }
-  std::cerr << "ziggurat heat: " << RunStopped(signal).what() << " after " << steps_done << " of " << options.steps
-            << " steps (a whole pass)" << where << std::endl;
+  if (!options.out.empty())
+    where = "; the field after " + std::to_string(steps_done) + " steps is in " + options.out + ": go on with --init " +
+            options.out + " --steps " + std::to_string(options.steps - steps_done);
+  if (root)
+    std::cerr << "ziggurat heat: " << RunStopped(signal).what() << " after " << steps_done << " of " << options.steps
+              << " steps (a whole pass)" << where << std::endl;
   std::cout.flush();
   std::exit(stopped_exit_status(signal));
 }
@@ -387,14 +385,27 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
                                   : load_grid_rows<T>(options.init, first, count);
     });
     ProgressLines lines(world.rank() == 0 && options.progress.enabled(options.quiet, options.json));
-    const mpi::DistributedHeatRun run =
-        heat.advance(options.steps, request, profile, [&](std::size_t done) {
-          lines.show("heat: steps " + std::to_string(done) + "/" + std::to_string(options.steps) + " on " +
-                         std::to_string(world.size()) + " ranks",
-                     done == options.steps);
-        });
-    if (!options.out.empty()) heat.write_npy(options.out);
-    if (!options.vtk.empty()) write_ranks_vtk(options.vtk, heat, extents, world);
+    const auto write = [&] {
+      if (!options.out.empty()) heat.write_npy(options.out);
+      if (!options.vtk.empty()) write_ranks_vtk(options.vtk, heat, extents, world);
+    };
+    const StopOnSignal stop_on_signal;
+    std::size_t steps_done = 0;
+    mpi::DistributedHeatRun run;
+    try {
+      // A signal on any rank stops every rank after the same interval (one agreement an interval).
+      run = heat.advance(options.steps, request, profile, [&](std::size_t done) {
+        lines.show("heat: steps " + std::to_string(done) + "/" + std::to_string(options.steps) + " on " +
+                       std::to_string(world.size()) + " ranks",
+                   done == options.steps);
+        steps_done = done;
+        if (const int signal = agreed_stop(world); signal != 0 && done < options.steps) throw RunStopped(signal);
+      });
+    } catch (const RunStopped& stopped) {
+      lines.finish();
+      end_stopped(options, steps_done, stopped.signal, world.rank() == 0, write);
+    }
+    write();
     double error = 0;
     if (options.init.empty() && options.steps > 0) {
       error = world.max(heat_mode_error(heat.owned_data(), extents, alpha, options.steps, heat.owned().first,
@@ -495,7 +506,11 @@ void run(const HeatOptions& options) {
     outcome = advance_heat(*solver, options.steps, request, profile, run_options);
   } catch (const RunStopped& stopped) {
     lines.finish();
-    end_stopped(options, *solver, extents, stopped.signal);
+    end_stopped(options, solver->steps_done(), stopped.signal, true, [&] {
+      if (!options.vtk.empty()) app::write_field_vtk(options.vtk, solver->data(), extents, "u");
+      if (!options.out.empty())
+        write_npy(options.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
+    });
   }
   lines.finish();
   const HeatRun& result = outcome.run;

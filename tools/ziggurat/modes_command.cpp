@@ -2,8 +2,6 @@
 // by subspace iteration on the device (solver/subspace_iteration.hpp), with K and M element by
 // element: a generated brick cantilever or the user's element matrices.
 
-#include <unistd.h>
-
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +12,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "progress.hpp"
 #include "program_main.hpp"
 #include "ziggurat/app/modes_run.hpp"
 #include "ziggurat/app/output_files.hpp"
@@ -45,6 +44,7 @@ struct ModesOptions {
   std::string vtk;
   std::string save_model;
   bool quiet = false;
+  ProgressOption progress;
   bool json = false;
 };
 
@@ -140,9 +140,10 @@ void draw_mode(const std::string& path, const ElasticModel<T>& model, const std:
   write_lines_png(path, segments, width, height);
 }
 
-void show_progress(const SubspaceProgress& p) {
-  std::cerr << "\riteration " << p.iteration << ", largest eigenvalue change " << number_text(p.change, 3) << ", CG "
-            << p.solve_iterations << " iterations   " << std::flush;
+// "modes: iteration 7, largest eigenvalue change 3.1e-06, CG 41 iterations".
+std::string progress_text(const SubspaceProgress& p) {
+  return "modes: iteration " + std::to_string(p.iteration) + ", largest eigenvalue change " + number_text(p.change, 3) +
+         ", CG " + std::to_string(p.solve_iterations) + " iterations";
 }
 
 // How the elements reach the device, for the summary: resident says nothing.
@@ -201,14 +202,16 @@ void run(const ModesOptions& o) {
   check_sources(o);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
-  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
+  ProgressLines lines(o.progress.enabled(o.quiet, o.json));
   const app::ModesModel<T> model = load_model<T>(o);
   if (!o.save_model.empty()) save_model(o.save_model, *model.generated);
   SubspaceOptions options =
       app::subspace_options<T>(context, o.settings, model.k(), "--cg-operator / --preconditioner / --ordering / --scatter / --projection");
-  if (progress) options.progress = show_progress;
+  std::string last;  // the last state, printed whatever the interval
+  if (lines.enabled()) options.progress = [&](const SubspaceProgress& p) { lines.show(last = progress_text(p)); };
   const SubspaceResult<T> result = subspace_iteration(context, model.k(), model.m(), options);
-  if (progress) std::cerr << "\n";
+  if (!last.empty()) lines.show(last, true);
+  lines.finish();
   const std::size_t p = result.eigenvalues.size();
   if (!o.out.empty()) write_npy(o.out, result.modes.data(), {model.k().dofs, p});
   if (!o.png.empty()) draw_mode(o.png, *model.generated, result.modes, p, 0);
@@ -293,6 +296,7 @@ void add_modes_command(CLI::App& app) {
                                    {"-stiffness.npy", "-mass.npy", "-dofs.npy"}, "Write the generated model's elements as "
                                                            "PREFIX-stiffness.npy, PREFIX-mass.npy, PREFIX-dofs.npy");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

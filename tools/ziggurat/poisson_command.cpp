@@ -3,8 +3,6 @@
 // pyramid passes whose height and task size the cost model (eq. (2) of the method notes, exactly)
 // chooses from the device's measured profile.
 
-#include <unistd.h>
-
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -15,6 +13,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "picture.hpp"
+#include "progress.hpp"
 #include "program_main.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
@@ -52,6 +51,7 @@ struct PoissonOptions {
   std::string profile;
   bool serial = false;
   bool quiet = false;
+  ProgressOption progress;
   bool json = false;
 };
 
@@ -95,10 +95,10 @@ PoissonPlanRequest plan_request(const PoissonOptions& o) {
   return request;
 }
 
-// "sweeps 640/10000, update 3.2e-05, ETA 4.1 s", rewritten in place on a terminal.
-void show_progress(const PoissonProgress& p) {
-  std::cerr << "\rsweeps " << p.sweeps_done << "/" << p.max_sweeps << ", update " << number_text(p.update, 3) << ", ETA "
-            << number_text(p.eta_seconds, 2) << " s   " << std::flush;
+// "poisson: sweeps 640/10000, update 3.2e-05, ETA 4.1 s".
+std::string progress_text(const PoissonProgress& p) {
+  return "poisson: sweeps " + std::to_string(p.sweeps_done) + "/" + std::to_string(p.max_sweeps) + ", update " +
+         number_text(p.update, 3) + ", ETA " + number_text(p.eta_seconds, 2) + " s";
 }
 
 std::string plan_text(const PlannedPoissonRun& planned, const PoissonRun& run) {
@@ -160,7 +160,7 @@ void run(const PoissonOptions& o) {
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
   if (o.depth.empty()) request.depth = default_blocking_depth(context.device());  // tuned on GPUs
-  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
+  const bool progress = o.progress.enabled(o.quiet, o.json);
   const app::RunProfile planned_with = app::run_profile(context, o.profile, progress, ProfileNeeds::jacobi(sizeof(T)));
   const DeviceProfile& profile = planned_with.profile;
 
@@ -172,11 +172,14 @@ void run(const PoissonOptions& o) {
     solver = std::make_unique<PoissonSolver<T>>(context, in.initial, in.rhs, spacing);
   }
   PoissonRunOptions run_options;
-  if (progress) run_options.progress = show_progress;
+  ProgressLines lines(progress);
+  std::string last;  // the last state, printed whatever the interval
+  if (progress) run_options.progress = [&](const PoissonProgress& p) { lines.show(last = progress_text(p)); };
   const PoissonStop stop{o.tolerance, o.max_sweeps};
   const PoissonOutcome outcome = solve_poisson(*solver, stop, request, profile, run_options);
   const PoissonRun& result = outcome.run;
-  if (progress) std::cerr << "\n";
+  if (!last.empty()) lines.show(last, true);
+  lines.finish();
   // The solution is read where the solver holds it: the grid may fill most of host memory.
   if (!o.out.empty()) write_npy(o.out, solver->data(), std::vector<std::size_t>(extents.rbegin(), extents.rend()));
   if (!o.vtk.empty()) app::write_field_vtk(o.vtk, solver->data(), extents, "u");
@@ -267,6 +270,7 @@ void add_poisson_command(CLI::App& app) {
   options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`)");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and sweeps");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->callback([options] {
     options->files.check();

@@ -43,16 +43,20 @@ ProgressLines::ProgressLines(bool enabled, std::chrono::duration<double> interva
 
 void ProgressLines::show(const std::string& text, bool last) {
   if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
   if (terminal_) {
+    // A solver's hook may come every iteration: the line is redrawn a few times a second at most.
+    if (open_line_ && !last && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
     std::cerr << "\r" << text << "   " << std::flush;
     open_line_ = true;
     if (last) finish();
     return;
   }
-  const auto now = std::chrono::steady_clock::now();
-  if (printed_ && !last && now - last_ < interval_) return;
+  if (printed_ && ((!last && now - last_ < interval_) || text == shown_)) return;  // the same state says nothing new
   printed_ = true;
   last_ = now;
+  shown_ = text;
   std::cerr << utc_timestamp() << " " << text << std::endl;
 }
 

@@ -25,7 +25,8 @@ class ProgressLines {
   /// `interval` (ZIGGURAT_PROGRESS_SECONDS where set).
   explicit ProgressLines(bool enabled, std::chrono::duration<double> interval = std::chrono::seconds(5));
   bool enabled() const noexcept { return enabled_; }
-  /// Shows `text` (one line of progress); `last`: the run's final state, always printed.
+  /// Shows `text` (one line of progress); `last`: the run's final state, always printed. On a
+  /// terminal, the line is redrawn at most every 0.2 s.
   void show(const std::string& text, bool last = false);
   /// Ends the line rewritten in place on a terminal.
   void finish();
@@ -35,6 +36,7 @@ class ProgressLines {
   std::chrono::duration<double> interval_;
   std::chrono::steady_clock::time_point last_{};
   bool printed_ = false;
+  std::string shown_;  // off a terminal, the last line printed
 };
 
 }  // namespace ziggurat::cli

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "stop_signal.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_cores.hpp"
@@ -43,6 +44,8 @@ void require_launcher_ranks(const mpi::Communicator& world) {
                         std::to_string(world.size()) + " rank(s): each would run the whole problem alone. Under "
                         "Slurm, give srun an MPI plugin (srun --mpi=pmix), or start the ranks with mpirun");
 }
+
+int agreed_stop(const mpi::Communicator& world) { return static_cast<int>(world.max(stop_requested())); }
 
 void warn_if_bound(const mpi::Communicator& world) {
   const std::size_t share = std::max<std::size_t>(1, host_cores() / static_cast<std::size_t>(world.local_size()));

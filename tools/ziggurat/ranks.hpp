@@ -33,6 +33,10 @@ void require_launcher_ranks(const mpi::Communicator& world);
 /// runtime's transfer threads) then shares that core.
 void warn_if_bound(const mpi::Communicator& world);
 
+/// The signal that stops a run (stop_signal.hpp) on any rank, the same on every rank (0: none):
+/// called by every rank once a pass, so that all stop after the same pass.
+int agreed_stop(const mpi::Communicator& world);
+
 /// Runs body(world) on this rank once every rank holds the same `options` (those that decide
 /// what the ranks do together: the type, the steps, the exchange depth); an exception on any rank
 /// ends the whole job with its message, so that no rank is left waiting for one that failed. MPI

@@ -1,11 +1,8 @@
 // `ziggurat solve`: A x = b with a preconditioned Krylov method on one device, for a Matrix Market
 // matrix or a generated seven-point block system; reports convergence, residuals and the time split.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <cmath>
@@ -19,6 +16,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "progress.hpp"
 #include "program_main.hpp"
 #include "ziggurat/app/generated_systems.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
@@ -44,6 +42,7 @@ struct SolveOptions {
   double tol = 1e-8, shift = 0, threshold = sparse::kDefaultIlu2Threshold;
   std::string static_pivoting = "auto";
   bool symmetric = false, unfused = false, json = false, quiet = false;
+  ProgressOption progress;
   std::uint64_t seed = 1;
   std::string device;
 };
@@ -188,21 +187,17 @@ void run(const SolveOptions& o) {
   options.static_pivoting = sparse::parse_static_pivoting(o.static_pivoting);
   options.fuse = !o.unfused;
   app::set_product_kernel(options, context, o.kernel);
-  const bool progress = !o.quiet && !o.json && ::isatty(STDERR_FILENO);
-  auto last = std::chrono::steady_clock::now();
-  if (progress) {
-    options.progress = [&last](const sparse::SolveProgress& p) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(500)) return;
-      last = now;
-      std::cerr << "\riteration " << p.iteration << ", ||r|| / ||b|| = " << number_text(p.relative_residual) << "   "
-                << std::flush;
+  ProgressLines lines(o.progress.enabled(o.quiet, o.json));
+  if (lines.enabled()) {
+    options.progress = [&lines](const sparse::SolveProgress& p) {
+      lines.show("solve: iteration " + std::to_string(p.iteration) + ", ||r|| / ||b|| = " +
+                 number_text(p.relative_residual));
     };
   }
   sparse::KrylovSolver<T> solver(context, a, k, options);
   std::vector<T> x;
   const sparse::SolveReport report = solver.solve(b, x);
-  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  lines.finish();
   if (!o.out.empty()) {
     write_npy(o.out, x.data(), k == 1 ? std::vector<std::size_t>{a.rows} : std::vector<std::size_t>{a.rows, k});
   }
@@ -331,6 +326,7 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options->json, "Print a machine-readable summary");
   command->add_flag("--quiet", options->quiet, "No progress on stderr");
+  options->progress.add(command);
   command->callback([options] {
     options->files.check();
     with_precision(options->precision, [&](auto zero) { run<decltype(zero)>(*options); });

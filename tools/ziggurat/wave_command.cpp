@@ -14,9 +14,11 @@
 #include "picture.hpp"
 #include "progress.hpp"
 #include "ranks.hpp"
+#include "stop_signal.hpp"
 #include "ziggurat/app/devices.hpp"
 #include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/run_profile.hpp"
+#include "ziggurat/app/wave_checkpoint.hpp"
 #include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/device.hpp"
@@ -62,12 +64,16 @@ struct WaveOptions {
   std::string precision = "f32";
   std::string out;
   std::string seismograms;                // NAME.npz: the seismograms with dt, receivers, components
+  std::string checkpoint;                 // where a run stopped by a signal writes its state
+  std::string resume;                     // a --checkpoint file to go on from
   bool quiet = false;
   ProgressOption progress;
   bool json = false;
 };
 
 constexpr const char* kDefaultMedium = "3000,1732,2500";
+// Steps a pass without --snapshots: after each, a progress line, and a signal stops the run there.
+constexpr std::size_t kPassSteps = 256;
 
 std::string grid_text(const ElasticGrid& grid) {
   return std::to_string(grid.nx) + " x " + (grid.dims == 3 ? std::to_string(grid.ny) + " x " : std::string()) +
@@ -175,10 +181,11 @@ ElasticGrid load_grid(const WaveOptions& o) {
   return o.dims == 3 ? layered_grid(n[0], n[1], n[2], o.dx, layers) : layered_grid(n[0], n[1], o.dx, layers);
 }
 
-// "wave: step 300 of 2000, 41.2 Mnodes/s, ETA 3.1 s".
-std::string progress_text(const WaveProgress& p, double nodes) {
-  const double rate = p.seconds > 0 ? nodes * double(p.step) / p.seconds : 0;
-  const double eta = p.step > 0 ? p.seconds * double(p.steps - p.step) / double(p.step) : 0;
+// "wave: step 300 of 2000, 41.2 Mnodes/s, ETA 3.1 s"; this process ran steps `first` to p.step.
+std::string progress_text(const WaveProgress& p, double nodes, std::size_t first) {
+  const double run = double(p.step - first);
+  const double rate = p.seconds > 0 ? nodes * run / p.seconds : 0;
+  const double eta = run > 0 ? p.seconds * double(p.steps - p.step) / run : 0;
   return "wave: step " + std::to_string(p.step) + " of " + std::to_string(p.steps) + ", " + number_text(rate * 1e-6) +
          " Mnodes/s, ETA " + number_text(eta) + " s";
 }
@@ -235,13 +242,6 @@ std::pair<app::WaveSettings, app::WaveSetup> setup(const WaveOptions& o) {
   return {std::move(settings), std::move(w)};
 }
 
-std::function<void(const WaveProgress&)> progress_of(const WaveOptions& o, const ElasticGrid& grid) {
-  if (!o.progress.enabled(o.quiet, o.json)) return nullptr;
-  const double nodes = double(grid.nodes());
-  auto lines = std::make_shared<ProgressLines>(true);
-  return [nodes, lines](const WaveProgress& p) { lines->show(progress_text(p, nodes), p.step == p.steps); };
-}
-
 template <class T>
 void report(const WaveOptions& o, const app::WaveSettings& settings, const app::WaveSetup& w, const DeviceInfo& device,
             std::size_t devices, int ranks, std::size_t halo_steps, const WaveRun<T>& r) {
@@ -275,19 +275,23 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
     std::cout << "seismograms " << o.seismograms << " (data, dt, t0, receivers, components, units)\n";
 }
 
+// Adds the snapshot of `step`, NAME-STEP.vti beside the .pvd, to the series.
+void vtk_series_step(const WaveOptions& o, const app::WaveSetup& w, std::size_t step, std::vector<vtk::TimeStep>& series) {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-%06zu.vti", step);
+  series.push_back({double(step) * w.dt, std::filesystem::path(o.vtk).stem().string() + suffix});
+}
+
 // The displacement at `step` as NAME-STEP.vti beside the .pvd (ux, uz, or ux, uy, uz a node; x
 // to the right, z down), and the .pvd rewritten to name every snapshot so far: a run that ends
 // early leaves a series ParaView opens.
 template <class T>
 void vtk_snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T>& u, std::size_t step,
                   std::vector<vtk::TimeStep>& series) {
-  const std::filesystem::path pvd(o.vtk);
-  char suffix[32];
-  std::snprintf(suffix, sizeof suffix, "-%06zu.vti", step);
-  const std::string name = pvd.stem().string() + suffix;
-  app::write_displacement_vtk(std::filesystem::path(pvd).replace_filename(name).string(), w.grid, u.data());
-  series.push_back({double(step) * w.dt, name});
-  vtk::write_collection(pvd, series);
+  vtk_series_step(o, w, step, series);
+  app::write_displacement_vtk(std::filesystem::path(o.vtk).replace_filename(series.back().file).string(), w.grid,
+                              u.data());
+  vtk::write_collection(o.vtk, series);
 }
 
 // uz of the grid (2D) or of its x-z slice through the source (3D) as a picture, the free surface
@@ -305,27 +309,100 @@ void snapshot(const WaveOptions& o, const app::WaveSetup& w, const std::vector<T
   write_field_png(std::filesystem::path(o.png_dir) / name, uz.data(), {grid.nx, grid.nz});
 }
 
-// The run in pieces of --snapshots steps, a picture after each; the seismograms joined.
+// The first `steps` samples of each receiver's seismogram of `all` (receivers x all.steps x c).
 template <class T>
-WaveRun<T> run_with_snapshots(const WaveOptions& o, const app::WaveSetup& w, WaveSolver<T>& solver) {
+std::vector<T> first_samples(const WaveRun<T>& all, std::size_t steps) {
+  const std::size_t c = all.components;
+  std::vector<T> first(all.receivers * steps * c);
+  for (std::size_t r = 0; r < all.receivers; ++r)
+    std::copy_n(all.seismograms.begin() + r * all.steps * c, steps * c, first.begin() + r * steps * c);
+  return first;
+}
+
+// What identifies the run in a checkpoint, where one is written or read (a checksum of the whole
+// system: not computed for runs that need none).
+template <class T>
+nlohmann::json identity_of(const WaveOptions& o, const app::WaveSetup& w, const WaveSystem<T>& system) {
+  if (o.checkpoint.empty() && o.resume.empty()) return nullptr;
+  return app::wave_run_identity(w, system, o.frequency);
+}
+
+// The state --resume names (none: the medium at rest), refused when it holds more steps than the run.
+template <class T>
+app::WaveCheckpoint<T> resumed_state(const WaveOptions& o, const nlohmann::json& identity) {
+  if (o.resume.empty()) return {};
+  app::WaveCheckpoint<T> state = app::read_wave_checkpoint<T>(o.resume, identity);
+  if (state.steps_done > o.steps)
+    throw InvalidArgument("--resume " + o.resume + " holds " + std::to_string(state.steps_done) + " steps, more than --steps " +
+                          std::to_string(o.steps) + ": give the stopped run's --steps");
+  return state;
+}
+
+// A run stopped by `signal` after `done` steps, a whole pass: its state goes to --checkpoint and
+// its seismograms so far to --out and --seismograms (written by the root process; every rank
+// gathers), and the process ends with 128 + the signal's number.
+template <class T, class Solver>
+[[noreturn]] void end_stopped(const WaveOptions& o, const app::WaveSetup& w, Solver& solver, const WaveRun<T>& all,
+                              const nlohmann::json& identity, bool root, int signal) {
+  const std::size_t done = solver.steps_done();
+  const app::WaveCheckpoint<T> state{done, solver.previous(), solver.current(), first_samples(all, done)};
+  if (root) {
+    std::string where = "; no --checkpoint was given, so the run cannot go on from here";
+    if (!o.out.empty()) write_npy(o.out, state.seismograms.data(), {all.receivers, done, all.components});
+    if (!o.seismograms.empty()) {
+      WaveRun<T> so_far = all;
+      so_far.steps = done;
+      so_far.seismograms = state.seismograms;
+      app::write_seismograms_npz(o.seismograms, so_far, w);
+    }
+    if (!o.checkpoint.empty()) {
+      app::write_wave_checkpoint(o.checkpoint, state, identity);
+      where = "; its state is in " + o.checkpoint + ": go on with the same options and --resume " + o.checkpoint;
+    }
+    std::cerr << "ziggurat wave: " << RunStopped(signal).what() << " after " << done << " of " << o.steps
+              << " steps (a whole pass)" << (o.out.empty() ? "" : "; the seismograms so far are in " + o.out) << where
+              << std::endl;
+  }
+  std::cout.flush();
+  std::exit(stopped_exit_status(signal));
+}
+
+// The run from `start` in passes of --snapshots steps (else kPassSteps): after each, the snapshots,
+// a progress line (on the root process) and stop(), the signal every process agrees stops the run
+// there (0: none); the seismograms joined after the start's.
+template <class T, class Solver>
+WaveRun<T> run_in_passes(const WaveOptions& o, const app::WaveSetup& w, Solver& solver, const app::WaveCheckpoint<T>& start,
+                         const nlohmann::json& identity, bool root, const std::function<int()>& stop) {
   WaveRun<T> all;
   all.steps = o.steps;
-  std::vector<vtk::TimeStep> series;
-  for (std::size_t done = 0; done < o.steps;) {
-    const std::size_t n = std::min(o.snapshots, o.steps - done);
+  all.receivers = w.receivers.size();
+  all.components = w.grid.dims;
+  const std::size_t c = all.components, first = start.steps_done, pass = o.snapshots > 0 ? o.snapshots : kPassSteps;
+  all.seismograms.assign(all.receivers * o.steps * c, T(0));
+  for (std::size_t r = 0; r < all.receivers; ++r)
+    std::copy_n(start.seismograms.begin() + r * first * c, first * c, all.seismograms.begin() + r * o.steps * c);
+  std::vector<vtk::TimeStep> series;  // the snapshots of the stopped run too, by their names
+  for (std::size_t step = pass; step <= first && !o.vtk.empty(); step += pass) vtk_series_step(o, w, step, series);
+  ProgressLines lines(root && o.progress.enabled(o.quiet, o.json));
+  for (std::size_t done = first; done < o.steps;) {
+    const std::size_t n = std::min(pass, o.steps - done);
     const WaveRun<T> part = solver.run(n);
-    const std::size_t c = part.components;
-    if (all.seismograms.empty()) all.seismograms.assign(part.receivers * o.steps * c, T(0));
-    all.receivers = part.receivers;
-    all.components = c;
     all.seconds += part.seconds;
     for (std::size_t r = 0; r < part.receivers; ++r)
       std::copy_n(part.seismograms.begin() + r * n * c, n * c, all.seismograms.begin() + (r * o.steps + done) * c);
     done += n;
-    snapshot(o, w, solver.current(), done);
-    if (!o.vtk.empty()) vtk_snapshot(o, w, solver.current(), done, series);
+    if (o.snapshots > 0) {
+      snapshot(o, w, solver.current(), done);
+      if (!o.vtk.empty()) vtk_snapshot(o, w, solver.current(), done, series);
+    }
+    lines.show(progress_text({done, o.steps, all.seconds}, double(w.grid.nodes()), first), done == o.steps);
+    if (const int signal = stop(); signal != 0 && done < o.steps) {
+      lines.finish();
+      end_stopped(o, w, solver, all, identity, root, signal);
+    }
   }
-  all.nodes_per_second = all.seconds > 0 ? double(w.grid.nodes()) * double(o.steps) / all.seconds : 0;
+  lines.finish();
+  all.nodes_per_second = all.seconds > 0 ? double(w.grid.nodes()) * double(o.steps - first) / all.seconds : 0;
   return all;
 }
 
@@ -345,9 +422,12 @@ void run_local(const WaveOptions& o) {
   WaveSystem<T> system = wave_system<T>(w.grid, w.dt, {w.absorbing});
   const WaveSplit split =
       app::local_split(settings, devices, system, [&](const Context& device) { return planning_profile(o, device); });
+  const nlohmann::json identity = identity_of(o, w, system);
+  const app::WaveCheckpoint<T> start = resumed_state<T>(o, identity);
   WaveSolver<T> solver(devices, std::move(system), w.source, o.frequency, w.receivers, split);
-  const WaveRun<T> r = o.snapshots > 0 ? run_with_snapshots(o, w, solver)
-                                       : solver.run(o.steps, progress_of(o, w.grid));
+  if (!o.resume.empty()) solver.restore(start.previous, start.current, start.steps_done);
+  const StopOnSignal stop_on_signal;
+  const WaveRun<T> r = run_in_passes(o, w, solver, start, identity, true, stop_requested);
   report(o, settings, w, devices.front().device(), devices.size(), 1, split.halo_steps, r);
 }
 
@@ -367,8 +447,12 @@ void run_ranks(const WaveOptions& o) {
     // s: given, else the model's for this rank's device, the smallest over the ranks (one for all).
     std::size_t s = settings.halo_steps;
     if (s == 0) s = world.min(plan_halo_steps(planning_profile(o, device), system, std::size_t(world.size())));
+    const nlohmann::json identity = identity_of(o, w, system);
+    const app::WaveCheckpoint<T> start = resumed_state<T>(o, identity);
     mpi::DistributedWave<T> solver(world, device, std::move(system), w.source, o.frequency, w.receivers, s);
-    const WaveRun<T> r = solver.run(o.steps, world.rank() == 0 ? progress_of(o, w.grid) : nullptr);
+    if (!o.resume.empty()) solver.restore(start.previous, start.current, start.steps_done);
+    const StopOnSignal stop_on_signal;
+    const WaveRun<T> r = run_in_passes(o, w, solver, start, identity, world.rank() == 0, [&] { return agreed_stop(world); });
     if (world.rank() == 0)
       report(o, settings, w, device.device(), static_cast<std::size_t>(world.size()), world.size(), s, r);
   });
@@ -436,6 +520,11 @@ void add_wave_command(CLI::App& app) {
                                                                            "as NAME.npz (numpy.load): data (receivers, "
                                                                            "steps, dims; m), dt, t0 (s), receivers "
                                                                            "(positions, m), components, units");
+  options->files.add_output(command, "--checkpoint", options->checkpoint, "Where a run stopped by SIGTERM or SIGINT (after "
+                                                                           "its current pass) writes its state, for --resume");
+  command->add_option("--resume", options->resume, "Go on from this --checkpoint file of a stopped run, given the same "
+                                                   "options: ends with the bits of the run that was not stopped")
+      ->check(CLI::ExistingFile);
   command->add_option("--snapshots", options->snapshots, "Every this many steps, a picture of uz in --png-dir (3D: "
                                                          "the x-z slice through the source)")
       ->check(whole_number(1));

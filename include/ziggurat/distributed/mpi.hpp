@@ -56,7 +56,8 @@ class Communicator {
   /// Prints `message` (naming the rank) on stderr and ends every rank of the communicator: no rank is left
   /// waiting for one that failed.
   [[noreturn]] void abort(const std::string& message) const;
-  /// Every rank's `values` (the same count on each) on `root`, rank after rank; empty elsewhere.
+  /// Every rank's `values` (counts may differ, each below 2^31) on `root`, rank after rank; empty
+  /// elsewhere.
   template <class T>
   std::vector<T> gather(const std::vector<T>& values, int root = 0) const;
   /// The largest (smallest) of every rank's value, on every rank.
@@ -97,8 +98,16 @@ class DistributedWave {
                   wave::PointSource source, double frequency, const std::vector<wave::GridNode>& receivers,
                   std::size_t halo_steps);
   wave::WaveRun<T> run(std::size_t steps, const std::function<void(const wave::WaveProgress&)>& progress = {});
+  /// The previous and the current displacements of the whole vector on rank 0 (empty elsewhere),
+  /// gathered from the ranks' blocks; called on every rank.
+  std::vector<T> previous() const;
+  std::vector<T> current() const;
+  std::size_t steps_done() const noexcept { return solver_.steps_done(); }
+  /// WaveSolver::restore() on every rank, each given the whole vectors.
+  void restore(const std::vector<T>& previous, const std::vector<T>& current, std::size_t steps_done);
 
  private:
+  std::vector<T> joined(const std::vector<T>& layer) const;
   // `receivers`, once every rank holds the same grid, type, time step, source, receivers and halo steps.
   static std::vector<wave::GridNode> agreed(const Communicator& communicator, const wave::WaveSystem<T>& system,
                                             const wave::PointSource& source, double frequency,

@@ -95,6 +95,10 @@ class WaveSolver {
   std::vector<T> previous() const;
   std::vector<T> current() const;
   std::size_t steps_done() const noexcept;
+  /// Sets the state to that of a run after `steps_done` steps whose previous() and current() (the
+  /// whole vector, system().dofs() values each) are given: a run from here computes the bits of
+  /// the run that was not stopped. InvalidArgument for vectors of another length.
+  void restore(const std::vector<T>& previous, const std::vector<T>& current, std::size_t steps_done);
   /// The global DOFs each device of this process owns.
   std::vector<DofRange> blocks() const;
   const WaveSystem<T>& system() const noexcept;
