@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 
 #include "base/integer_math.hpp"
 #include "base/parallel.hpp"
@@ -187,6 +188,42 @@ void store(const Acc* sum, T* y, std::size_t k) {
 double draw(std::mt19937_64& engine) { return static_cast<double>(engine() >> 40) / 8388608.0 - 1.0; }
 
 }  // namespace
+
+template <class I>
+std::vector<Index> copy_indices(const I* from, std::size_t count, const char* what) {
+  static_assert(std::is_integral_v<I> && std::is_signed_v<I>, "foreign indices are signed integers");
+  std::vector<Index> indices(count);
+  constexpr std::size_t kChunk = 1 << 16, kNone = ~std::size_t{0};
+  std::vector<std::size_t> first_bad(ceil_div(count, kChunk), kNone);  // per chunk: the first bad entry
+  detail::for_chunks(count, kChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      if (from[i] < 0 || static_cast<std::uint64_t>(from[i]) > std::numeric_limits<Index>::max()) {
+        first_bad[first / kChunk] = i;
+        return;
+      }
+      indices[i] = static_cast<Index>(from[i]);
+    }
+  });
+  for (const std::size_t i : first_bad) {
+    if (i == kNone) continue;
+    throw InvalidArgument(std::string(what) + "[" + str(i) + "] = " + std::to_string(from[i]) +
+                          " is outside 0..2^32 - 1");
+  }
+  return indices;
+}
+
+template <class T>
+std::vector<T> copy_values(const T* from, std::size_t count) {
+  std::vector<T> values(count);
+  detail::for_chunks(count, std::size_t{1} << 18,
+                     [&](std::size_t first, std::size_t last) { std::copy(from + first, from + last, values.data() + first); });
+  return values;
+}
+
+template std::vector<Index> copy_indices<std::int32_t>(const std::int32_t*, std::size_t, const char*);
+template std::vector<Index> copy_indices<std::int64_t>(const std::int64_t*, std::size_t, const char*);
+template std::vector<float> copy_values<float>(const float*, std::size_t);
+template std::vector<double> copy_values<double>(const double*, std::size_t);
 
 template <class T>
 void validate(const Csr<T>& a) {
