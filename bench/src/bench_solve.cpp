@@ -449,7 +449,8 @@ void print_heading(const Context& context, const BenchSolveOptions& options, dou
       << "Tolerance " << number_text(options.tolerance) << " (f64), " << number_text(options.tolerance_f32)
       << " (f32), on ||b - A x|| / ||b|| for ziggurat (each peer's own rule: see its note). b = A x* for a "
          "random x*; residual and error are computed on the host in double from each x. Setup and solve are "
-         "wall times of one run after a warm-up on a small system; time to solution = setup + solve. vs "
+         "wall times of one run after a warm-up on a small system and one untimed iteration on the system "
+         "itself; time to solution = setup + solve. vs "
          "natural: iterations over those of ziggurat's natural-order ILU(0) (the sequential CPU algorithm's, "
          "within 1). vs ViennaCL / vs cuSPARSE: the peer's fastest BiCGStab + ILU(0)-type time to solution "
          "among its runs whose true residual reached the tolerance (within 2x), over this row's (> 1: "
