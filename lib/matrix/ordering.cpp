@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "base/integer_math.hpp"
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/nested_dissection.hpp"
@@ -32,7 +33,7 @@ LevelSets group_by_level(const std::vector<Index>& level) {
   const std::size_t n = level.size(), chunk = 16 * kRowChunk, chunks = ziggurat::detail::ceil_div(n, chunk);
   const Index levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
   sets.level_ptr.assign(levels + 1, 0);
-  sets.rows.resize(n);
+  ziggurat::detail::resize_large(sets.rows, n);
   if (chunks < 2 || levels > chunk) {
     for (Index l : level) ++sets.level_ptr[l + 1];
     for (Index l = 0; l < levels; ++l) sets.level_ptr[l + 1] += sets.level_ptr[l];
@@ -112,7 +113,7 @@ Graph symmetric_pattern(const Bsr<T>& a) {
 // graph nor the later columns are read (the same colours as greedy_colour of its pattern).
 template <class T>
 std::vector<Index> greedy_colour_lower(const Bsr<T>& a) {
-  std::vector<Index> colour(a.block_rows, 0);
+  std::vector<Index> colour = ziggurat::detail::large_vector<Index>(a.block_rows);
   std::vector<std::size_t> seen_by;  // seen_by[c] == v + 1: colour c is taken by an earlier neighbour of v
   for (std::size_t v = 0; v < a.block_rows; ++v) {
     for (Index p = a.block_row_ptr[v]; p < a.block_row_ptr[v + 1] && a.block_col[p] < v; ++p) {
@@ -223,14 +224,14 @@ template <class RowOf, class PositionOf, class Nearest, class Dependencies>
 std::vector<Index> triangle_levels(std::size_t n, RowOf row_of, PositionOf position_of, Nearest nearest,
                                    Dependencies for_each_dependency) {
   constexpr Index kNone = ~Index{0};
-  std::vector<Index> level(n, 0);
+  std::vector<Index> level = ziggurat::detail::large_vector<Index>(n);
   const auto settle = [&](std::size_t t) {
     const Index i = row_of(t);
     Index l = 0;
     for_each_dependency(i, [&](Index j) { l = std::max(l, level[j] + 1); });
     level[i] = l;
   };
-  std::vector<Index> latest(n);  // latest[t]: the latest position the row at t depends on
+  std::vector<Index> latest = ziggurat::detail::large_vector<Index>(n);  // latest[t]: the latest position the row at t depends on
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
     for (std::size_t t = first; t < last; ++t) {
       const Index j = nearest(row_of(t));
@@ -363,7 +364,7 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   if (p.identity()) return a;
   check_permutation(p, a.block_rows, "permute");
   const std::size_t n = a.block_rows, bb = a.block_size * a.block_size;
-  std::vector<Index> new_of_old(n);
+  std::vector<Index> new_of_old = ziggurat::detail::large_vector<Index>(n);
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) new_of_old[p.old_of_new[r]] = static_cast<Index>(r);
   });
@@ -373,8 +374,7 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   out.block_size = a.block_size;
   out.block_rows = a.block_rows;
   out.block_cols = a.block_cols;
-  out.block_row_ptr.resize(n + 1);
-  out.block_row_ptr[0] = 0;
+  out.block_row_ptr = ziggurat::detail::large_vector<Index>(n + 1);
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) {
       const Index old = p.old_of_new[r];
@@ -382,8 +382,8 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
     }
   });
   std::partial_sum(out.block_row_ptr.begin(), out.block_row_ptr.end(), out.block_row_ptr.begin());
-  out.block_col.resize(a.blocks());
-  out.values.resize(a.values.size());
+  ziggurat::detail::resize_large(out.block_col, a.blocks());
+  ziggurat::detail::resize_large(out.values, a.values.size());
   // Each new row: its blocks sorted by new column (keys: new column, then old position), values
   // copied block by block; on every core.
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
@@ -422,7 +422,7 @@ std::vector<T> permute_rows(const std::vector<T>& x, const Permutation& p, std::
                           std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
                           std::to_string(k) + " vectors");
   }
-  std::vector<T> out(x.size());
+  std::vector<T> out = ziggurat::detail::large_vector<T>(x.size());
   ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + p.old_of_new[r] * width, width, out.begin() + r * width);
   });
@@ -438,7 +438,7 @@ std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std
                           std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
                           std::to_string(k) + " vectors");
   }
-  std::vector<T> out(x.size());
+  std::vector<T> out = ziggurat::detail::large_vector<T>(x.size());
   ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + r * width, width, out.begin() + p.old_of_new[r] * width);
   });
