@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/integer_math.hpp"
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -28,7 +29,7 @@ IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
     throw InvalidArgument("the diagonal shift must be finite and >= 0, not " + std::to_string(shift));
   }
   const std::size_t b = a.block_size, bb = b * b;
-  IluPattern<T> pattern{std::vector<Index>(a.block_rows), {}};
+  IluPattern<T> pattern{ziggurat::detail::large_vector<Index>(a.block_rows), {}};
   // The diagonal blocks' positions on every core; the least row without one is named.
   constexpr Index kNone = ~Index{0};
   std::vector<Index> missing(ziggurat::detail::ceil_div(a.block_rows, kRowChunk), kNone);

@@ -1,8 +1,11 @@
 #include "ziggurat/matrix/ordering.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 
 #include "base/integer_math.hpp"
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/nested_dissection.hpp"
@@ -19,21 +22,45 @@ void require_square_blocks(const Bsr<T>& a, const char* what) {
   }
 }
 
-// Rows grouped by `level` (counting sort: stable, so rows stay increasing inside a level).
-LevelSets group_by_level(const std::vector<Index>& level) {
-  LevelSets sets;
-  const Index levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
-  sets.level_ptr.assign(levels + 1, 0);
-  for (Index l : level) ++sets.level_ptr[l + 1];
-  for (Index l = 0; l < levels; ++l) sets.level_ptr[l + 1] += sets.level_ptr[l];
-  sets.rows.resize(level.size());
-  std::vector<Index> next(sets.level_ptr.begin(), sets.level_ptr.end() - 1);
-  for (std::size_t i = 0; i < level.size(); ++i) sets.rows[next[level[i]]++] = static_cast<Index>(i);
-  return sets;
-}
-
 // Block rows a chunk of the host loops takes.
 constexpr std::size_t kRowChunk = 4096;
+
+// Rows grouped by `level` (counting sort: stable, so rows stay increasing inside a level). Chunks
+// of rows count their levels on every core and scatter into their own slots, which the counts
+// make the serial sort's; with more levels than rows per chunk, the serial sort.
+LevelSets group_by_level(const std::vector<Index>& level) {
+  LevelSets sets;
+  const std::size_t n = level.size(), chunk = 16 * kRowChunk, chunks = ziggurat::detail::ceil_div(n, chunk);
+  const Index levels = level.empty() ? 0 : *std::max_element(level.begin(), level.end()) + 1;
+  sets.level_ptr.assign(levels + 1, 0);
+  ziggurat::detail::resize_large(sets.rows, n);
+  if (chunks < 2 || levels > chunk) {
+    for (Index l : level) ++sets.level_ptr[l + 1];
+    for (Index l = 0; l < levels; ++l) sets.level_ptr[l + 1] += sets.level_ptr[l];
+    std::vector<Index> next(sets.level_ptr.begin(), sets.level_ptr.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) sets.rows[next[level[i]]++] = static_cast<Index>(i);
+    return sets;
+  }
+  std::vector<Index> next(chunks * levels, 0);  // next[c * levels + l]: chunk c's next slot of level l
+  ziggurat::detail::for_chunks(n, chunk, [&](std::size_t first, std::size_t last) {
+    Index* count = next.data() + first / chunk * levels;
+    for (std::size_t i = first; i < last; ++i) ++count[level[i]];
+  });
+  Index at = 0;
+  for (Index l = 0; l < levels; ++l) {
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const Index count = next[c * levels + l];
+      next[c * levels + l] = at;
+      at += count;
+    }
+    sets.level_ptr[l + 1] = at;
+  }
+  ziggurat::detail::for_chunks(n, chunk, [&](std::size_t first, std::size_t last) {
+    Index* slot = next.data() + first / chunk * levels;
+    for (std::size_t i = first; i < last; ++i) sets.rows[slot[level[i]]++] = static_cast<Index>(i);
+  });
+  return sets;
+}
 
 // An undirected graph in CSR form; a vertex may list itself or a neighbour twice.
 struct Graph {
@@ -86,7 +113,7 @@ Graph symmetric_pattern(const Bsr<T>& a) {
 // graph nor the later columns are read (the same colours as greedy_colour of its pattern).
 template <class T>
 std::vector<Index> greedy_colour_lower(const Bsr<T>& a) {
-  std::vector<Index> colour(a.block_rows, 0);
+  std::vector<Index> colour = ziggurat::detail::large_vector<Index>(a.block_rows);
   std::vector<std::size_t> seen_by;  // seen_by[c] == v + 1: colour c is taken by an earlier neighbour of v
   for (std::size_t v = 0; v < a.block_rows; ++v) {
     for (Index p = a.block_row_ptr[v]; p < a.block_row_ptr[v + 1] && a.block_col[p] < v; ++p) {
@@ -183,6 +210,51 @@ std::vector<Index> block_colour_order(const Bsr<T>& a, std::size_t size, std::si
   return order;
 }
 
+// Rows a group must average for triangle_levels to work group by group.
+constexpr std::size_t kLeastGroupRows = 1024;
+
+// The levels of a triangle: level[i] = 1 + the largest level of the rows row i depends on (0 for
+// none), rows visited at positions t = 0, 1, ... (row_of(t)), each depending only on rows at
+// earlier positions: position_of(j) for each j that for_each_dependency(i, f) passes to f, and
+// nearest(i) the latest of them (kNone for none). A scan cuts the positions into groups whose rows
+// depend on no row of their own group; each group then takes its levels from earlier groups' on
+// every core (a colour ordering gives a group a colour). The result is the serial recursion's,
+// which runs instead when the groups are small (a natural ordering's wavefronts).
+template <class RowOf, class PositionOf, class Nearest, class Dependencies>
+std::vector<Index> triangle_levels(std::size_t n, RowOf row_of, PositionOf position_of, Nearest nearest,
+                                   Dependencies for_each_dependency) {
+  constexpr Index kNone = ~Index{0};
+  std::vector<Index> level = ziggurat::detail::large_vector<Index>(n);
+  const auto settle = [&](std::size_t t) {
+    const Index i = row_of(t);
+    Index l = 0;
+    for_each_dependency(i, [&](Index j) { l = std::max(l, level[j] + 1); });
+    level[i] = l;
+  };
+  std::vector<Index> latest = ziggurat::detail::large_vector<Index>(n);  // latest[t]: the latest position the row at t depends on
+  ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t t = first; t < last; ++t) {
+      const Index j = nearest(row_of(t));
+      latest[t] = j == kNone ? kNone : position_of(j);
+    }
+  });
+  std::vector<std::size_t> group_start{0};
+  for (std::size_t t = 0; t < n && group_start.size() * kLeastGroupRows <= n; ++t)
+    if (latest[t] != kNone && latest[t] >= group_start.back()) group_start.push_back(t);
+  if (group_start.size() * kLeastGroupRows > n) {
+    for (std::size_t t = 0; t < n; ++t) settle(t);
+    return level;
+  }
+  group_start.push_back(n);
+  for (std::size_t g = 0; g + 1 < group_start.size(); ++g) {
+    const std::size_t first = group_start[g];
+    ziggurat::detail::parallel_for(group_start[g + 1] - first, kRowChunk, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t t = first + begin; t < first + end; ++t) settle(t);
+    });
+  }
+  return level;
+}
+
 void check_permutation(const Permutation& p, std::size_t n, const char* what) {
   if (p.old_of_new.size() != n) {
     throw InvalidArgument(std::string(what) + ": the permutation has " + std::to_string(p.old_of_new.size()) +
@@ -201,25 +273,31 @@ std::size_t LevelSets::widest() const noexcept {
 template <class T>
 LevelSets lower_levels(const Bsr<T>& a) {
   require_square_blocks(a, "lower_levels");
-  std::vector<Index> level(a.block_rows, 0);
-  for (std::size_t i = 0; i < a.block_rows; ++i) {
-    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1] && a.block_col[p] < i; ++p) {
-      level[i] = std::max(level[i], level[a.block_col[p]] + 1);
-    }
-  }
-  return group_by_level(level);
+  const auto& ptr = a.block_row_ptr;
+  const auto& col = a.block_col;
+  const auto below = [&](Index i) {  // the position after row i's last column below the diagonal
+    return static_cast<Index>(std::lower_bound(col.begin() + ptr[i], col.begin() + ptr[i + 1], i) - col.begin());
+  };
+  return group_by_level(triangle_levels(
+      a.block_rows, [](std::size_t t) { return static_cast<Index>(t); }, [](Index j) { return j; },
+      [&](Index i) { const Index p = below(i); return p > ptr[i] ? col[p - 1] : ~Index{0}; },
+      [&](Index i, auto&& f) { for (Index p = ptr[i], end = below(i); p < end; ++p) f(col[p]); }));
 }
 
 template <class T>
 LevelSets upper_levels(const Bsr<T>& a) {
   require_square_blocks(a, "upper_levels");
-  std::vector<Index> level(a.block_rows, 0);
-  for (std::size_t i = a.block_rows; i-- > 0;) {
-    for (Index p = a.block_row_ptr[i + 1]; p > a.block_row_ptr[i] && a.block_col[p - 1] > i; --p) {
-      level[i] = std::max(level[i], level[a.block_col[p - 1]] + 1);
-    }
-  }
-  return group_by_level(level);
+  const auto& ptr = a.block_row_ptr;
+  const auto& col = a.block_col;
+  const Index last = a.block_rows == 0 ? 0 : static_cast<Index>(a.block_rows - 1);
+  const auto above = [&](Index i) {  // the position of row i's first column above the diagonal
+    return static_cast<Index>(std::upper_bound(col.begin() + ptr[i], col.begin() + ptr[i + 1], i) - col.begin());
+  };
+  // Solved from the last row up: position t is row n - 1 - t.
+  return group_by_level(triangle_levels(
+      a.block_rows, [&](std::size_t t) { return static_cast<Index>(last - t); }, [&](Index j) { return last - j; },
+      [&](Index i) { const Index p = above(i); return p < ptr[i + 1] ? col[p] : ~Index{0}; },
+      [&](Index i, auto&& f) { for (Index p = above(i); p < ptr[i + 1]; ++p) f(col[p]); }));
 }
 
 const char* to_string(Ordering ordering) {
@@ -286,33 +364,41 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   if (p.identity()) return a;
   check_permutation(p, a.block_rows, "permute");
   const std::size_t n = a.block_rows, bb = a.block_size * a.block_size;
-  std::vector<Index> new_of_old(n);
-  for (std::size_t r = 0; r < n; ++r) new_of_old[p.old_of_new[r]] = static_cast<Index>(r);
+  std::vector<Index> new_of_old = ziggurat::detail::large_vector<Index>(n);
+  ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) new_of_old[p.old_of_new[r]] = static_cast<Index>(r);
+  });
   Bsr<T> out;
   out.rows = a.rows;
   out.cols = a.cols;
   out.block_size = a.block_size;
   out.block_rows = a.block_rows;
   out.block_cols = a.block_cols;
-  out.block_row_ptr.assign(n + 1, 0);
-  for (std::size_t r = 0; r < n; ++r) {
-    const Index old = p.old_of_new[r];
-    out.block_row_ptr[r + 1] = out.block_row_ptr[r] + (a.block_row_ptr[old + 1] - a.block_row_ptr[old]);
-  }
-  out.block_col.resize(a.blocks());
-  out.values.resize(a.values.size());
-  // Each new row: its blocks sorted by new column, values copied block by block; on every core.
+  out.block_row_ptr = ziggurat::detail::large_vector<Index>(n + 1);
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
-    std::vector<std::pair<Index, Index>> row;  // (new column, old position)
+    for (std::size_t r = first; r < last; ++r) {
+      const Index old = p.old_of_new[r];
+      out.block_row_ptr[r + 1] = a.block_row_ptr[old + 1] - a.block_row_ptr[old];
+    }
+  });
+  std::partial_sum(out.block_row_ptr.begin(), out.block_row_ptr.end(), out.block_row_ptr.begin());
+  ziggurat::detail::resize_large(out.block_col, a.blocks());
+  ziggurat::detail::resize_large(out.values, a.values.size());
+  // Each new row: its blocks sorted by new column (keys: new column, then old position), values
+  // copied block by block; on every core.
+  ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<std::uint64_t> row;
     for (std::size_t r = first; r < last; ++r) {
       const Index old = p.old_of_new[r];
       row.clear();
-      for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q) row.emplace_back(new_of_old[a.block_col[q]], q);
+      for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q)
+        row.push_back(std::uint64_t{new_of_old[a.block_col[q]]} << 32 | q);
       std::sort(row.begin(), row.end());
       std::size_t at = out.block_row_ptr[r];
-      for (const auto& [column, q] : row) {
-        out.block_col[at] = column;
-        std::copy_n(a.values.begin() + std::size_t{q} * bb, bb, out.values.begin() + at * bb);
+      for (const std::uint64_t key : row) {
+        out.block_col[at] = static_cast<Index>(key >> 32);
+        const T* from = a.values.data() + (key & 0xffffffffu) * bb;
+        for (std::size_t e = 0; e < bb; ++e) out.values[at * bb + e] = from[e];
         ++at;
       }
     }
@@ -336,7 +422,7 @@ std::vector<T> permute_rows(const std::vector<T>& x, const Permutation& p, std::
                           std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
                           std::to_string(k) + " vectors");
   }
-  std::vector<T> out(x.size());
+  std::vector<T> out = ziggurat::detail::large_vector<T>(x.size());
   ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + p.old_of_new[r] * width, width, out.begin() + r * width);
   });
@@ -352,7 +438,7 @@ std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std
                           std::to_string(p.old_of_new.size()) + " blocks of " + std::to_string(b) + " rows x " +
                           std::to_string(k) + " vectors");
   }
-  std::vector<T> out(x.size());
+  std::vector<T> out = ziggurat::detail::large_vector<T>(x.size());
   ziggurat::detail::parallel_for(p.old_of_new.size(), 16384, [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) std::copy_n(x.begin() + r * width, width, out.begin() + p.old_of_new[r] * width);
   });

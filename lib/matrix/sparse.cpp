@@ -5,8 +5,10 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 
 #include "base/integer_math.hpp"
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -188,6 +190,42 @@ double draw(std::mt19937_64& engine) { return static_cast<double>(engine() >> 40
 
 }  // namespace
 
+template <class I>
+std::vector<Index> copy_indices(const I* from, std::size_t count, const char* what) {
+  static_assert(std::is_integral_v<I> && std::is_signed_v<I>, "foreign indices are signed integers");
+  std::vector<Index> indices = detail::large_vector<Index>(count);
+  constexpr std::size_t kChunk = 1 << 16, kNone = ~std::size_t{0};
+  std::vector<std::size_t> first_bad(ceil_div(count, kChunk), kNone);  // per chunk: the first bad entry
+  detail::for_chunks(count, kChunk, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      if (from[i] < 0 || static_cast<std::uint64_t>(from[i]) > std::numeric_limits<Index>::max()) {
+        first_bad[first / kChunk] = i;
+        return;
+      }
+      indices[i] = static_cast<Index>(from[i]);
+    }
+  });
+  for (const std::size_t i : first_bad) {
+    if (i == kNone) continue;
+    throw InvalidArgument(std::string(what) + "[" + str(i) + "] = " + std::to_string(from[i]) +
+                          " is outside 0..2^32 - 1");
+  }
+  return indices;
+}
+
+template <class T>
+std::vector<T> copy_values(const T* from, std::size_t count) {
+  std::vector<T> values = detail::large_vector<T>(count);
+  detail::for_chunks(count, std::size_t{1} << 18,
+                     [&](std::size_t first, std::size_t last) { std::copy(from + first, from + last, values.data() + first); });
+  return values;
+}
+
+template std::vector<Index> copy_indices<std::int32_t>(const std::int32_t*, std::size_t, const char*);
+template std::vector<Index> copy_indices<std::int64_t>(const std::int64_t*, std::size_t, const char*);
+template std::vector<float> copy_values<float>(const float*, std::size_t);
+template std::vector<double> copy_values<double>(const double*, std::size_t);
+
 template <class T>
 void validate(const Csr<T>& a) {
   check_shape("CSR", a.rows, a.cols);
@@ -281,8 +319,8 @@ Bsr<T> to_bsr(const Csr<T>& a, std::size_t block_size) {
     }
   });
   for (std::size_t br = 0; br < m.block_rows; ++br) m.block_row_ptr[br + 1] += m.block_row_ptr[br];
-  m.block_col.resize(m.block_row_ptr.back());
-  m.values.resize(checked_product(m.blocks(), b * b, "to_bsr: stored values (blocks x b x b)"));
+  detail::resize_large(m.block_col, m.block_row_ptr.back());
+  detail::resize_large(m.values, checked_product(m.blocks(), b * b, "to_bsr: stored values (blocks x b x b)"));
   detail::for_chunks(m.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
     std::vector<Index> columns;
     for (std::size_t br = first; br < last; ++br) {

@@ -125,7 +125,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
     throw InvalidArgument("DeviceBlockIlu: the device matrix is not the host matrix given with it");
   }
-  prepare_solves(a, pattern.diagonal);
+  prepare_solves(a, pattern.diagonal, &matrix);
   status_ = upload(context, std::vector<Index>{kNoFailure}, "ILU status");
   values_ = DeviceBuffer<T>(context, matrix.values().size(), "ILU factors");
   check(context.compute_queue().enqueueCopyBuffer(matrix.values().get(), values_.get(), 0, 0, values_.bytes()),
@@ -158,16 +158,17 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
     throw InvalidArgument("DeviceBlockIlu: " + std::to_string(diagonal.size()) + " diagonal positions for " +
                           std::to_string(factors.block_rows) + " block rows");
   }
-  prepare_solves(factors, diagonal);
+  prepare_solves(factors, diagonal, nullptr);
   values_ = upload(context, factors.values, "ILU factors");
 }
 
 // The pattern, its level sets and the solves' kernels and buffers (both sweeps).
 template <class T>
-void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>& diagonal) {
+void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>& diagonal,
+                                       const DeviceBsr<T>* matrix) {
   const Context& context = context_;
-  row_ptr_ = upload(context, a.block_row_ptr, "ILU row pointers");
-  col_ = upload(context, a.block_col, "ILU block columns");
+  row_ptr_ = matrix != nullptr ? matrix->row_ptr().get() : upload(context, a.block_row_ptr, "ILU row pointers").get();
+  col_ = matrix != nullptr ? matrix->col().get() : upload(context, a.block_col, "ILU block columns").get();
   diagonal_ = upload(context, diagonal, "ILU diagonal positions");
   lower_rows_ = upload(context, lower_.rows, "ILU lower level rows");
   upper_rows_ = upload(context, upper_.rows, "ILU upper level rows");
@@ -197,11 +198,11 @@ Span DeviceBlockIlu<T>::factorize(double shift) {
   for (std::size_t level = 0; level < lower_.levels(); ++level) {
     const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
     if (level > 0) {  // level 0 has no lower blocks to eliminate
-      set_args(eliminate_, "ilu_eliminate", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
+      set_args(eliminate_, "ilu_eliminate", row_ptr_, col_, diagonal_.get(), values_.get(),
                lower_rows_.get(), first, count, status_.get());
       launch(context_, eliminate_, std::size_t(count) * block_size_, "ILU(0) elimination");
     }
-    set_args(invert_, "ilu_invert", row_ptr_.get(), diagonal_.get(), values_.get(), lower_rows_.get(), first, count,
+    set_args(invert_, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), first, count,
              status_.get());
     span.last = launch(context_, invert_, count, "ILU(0) diagonal inversion");
     if (level == 0) span.first = span.last;
@@ -221,14 +222,14 @@ Span DeviceBlockIlu<T>::apply_levels(const VectorRef& r, const VectorRef& z) {
   const std::size_t per_row = block_size_ * k_;
   for (std::size_t level = 0; level < lower_.levels(); ++level) {
     const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
-    set_args(lower_solve_, "lower_solve", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(), lower_rows_.get(),
+    set_args(lower_solve_, "lower_solve", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
              first, count, r.buffer, cl_ulong(r.offset), work_.get());
     span.last = launch(context_, lower_solve_, count * per_row, "the forward solve of ILU(0)");
     if (level == 0) span.first = span.last;
   }
   for (std::size_t level = 0; level < upper_.levels(); ++level) {
     const cl_uint first = upper_.level_ptr[level], count = upper_.level_ptr[level + 1] - first;
-    set_args(upper_solve_, "upper_solve", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(), upper_rows_.get(),
+    set_args(upper_solve_, "upper_solve", row_ptr_, col_, diagonal_.get(), values_.get(), upper_rows_.get(),
              first, count, work_.get(), z.buffer, cl_ulong(z.offset));
     span.last = launch(context_, upper_solve_, count * per_row, "the backward solve of ILU(0)");
   }
@@ -252,13 +253,13 @@ Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) 
   const std::size_t group = rows_per_group_ * block_size_ * k_;
   const cl_uint lower = lower_chunk_count_, upper = upper_chunk_count_;
   Span span;
-  set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
+  set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
            lower_rows_.get(), lower_chunk_ptr_.get(), lower, r.buffer, cl_ulong(r.offset), work_.get(), ready_.get(),
            tickets_.get(), next_epoch());
   check(context_.compute_queue().enqueueNDRangeKernel(lower_sync_free_, cl::NullRange, cl::NDRange(lower * group),
                                                       cl::NDRange(group), nullptr, &span.first),
         "clEnqueueNDRangeKernel", "the sync-free forward solve of ILU(0)");
-  set_args(upper_sync_free_, "upper_solve_sync_free", row_ptr_.get(), col_.get(), diagonal_.get(), values_.get(),
+  set_args(upper_sync_free_, "upper_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
            upper_rows_.get(), upper_chunk_ptr_.get(), upper, work_.get(), z.buffer, cl_ulong(z.offset), ready_.get(),
            tickets_.get(), next_epoch());
   check(context_.compute_queue().enqueueNDRangeKernel(upper_sync_free_, cl::NullRange, cl::NDRange(upper * group),

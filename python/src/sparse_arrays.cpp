@@ -1,7 +1,6 @@
 #include "sparse_arrays.hpp"
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,34 +10,27 @@ namespace ziggurat::python {
 
 namespace {
 
-// An index array (int32 or int64, one dimension) as the library's 32-bit indices.
-template <class Integer>
-std::vector<sparse::Index> indices_as(const py::array& array, const char* what) {
-  const auto values = py::array_t<Integer, py::array::c_style | py::array::forcecast>::ensure(array);
-  const Integer* begin = values.data();
-  std::vector<sparse::Index> indices(static_cast<std::size_t>(values.size()));
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    if (begin[i] < 0 || static_cast<std::uint64_t>(begin[i]) > std::numeric_limits<sparse::Index>::max()) {
-      throw InvalidArgument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(begin[i]) +
-                            " is outside 0..2^32 - 1");
-    }
-    indices[i] = static_cast<sparse::Index>(begin[i]);
-  }
-  return indices;
-}
-
+// An index array (int32 or int64, one dimension) as the library's 32-bit indices, converted on
+// every core without the GIL.
 std::vector<sparse::Index> index_vector(const py::handle& handle, const char* what) {
   const py::array array = py::array::ensure(handle);
   if (!array || array.ndim() != 1 || array.dtype().kind() != 'i') {
     throw InvalidArgument(std::string(what) + " must be a one-dimensional array of int32 or int64");
   }
-  return array.itemsize() == 4 ? indices_as<std::int32_t>(array, what) : indices_as<std::int64_t>(array, what);
+  const auto convert = [&](auto integer) {
+    using Integer = decltype(integer);
+    const auto values = py::array_t<Integer, py::array::c_style | py::array::forcecast>::ensure(array);
+    const py::gil_scoped_release release;
+    return sparse::copy_indices(values.data(), static_cast<std::size_t>(values.size()), what);
+  };
+  return array.itemsize() == 4 ? convert(std::int32_t{}) : convert(std::int64_t{});
 }
 
 template <class T>
 std::vector<T> value_vector(const py::handle& handle) {
   const auto values = real_array<T>(handle, "the matrix's data");
-  return std::vector<T>(values.data(), values.data() + values.size());
+  const py::gil_scoped_release release;
+  return sparse::copy_values(values.data(), static_cast<std::size_t>(values.size()));
 }
 
 struct Arrays {

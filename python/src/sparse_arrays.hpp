@@ -1,9 +1,9 @@
 #pragma once
 // SciPy's sparse arrays (CSR, or BSR with square blocks), as the package passes them, made into
 // the library's host matrices: the tuple (rows, cols, b, indptr, indices, data), b = 1 for CSR,
-// indices int32 or int64, data (nnz,) or (blocks, b, b). The values and indices are copied once
-// into the library's arrays (32-bit unsigned indices); the package has made the indices sorted and
-// free of duplicates.
+// indices int32 or int64, data (nnz,) or (blocks, b, b). The values and indices are copied once,
+// on every core and without the GIL, into the library's arrays (32-bit unsigned indices); the
+// package has made the indices sorted and free of duplicates.
 
 #include <cstddef>
 #include <optional>

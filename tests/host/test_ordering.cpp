@@ -1,9 +1,12 @@
 // Orderings (level sets, colours, permutations) and the sequential block ILU(0) reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
@@ -27,6 +30,30 @@ void check_levels(const Bsr<T>& a, const LevelSets& sets, bool lower) {
       const Index j = a.block_col[p];
       if (lower ? j < i : j > i) REQUIRE(level[j] < level[i]);
     }
+}
+
+// The levels of the serial recursion: row i's level is 1 + the largest level of the rows before
+// (lower) or after (upper) it that it stores, 0 for none; rows increasing inside a level.
+template <class T>
+LevelSets serial_levels(const Bsr<T>& a, bool lower) {
+  const std::size_t n = a.block_rows;
+  std::vector<Index> level(n, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t i = lower ? t : n - 1 - t;
+    for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+      const Index j = a.block_col[p];
+      if (lower ? j < i : j > i) level[i] = std::max(level[i], level[j] + 1);
+    }
+  }
+  LevelSets sets;
+  const Index levels = n == 0 ? 0 : *std::max_element(level.begin(), level.end()) + 1;
+  sets.level_ptr.assign(levels + 1, 0);
+  for (Index l = 0; l < levels; ++l) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (level[i] == l) sets.rows.push_back(static_cast<Index>(i));
+    sets.level_ptr[l + 1] = static_cast<Index>(sets.rows.size());
+  }
+  return sets;
 }
 
 }  // namespace
@@ -56,6 +83,53 @@ TEST_CASE("level sets respect every dependency; colours leave no coupled pair al
   CHECK(multiply(pa, permute_rows(x, p, 2, 3), 3) == permute_rows(multiply(a, x, 3), p, 2, 3));
   CHECK(parse_ordering("colors") == Ordering::colours);
   CHECK_THROWS_AS(parse_ordering("random"), InvalidArgument);
+}
+
+TEST_CASE("level sets computed group by group on every core are the serial recursion's") {
+  // Large enough for groups of rows at once (colours: one group a colour) and for level counts in
+  // chunks; natural orders (wavefronts of one row) take the serial recursion.
+  const Bsr<double> scalar = convection_diffusion_bsr<double>(50, 50, 32, 1, 1);
+  Bsr<double> unsymmetric = scalar;  // every third row without its upper blocks: a pattern not symmetric
+  unsymmetric.block_col.clear();
+  unsymmetric.values.clear();
+  for (std::size_t i = 0; i < scalar.block_rows; ++i) {
+    for (Index p = scalar.block_row_ptr[i]; p < scalar.block_row_ptr[i + 1]; ++p) {
+      if (i % 3 == 0 && scalar.block_col[p] > i) continue;
+      unsymmetric.block_col.push_back(scalar.block_col[p]);
+      unsymmetric.values.push_back(scalar.values[p]);
+    }
+    unsymmetric.block_row_ptr[i + 1] = static_cast<Index>(unsymmetric.block_col.size());
+  }
+  for (const Bsr<double>& a : {scalar, unsymmetric, seven_point_bsr<double>(30, 30, 30, 3, 1)}) {
+    for (const Ordering ordering : {Ordering::natural, Ordering::colours, Ordering::block_colours, Ordering::levels}) {
+      INFO("b = " << a.block_size << ", " << to_string(ordering));
+      const Bsr<double> pa = permute(a, make_ordering(a, ordering));
+      for (const bool lower : {true, false}) {
+        const LevelSets sets = lower ? lower_levels(pa) : upper_levels(pa), serial = serial_levels(pa, lower);
+        CHECK(sets.level_ptr == serial.level_ptr);
+        CHECK(sets.rows == serial.rows);
+      }
+    }
+  }
+}
+
+TEST_CASE("permute on every core: each new row the old row's blocks, sorted by new column") {
+  const Bsr<double> a = seven_point_bsr<double>(24, 20, 18, 2, 1);
+  const Permutation p = make_ordering(a, Ordering::colours);
+  const Bsr<double> pa = permute(a, p);
+  std::vector<Index> new_of_old(a.block_rows);
+  for (std::size_t r = 0; r < a.block_rows; ++r) new_of_old[p.old_of_new[r]] = static_cast<Index>(r);
+  for (std::size_t r = 0; r < a.block_rows; ++r) {
+    const Index old = p.old_of_new[r];
+    std::vector<std::pair<Index, std::vector<double>>> expected;
+    for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q)
+      expected.emplace_back(new_of_old[a.block_col[q]], std::vector<double>(a.values.begin() + q * 4, a.values.begin() + q * 4 + 4));
+    std::sort(expected.begin(), expected.end());
+    std::vector<std::pair<Index, std::vector<double>>> got;
+    for (Index q = pa.block_row_ptr[r]; q < pa.block_row_ptr[r + 1]; ++q)
+      got.emplace_back(pa.block_col[q], std::vector<double>(pa.values.begin() + q * 4, pa.values.begin() + q * 4 + 4));
+    REQUIRE(got == expected);
+  }
 }
 
 TEST_CASE("block colours: aggregates of neighbours, no coupled aggregates alike, few levels") {

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/sparse.hpp"
@@ -130,6 +133,28 @@ TEST_CASE("validate names the first inconsistency of a CSR matrix") {
   check_rejected<M>(good, [](M& a) { a.col = {3, 0, 1}; }, "CSR: row 0: column 0 not after column 3");
   check_rejected<M>(good, [](M& a) { a.rows = std::size_t{1} << 32; },
                     "CSR: rows = 4294967296: more than 2^32 - 1");
+}
+
+TEST_CASE("foreign index arrays convert on every core; the first entry out of range is named") {
+  std::vector<std::int64_t> wide(300000);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::int64_t(i) * 14321;  // up to 4.3e9: past 2^32 - 1
+  const std::size_t fits = (std::numeric_limits<Index>::max() / 14321) + 1;
+  const std::vector<Index> head = copy_indices(wide.data(), fits, "indices");
+  CHECK(head.size() == fits);
+  CHECK(head.back() == Index(std::int64_t(fits - 1) * 14321));
+  CHECK_THROWS_WITH_AS(copy_indices(wide.data(), wide.size(), "indices"),
+                       ("indices[" + std::to_string(fits) + "] = " + std::to_string(std::int64_t(fits) * 14321) +
+                        " is outside 0..2^32 - 1").c_str(),
+                       InvalidArgument);
+  std::vector<std::int32_t> narrow(200000, 7);
+  narrow[150000] = -1;
+  narrow[190000] = -2;
+  CHECK_THROWS_WITH_AS(copy_indices(narrow.data(), narrow.size(), "indptr"), "indptr[150000] = -1 is outside 0..2^32 - 1",
+                       InvalidArgument);
+  CHECK(copy_indices(narrow.data(), 150000, "indptr") == std::vector<Index>(150000, 7));
+  std::vector<double> values(600000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * double(i);
+  CHECK(copy_values(values.data(), values.size()) == values);
 }
 
 TEST_CASE("validate names the first inconsistency of a BSR matrix") {

@@ -54,6 +54,13 @@ struct Dia {
   std::vector<T> values;  ///< offsets.size() * rows values, diagonal after diagonal
 };
 
+/// Another library's index array (SciPy's indptr or indices: 32- or 64-bit signed integers) as
+/// the library's indices, converted on every core. InvalidArgument names `what` and the first
+/// entry outside 0..2^32 - 1.
+template <class I> std::vector<Index> copy_indices(const I* from, std::size_t count, const char* what);
+/// `count` values copied on every core (the single copy a foreign matrix's values take).
+template <class T> std::vector<T> copy_values(const T* from, std::size_t count);
+
 /// Throws InvalidArgument naming the first inconsistency (array sizes, pointers not
 /// non-decreasing, a column out of range or not strictly increasing, b outside 1..16, a symmetric
 /// DIA with a negative offset or a non-square shape, a size or stored-value count above 2^32 - 1).

@@ -72,7 +72,8 @@ class DeviceBlockIlu {
   const Span& factorization() const noexcept { return factorization_; }
 
  private:
-  void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal);
+  // The pattern's arrays on the device are the matrix's own when it is given (no second upload).
+  void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal, const DeviceBsr<T>* matrix);
   Span factorize(double shift);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
@@ -81,7 +82,8 @@ class DeviceBlockIlu {
   std::size_t block_size_, k_, block_rows_;
   LevelSets lower_, upper_;
   TriangularSweep sweep_;
-  DeviceBuffer<Index> row_ptr_, col_, diagonal_, lower_rows_, upper_rows_, status_;
+  cl::Buffer row_ptr_, col_;  // the pattern: shared with the device matrix, or uploaded
+  DeviceBuffer<Index> diagonal_, lower_rows_, upper_rows_, status_;
   // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level
   // rows), per block row the epoch it was last solved in, and the tickets.
   std::size_t rows_per_group_ = 1;
