@@ -25,7 +25,7 @@ def measure(a, solves, device):
     rng = np.random.default_rng(40)
     rhs = [rng.random(a.shape[0]) for _ in range(solves)]
     context = ziggurat.Context(device=device)
-    ziggurat.solve(a, rhs[0], method="cg", preconditioner="ilu0", tol=1e-8, context=context)  # programs built
+    ziggurat.solve(a, rhs[0], method="cg", preconditioner="ilu0", rtol=1e-8, context=context)  # programs built
     construct, solver = timed(lambda: ziggurat.KrylovSolver(a, method="cg", preconditioner="ilu0", rtol=1e-8,
                                                             context=context))
     rows = []
@@ -37,7 +37,7 @@ def measure(a, solves, device):
                      "total_s": setup + wall, "iterations": report["iterations"], "relative_residual": residual,
                      "device": report["device"]})
     for i, b in enumerate(rhs[:2]):
-        wall, (x, report) = timed(lambda: ziggurat.solve(a, b, method="cg", preconditioner="ilu0", tol=1e-8,
+        wall, (x, report) = timed(lambda: ziggurat.solve(a, b, method="cg", preconditioner="ilu0", rtol=1e-8,
                                                          context=context))
         rows.append({"solve": i + 1, "call": "ziggurat.solve", "setup_s": report["times"]["setup_s"],
                      "solve_s": wall - report["times"]["setup_s"], "total_s": wall,

@@ -5,7 +5,7 @@ A thin layer over ziggurat's C++ library (the same functions the `ziggurat` comm
     import numpy as np, ziggurat
     ctx = ziggurat.Context(device="gpu")            # or "cpu", "nvidia", a device number, None
     u, report = ziggurat.heat(np.random.rand(1024, 1024), steps=1000, device_memory="512MiB", context=ctx)
-    x, report = ziggurat.solve(A, b, method="bicgstab", preconditioner="ilu0", tol=1e-8, context=ctx)
+    x, report = ziggurat.solve(A, b, method="bicgstab", preconditioner="ilu0", rtol=1e-8, context=ctx)
     f, phi, report = ziggurat.modes("cantilever:2x0.1x0.2:40,2,4", modes=6, context=ctx)
     A_dev = ziggurat.DeviceMatrix(A, context=ctx)   # stays on the device; A_dev @ X multiplies
 
@@ -145,7 +145,7 @@ def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_
         profile), the measured constants, which tau_c and tau_a override where given.
     decomposition: "auto", "strip" or "block". serial: the paper's serial schedule. height: fix n.
 
-    Returns a dict: grid, steps, dtype, device_mem_bytes, schedule, constants and plan (decomposition,
+    Returns a dict: grid, steps, dtype, budget_bytes, schedule, constants and plan (decomposition,
     height, task_extent, buffer_extent, tasks_per_pass, passes, predicted_s, ns_per_node,
     trivial_ns_per_node, speedup_over_trivial, paper_formula_ns_per_node).
     """

@@ -15,6 +15,7 @@
 #include "format.hpp"
 #include "picture.hpp"
 #include "program_main.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/modes_run.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -210,7 +211,7 @@ void run(const ModesOptions& o) {
     nlohmann::json s = app::to_json(result, context, o.settings, model, options);
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
-    std::cout << s.dump(2) << "\n";
+    std::cout << app::json_output(s);
   } else {
     print_text(context, o, model, result, options);
   }

@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "ranks.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/context.hpp"
@@ -247,7 +248,7 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
   nlohmann::json s = app::to_json(r, device, devices, ranks, halo_steps, w, settings);
   if (o.json) {
     if (!o.out.empty()) s["output"] = o.out;
-    std::cout << s.dump(2) << "\n";
+    std::cout << app::json_output(s);
     return;
   }
   const std::string where = ranks > 1 ? std::to_string(ranks) + " MPI ranks, one device each"

@@ -209,7 +209,7 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
         solver._system.set_stopping(float(rtol), float(atol), limit)
     else:
         solver = KrylovSolver(A, method=method, preconditioner=preconditioner, rtol=float(rtol), atol=float(atol),
-                              maxiter=limit, dtype=_operand_dtype(dtype), **options)
+                              max_iterations=limit, dtype=_operand_dtype(dtype), **options)
     if x0 is not None and not np.any(x0):
         x0 = None  # from zeros: the solver then takes r = b without a product
     if method == "gmres" and callback is not None and callback_type == "x":
