@@ -5,6 +5,7 @@ the keyword, and their values once, by the compiled module's SolverSettings (the
 import warnings
 
 from . import _checks
+from ._core import InvalidArgument
 
 NO_VALUE = object()  # the default of a deprecated keyword: not given
 
@@ -19,13 +20,21 @@ def renamed(value, old_value, old, new, where):
     return old_value
 
 
+def _stopping_tolerance(value, name):
+    """A tolerance of the stopping test: a number >= 0, infinity included (SciPy's atol=inf stops at
+    once); else InvalidArgument naming `name`."""
+    if _checks._is_real(value) and value >= 0:
+        return float(value)
+    raise InvalidArgument(f"{name} is a number >= 0 (infinity included), not {value!r}")
+
+
 def solver_settings(*, method, preconditioner, rtol, atol, max_iterations, restart, ordering="auto", sweep="auto",
                     kernel="auto", aggregate=8, shift=0.0, threshold=None, static_pivoting="auto"):
     """The settings as the compiled module takes them (a dict; threshold None: ILU2's default)."""
     settings = {name: _checks.name(value, name) for name, value in (
         ("method", method), ("preconditioner", preconditioner), ("ordering", ordering), ("sweep", sweep),
         ("kernel", kernel), ("static_pivoting", static_pivoting))}
-    settings.update(rtol=_checks.number(rtol, "rtol", minimum=0), atol=_checks.number(atol, "atol", minimum=0),
+    settings.update(rtol=_stopping_tolerance(rtol, "rtol"), atol=_stopping_tolerance(atol, "atol"),
                     max_iterations=_checks.count(max_iterations, "max_iterations"),
                     restart=_checks.count(restart, "restart", 1), aggregate=_checks.count(aggregate, "aggregate", 1),
                     shift=_checks.number(shift, "shift"))
