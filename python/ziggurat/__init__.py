@@ -61,8 +61,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it (measured
         once a device); default "auto" on GPUs and 1 elsewhere, as the CLI.
     serial: the paper's serial schedule instead of overlapping transfers and kernels.
-    progress: called after each pass with a dict (passes_done, passes, steps_done, steps, seconds,
-        nodes_per_second, eta_seconds). An exception it raises stops the run, as Ctrl-C does after
+    progress: called after each pass with a dict (passes_done, passes, steps_done, steps, time_s,
+        nodes_per_s, eta_s). An exception it raises stops the run, as Ctrl-C does after
         the pass it interrupted; an in-core run is a single pass, so Ctrl-C stops it only at its end.
     profile: plan with this device profile (a dict of Context.calibrate()) instead of the device's
         cached one (measured now when there is none).
@@ -105,8 +105,8 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
         sweeps, default 32).
     device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
         launch, "auto" or None as for heat()), serial, profile, context: as for heat().
-    progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
-        eta_seconds). An exception it raises stops the run, as Ctrl-C does after the pass (or
+    progress: called after each pass with a dict (sweeps_done, max_sweeps, update, time_s,
+        eta_s). An exception it raises stops the run, as Ctrl-C does after the pass (or
         stopping test) it interrupted.
 
     The report, like `ziggurat poisson --json`: device, size, dtype, spacing, tolerance,

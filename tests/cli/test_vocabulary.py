@@ -28,7 +28,9 @@ COMMANDS = [
     ("modes", "--mesh", MESH, "--modes", 2, "--quiet", "--json"),
     ("wave", "--size", "41x21", "--dx", 10, "--steps", 5, "--quiet", "--json"),
 ]
-BENCHMARKS = [("bench", "build", "--repeat", 1, "--json")]
+BENCHMARKS = [("bench", "build", "--repeat", 1, "--json"),
+              ("bench", "long-vector", "--min-n", 10, "--max-n", 50, "--step-small", 40, "--steps", 2, "--repeat", 1,
+               "--json")]
 
 # (old spelling, new spelling, a run that takes either (printing --json), the keys of its output that
 # the option sets).
