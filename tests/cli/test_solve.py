@@ -35,6 +35,20 @@ class Solve(ScratchFolderTest):
             self.assertEqual(lines[0], "iteration,relative_residual_0")
             self.assertEqual(len(lines), summary["iterations"] + 2)
 
+    def test_absolute_tolerance_stops_at_its_bound(self):
+        """--atol alone (--rtol 0): converged once ||b - A x|| < atol, checked against NumPy."""
+        matrix = os.path.join(MATRICES, "fs_183_1.mtx")
+        a = read_mtx(matrix)
+        out = self.path("x.npy")
+        b = np.ones(a.shape[0])
+        norm_b = np.linalg.norm(b)
+        summary = json.loads(run("solve", "--matrix", matrix, "--block", 3, "--rtol", 0, "--atol", 1e-6 * norm_b,
+                                 "--kernel", "rule", "--out", out, "--json")[0])
+        self.assertTrue(summary["converged"], summary["reason"])
+        self.assertLess(np.linalg.norm(a @ np.load(out) - b), 1e-6 * norm_b)
+        _, err = run("solve", "--matrix", matrix, "--rtol", 0, "--atol", 0, expect=1)
+        self.assertIn("rtol and atol are both 0", err)
+
     def test_generated_system_every_ordering_and_k_vectors(self):
         for ordering in ("natural", "levels", "colours"):
             summary = json.loads(run("solve", "--generate", "8x6x5", "--block", 4, "--exact", "random",
