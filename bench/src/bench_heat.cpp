@@ -513,7 +513,8 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
   command->add_option("--trivial-steps", options.trivial_steps, "Steps of the (slow) trivial runs")
       ->capture_default_str()->check(whole_number(1));
   add_deprecated_alias(command,
-                       command->add_option("--device-memory", options.device_mem, "Device-memory budget of the out-of-core runs")
+                       command->add_option("--device-memory", options.device_mem,
+                                           "Device-memory budget of the out-of-core runs")
       ->capture_default_str(),
                        "--device-mem", options.device_mem);
   command->add_option("--sweep", options.sweep, "Sweep the pyramid height n = 1..N on the 2D grid (0: no sweep)")

@@ -202,7 +202,8 @@ void run(const BenchPoissonOptions& o) {
           number_text(grid_bytes / static_cast<double>(budget), 3) + "x)",
       best_plan);
   out << "\n";
-  report["incore"] = {{"size", incore_extents}, {"ns_per_node", incore.ns_per_node}, {"predicted_ns_per_node", incore.predicted}};
+  report["incore"] = {{"size", incore_extents}, {"ns_per_node", incore.ns_per_node},
+                      {"predicted_ns_per_node", incore.predicted}};
   report["out_of_core"] = {{"size", extents}, {"budget_bytes", budget}, {"h", best_plan.h}, {"R", best_plan.R},
                            {"ns_per_node", best_plan.ns_per_node}, {"predicted_ns_per_node", best_plan.predicted},
                            {"ratio_to_incore", incore.ns_per_node / best_plan.ns_per_node},
@@ -273,7 +274,9 @@ void add_bench_poisson_command(CLI::App& app) {
   command->add_option("--incore-size", o->incore_size, "Grid of the in-core run")->capture_default_str();
   command->add_option("--size", o->size, "Grid of the out-of-core runs (at least 8x the budget)")->capture_default_str();
   add_deprecated_alias(command,
-                       command->add_option("--device-memory", o->device_mem, "Device-memory budget of the out-of-core runs")->capture_default_str(),
+                       command->add_option("--device-memory", o->device_mem,
+                                           "Device-memory budget of the out-of-core runs")
+                           ->capture_default_str(),
                        "--device-mem", o->device_mem);
   command->add_option("--heights", o->heights, "Heights of the sweep, comma-separated (default: a spread over the valid range)");
   command->add_option("--passes", o->passes, "Passes per measured run")->capture_default_str()->check(whole_number(1));

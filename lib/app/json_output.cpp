@@ -8,7 +8,8 @@
 namespace ziggurat::app {
 
 nlohmann::json versioned(nlohmann::json report) {
-  if (!report.is_object()) throw InvalidArgument("a --json output is a JSON object, not " + std::string(report.type_name()));
+  if (!report.is_object())
+    throw InvalidArgument("a --json output is a JSON object, not " + std::string(report.type_name()));
   report["ziggurat_version"] = ziggurat::version;
   report["schema"] = kJsonSchema;
   return report;

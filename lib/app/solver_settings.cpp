@@ -28,7 +28,8 @@ void check_solver_settings(const SolverSettings& s) {
   sparse::parse_ordering(s.ordering);
   sparse::parse_triangular_sweep(s.sweep);
   sparse::parse_static_pivoting(s.static_pivoting);
-  require(s.rtol >= 0 && s.atol >= 0, "rtol and atol are numbers >= 0, not " + number(s.rtol) + " and " + number(s.atol));
+  require(s.rtol >= 0 && s.atol >= 0,
+          "rtol and atol are numbers >= 0, not " + number(s.rtol) + " and " + number(s.atol));
   require(s.rtol > 0 || s.atol > 0, "rtol and atol are both 0: only an exact solution would stop the solve; give one "
                                     "of them > 0");
   require(s.restart >= 1 && (s.restart <= 200 || s.method != "gmres"),

@@ -69,8 +69,8 @@ def test_float32_stays_float32(context):
 
 
 def test_not_converging_is_a_report_not_an_exception(context):
-    x, report = ziggurat.solve(convection(16, np.float32), np.ones(256, np.float32), preconditioner="none", max_iterations=2,
-                               context=context)
+    x, report = ziggurat.solve(convection(16, np.float32), np.ones(256, np.float32), preconditioner="none",
+                               max_iterations=2, context=context)
     assert not report["converged"] and report["status"] == "max_iterations" and report["reason"]
     assert report["iterations"] == 2
 
