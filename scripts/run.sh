@@ -15,6 +15,6 @@ echo
 echo "== ziggurat calibrate"
 "$ziggurat" calibrate | head -3
 echo
-args=(heat --size 4096x4096 --steps 200 --device-mem 16MiB --out build/heat.npy --png build/heat.png)
+args=(heat --size 4096x4096 --steps 200 --device-memory 16MiB --out build/heat.npy --png build/heat.png)
 echo "== ziggurat ${args[*]}"
 "$ziggurat" "${args[@]}"

@@ -11,6 +11,7 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/version.hpp"
@@ -82,12 +83,12 @@ void bench_build(const BenchOptions& options) {
 
   const double cold_ms = 1e3 * median(cold.build), warm_ms = 1e3 * median(warm.build);
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "program build"}, {"library_version", version}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "program build"}, {"date", now_text()},
                         {"device", device_json(device)}, {"program", "heat_stencil (float)"}, {"repeat", options.repeat},
                         {"cold_build_ms_median", cold_ms}, {"warm_build_ms_median", warm_ms},
                         {"cold_first_step_ms_median", 1e3 * median(cold.launch)},
                         {"warm_first_step_ms_median", 1e3 * median(warm.launch)}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::json_output(j);
     return;
   }
   std::cout << "ziggurat " << version << " bench build, " << now_text() << "\n"

@@ -32,6 +32,7 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -353,7 +354,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
     out << "| " << r.name << " | " << number_text(r.seconds * 1e3) << " | " << number_text(roofline_s / r.seconds, 3)
         << " | " << number_text(cpu_s / r.seconds, 3) << " | " << number_text(bytes / r.seconds * 1e-9) << " | "
         << number_text(flops / r.seconds * 1e-9) << " | " << number_text(r.difference, 2) << " | " << r.note << " |\n";
-    rows.push_back({{"route", r.name}, {"seconds", r.seconds}, {"difference", r.difference}, {"note", r.note}});
+    rows.push_back({{"route", r.name}, {"time_s", r.seconds}, {"difference", r.difference}, {"note", r.note}});
   }
   if (tensor_peak > 0) {
     const double tensor_roofline_s = std::max(bytes / copy, flops / tensor_peak);
@@ -369,7 +370,7 @@ void projection_section(const BenchEbeOptions& o, const Context& context, const 
                           {"flops", flops}, {"copy_bytes_per_s", copy}, {"fma_flops_per_s", peak},
                           {"tensor_flops_per_s", tensor_peak},
                           {"roofline_s", roofline_s}, {"layout", to_string(layout.layout)},
-                          {"layout_sample_seconds", layout.seconds}, {"routes", rows}};
+                          {"layout_sample_s", layout.seconds}, {"routes", rows}};
 
   // Y = K X with each scatter.
   out << "## Y = K X, " << k << " vectors\n\n| scatter | time (ms) | launches |\n| --- | ---: | ---: |\n";
@@ -503,7 +504,7 @@ class SolveTable {
         << " | " << number_text(r.seconds / reference_->seconds, 3) << " | "
         << (r.worst_residual > 0 ? number_text(r.worst_residual, 2) : "-") << " | " << number_text(diff, 2) << " | "
         << number_text(f1, 5) << " | " << r.note << " |\n" << std::flush;
-    rows_.push_back({{"solver", r.who}, {"seconds", r.seconds}, {"first_iteration", r.first_iteration},
+    rows_.push_back({{"solver", r.who}, {"time_s", r.seconds}, {"first_iteration", r.first_iteration},
                      {"iterations", r.iterations}, {"cg", r.cg}, {"eigenvalues", r.eigenvalues}, {"note", r.note}});
   }
 
@@ -635,7 +636,7 @@ void run(const BenchEbeOptions& o) {
   std::cout << "# Element-by-element projection and subspace iteration (" << type_name<T>() << ")\n\n"
             << "device: " << device.label() << ", driver " << device.driver_version << "; host: "
             << usable_host_cores() << " threads; ziggurat " << version << "; " << now_text() << "\n\n";
-  nlohmann::json report = {{"benchmark", "ebe"}, {"library_version", version}, {"date", now_text()},
+  nlohmann::json report = {{"benchmark", "ebe"}, {"date", now_text()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}};
   const std::vector<std::string> sections = split(o.sections, ',');
@@ -655,7 +656,7 @@ void run(const BenchEbeOptions& o) {
   if (wanted("solve")) device_solve_section<T>(o, context, report);
   if (wanted("cpu")) cpu_solve_section<T>(o, context, report);
   if (wanted("convergence")) convergence_section<T>(o, context, report);
-  if (o.json) std::cout << "```json\n" << report.dump(1) << "\n```\n";
+  if (o.json) std::cout << "```json\n" << app::json_output(report, 1) << "```\n";
 }
 
 }  // namespace

@@ -18,8 +18,10 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "peer_support.hpp"
 #include "plot.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -264,7 +266,7 @@ void bench(const BenchHeatOptions& options) {
   const double streaming_ns = 2.0 * sizeof(T) / copy * 1e9;  // read once, written once
   const double bus_ns = sizeof(T) / std::min(profile.upload_pinned.bytes_per_s, profile.download_pinned.bytes_per_s) * 1e9;
 
-  nlohmann::json report = {{"benchmark", "heat"}, {"library_version", version}, {"date", now_text()},
+  nlohmann::json report = {{"benchmark", "heat"}, {"date", now_text()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name},
                                        {"driver", device.driver_version}}},
                            {"precision", sizeof(T) == 4 ? "f32" : "f64"}, {"budget_bytes", budget},
@@ -373,7 +375,7 @@ void bench(const BenchHeatOptions& options) {
     Table table({"what", "plan", "steps", "time s", "model s", "ns/node", "Gnodes/s", "vs in-device kernel",
                  "vs streaming limit", "x trivial"});
     for (const Row& r : rows) {
-      grid["rows"].push_back({{"what", r.what}, {"plan", r.plan}, {"steps", r.steps}, {"seconds", r.seconds},
+      grid["rows"].push_back({{"what", r.what}, {"plan", r.plan}, {"steps", r.steps}, {"time_s", r.seconds},
                               {"predicted_s", r.predicted_s}, {"ns_per_node", r.ns_per_node}});
       table.add({r.what, r.plan, std::to_string(r.steps), number_text(r.seconds),
                  r.predicted_s > 0 ? number_text(r.predicted_s) : "-", number_text(r.ns_per_node),
@@ -404,7 +406,7 @@ void bench(const BenchHeatOptions& options) {
     if (extents.size() == 2 && options.sweep > 0) sweep_solver.emplace(std::move(solver));
   }
   if (!sweep_solver) {
-    if (options.json) std::cout << report.dump(2) << "\n";
+    if (options.json) std::cout << app::json_output(report);
     return;
   }
 
@@ -435,8 +437,8 @@ void bench(const BenchHeatOptions& options) {
   nlohmann::json sweep_json = {{"steps", options.sweep_steps}, {"sweeps", nlohmann::json::array()},
                                {"auto", {{"plan", layout_text(auto_plan)},
                                          {"decomposition", to_string(auto_plan.layout.decomposition)},
-                                         {"seconds", auto_run.seconds}}},
-                               {"best_measured", {{"what", best_what}, {"seconds", best_measured}}},
+                                         {"time_s", auto_run.seconds}}},
+                               {"best_measured", {{"what", best_what}, {"time_s", best_measured}}},
                                {"auto_over_best", auto_run.seconds / best_measured}};
   std::vector<Series> series;
   for (const Sweep& s : sweeps) {
@@ -464,7 +466,7 @@ void bench(const BenchHeatOptions& options) {
                "time of " + std::to_string(options.sweep_steps) + " steps, s", series);
   };
   if (options.json) {
-    std::cout << report.dump(2) << "\n";
+    std::cout << app::json_output(report);
     draw();
     return;
   }
@@ -510,8 +512,11 @@ void add_bench_heat_options(CLI::App* command, BenchHeatOptions& options) {
   command->add_option("--steps", options.steps, "Steps K of each run")->capture_default_str()->check(whole_number(1));
   command->add_option("--trivial-steps", options.trivial_steps, "Steps of the (slow) trivial runs")
       ->capture_default_str()->check(whole_number(1));
-  command->add_option("--device-mem", options.device_mem, "Device-memory budget of the out-of-core runs")
-      ->capture_default_str();
+  add_deprecated_alias(command,
+                       command->add_option("--device-memory", options.device_mem,
+                                           "Device-memory budget of the out-of-core runs")
+      ->capture_default_str(),
+                       "--device-mem", options.device_mem);
   command->add_option("--sweep", options.sweep, "Sweep the pyramid height n = 1..N on the 2D grid (0: no sweep)")
       ->capture_default_str()
       ->check(whole_number(0));

@@ -18,6 +18,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -145,7 +146,7 @@ void bench(const LongVectorOptions& o) {
     calls_text += (calls_text.empty() ? "" : ", ") + call.routine;
   }
   nlohmann::json report = {
-      {"benchmark", "long-vector"}, {"library_version", version}, {"date", now_text()},
+      {"benchmark", "long-vector"}, {"date", now_text()},
       {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
       {"precision", sizeof(T) == 4 ? "f32" : "f64"}, {"calls_per_step", calls_text},
       {"profile", o.profile.empty() ? "cached or measured now" : o.profile}, {"profile_date", profile.date},
@@ -174,7 +175,7 @@ void bench(const LongVectorOptions& o) {
                "time of one step, us", {measured, modelled});
   };
   if (o.json) {
-    std::cout << report.dump(2) << "\n";
+    std::cout << app::json_output(report);
     draw();
     return;
   }

@@ -17,6 +17,8 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -157,7 +159,7 @@ void run(const BenchPoissonOptions& o) {
       << "bus: pinned upload " << number_text(profile.upload_pinned.bytes_per_s * 1e-9) << " GB/s, download "
       << number_text(profile.download_pinned.bytes_per_s * 1e-9) << " GB/s; tau_a of the Jacobi sweep "
       << number_text(profile.jacobi_tau_a_ns(sizeof(T)).value_or(0) * 1e3) << " ps per node\n\n";
-  nlohmann::json report = {{"benchmark", "poisson"}, {"library_version", version}, {"date", now_text()},
+  nlohmann::json report = {{"benchmark", "poisson"}, {"date", now_text()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}, {"copy_bytes_per_s", copy}, {"streaming_ns", streaming_ns}};
 
@@ -200,9 +202,10 @@ void run(const BenchPoissonOptions& o) {
           number_text(grid_bytes / static_cast<double>(budget), 3) + "x)",
       best_plan);
   out << "\n";
-  report["incore"] = {{"size", incore_extents}, {"ns_per_node", incore.ns_per_node}, {"predicted", incore.predicted}};
-  report["out_of_core"] = {{"size", extents}, {"budget", budget}, {"h", best_plan.h}, {"R", best_plan.R},
-                           {"ns_per_node", best_plan.ns_per_node}, {"predicted", best_plan.predicted},
+  report["incore"] = {{"size", incore_extents}, {"ns_per_node", incore.ns_per_node},
+                      {"predicted_ns_per_node", incore.predicted}};
+  report["out_of_core"] = {{"size", extents}, {"budget_bytes", budget}, {"h", best_plan.h}, {"R", best_plan.R},
+                           {"ns_per_node", best_plan.ns_per_node}, {"predicted_ns_per_node", best_plan.predicted},
                            {"ratio_to_incore", incore.ns_per_node / best_plan.ns_per_node},
                            {"ratio_to_streaming", streaming_ns / best_plan.ns_per_node}};
 
@@ -259,7 +262,7 @@ void run(const BenchPoissonOptions& o) {
     sweep["points"] = rows;
     report["sweeps"].push_back(sweep);
   }
-  if (o.json) out << "```json\n" << report.dump(1) << "\n```\n";
+  if (o.json) out << "```json\n" << app::json_output(report, 1) << "```\n";
 }
 
 }  // namespace
@@ -270,7 +273,11 @@ void add_bench_poisson_command(CLI::App& app) {
                                                 "limit; height sweep against the exact model and the paper's eq. (2)");
   command->add_option("--incore-size", o->incore_size, "Grid of the in-core run")->capture_default_str();
   command->add_option("--size", o->size, "Grid of the out-of-core runs (at least 8x the budget)")->capture_default_str();
-  command->add_option("--device-mem", o->device_mem, "Device-memory budget of the out-of-core runs")->capture_default_str();
+  add_deprecated_alias(command,
+                       command->add_option("--device-memory", o->device_mem,
+                                           "Device-memory budget of the out-of-core runs")
+                           ->capture_default_str(),
+                       "--device-mem", o->device_mem);
   command->add_option("--heights", o->heights, "Heights of the sweep, comma-separated (default: a spread over the valid range)");
   command->add_option("--passes", o->passes, "Passes per measured run")->capture_default_str()->check(whole_number(1));
   command->add_flag("!--no-height-sweep", o->height_sweep, "Only the in-core and the model's out-of-core runs");

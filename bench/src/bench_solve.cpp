@@ -18,8 +18,10 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "solve_peers.hpp"
 #include "ziggurat/app/generated_systems.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/host_memory.hpp"
@@ -422,13 +424,18 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
   command->add_option("--matrices", options.matrices, "Matrix Market files or folders of them, comma-separated "
                                                       "(each with the block size of least fill)");
   command->add_option("--precision", options.precision, "f32, f64 or both: f32,f64")->capture_default_str();
-  command->add_option("--tol", options.tolerance, "Tolerance in double")->capture_default_str()->check(positive_number());
-  command->add_option("--tol-f32", options.tolerance_f32, "Tolerance in float")
-      ->capture_default_str()
-      ->check(positive_number());
-  command->add_option("--max-iter", options.max_iterations, "Iteration limit")
-      ->capture_default_str()
-      ->check(whole_number(1));
+  auto* rtol = command->add_option("--rtol", options.tolerance, "Relative tolerance in double")
+                   ->capture_default_str()
+                   ->check(positive_number());
+  add_deprecated_alias(command, rtol, "--tol", options.tolerance)->check(positive_number());
+  auto* rtol_f32 = command->add_option("--rtol-f32", options.tolerance_f32, "Relative tolerance in float")
+                       ->capture_default_str()
+                       ->check(positive_number());
+  add_deprecated_alias(command, rtol_f32, "--tol-f32", options.tolerance_f32)->check(positive_number());
+  auto* limit = command->add_option("--max-iterations", options.max_iterations, "Iteration limit")
+                    ->capture_default_str()
+                    ->check(whole_number(1));
+  add_deprecated_alias(command, limit, "--max-iter", options.max_iterations)->check(whole_number(1));
   command->add_option("--python", options.python, "Python with SciPy (and CuPy on NVIDIA) for the Python peers "
                                                   "(empty: leave them out)")
       ->capture_default_str();
@@ -481,12 +488,12 @@ void run_bench_solve(const BenchSolveOptions& options) {
   }
   if (incremental) return;
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "solve"}, {"library_version", version}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "solve"}, {"date", now_text()},
                         {"device", {{"name", context.device().name}, {"platform", context.device().platform_name},
                                     {"driver", context.device().driver_version}}},
-                        {"copy_bytes_per_s", copy_bytes_per_s}, {"tolerance", options.tolerance},
-                        {"tolerance_f32", options.tolerance_f32}, {"rows", rows_json(rows)}};
-    std::cout << j.dump(2) << "\n";
+                        {"copy_bytes_per_s", copy_bytes_per_s}, {"rtol", options.tolerance},
+                        {"rtol_f32", options.tolerance_f32}, {"rows", rows_json(rows)}};
+    std::cout << app::json_output(j);
     return;
   }
   print_heading(context, options, copy_bytes_per_s, std::cout);

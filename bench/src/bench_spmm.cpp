@@ -17,6 +17,7 @@
 #include "bench.hpp"
 #include "peers.hpp"
 #include "format.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
 #include "ziggurat/app/spmm_products.hpp"
 #include "ziggurat/tuning/calibration.hpp"
@@ -216,7 +217,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json list = nlohmann::json::array();
   for (const Row& r : rows) {
     list.push_back({{"matrix", r.matrix}, {"precision", r.precision}, {"k", r.k}, {"product", r.product},
-                    {"kernel", r.kernel}, {"block_size", r.block_size}, {"seconds", r.seconds},
+                    {"kernel", r.kernel}, {"block_size", r.block_size}, {"time_s", r.seconds},
                     {"gflops", r.seconds > 0 ? r.flops / r.seconds * 1e-9 : 0.0}, {"bytes", r.bytes},
                     {"max_relative_error", r.max_error}, {"not_run_because", r.note}});
   }
@@ -261,11 +262,11 @@ void run_bench_spmm(const BenchSpmmOptions& options) {
     });
   }
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "spmm"}, {"library_version", version}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "spmm"}, {"date", now_text()},
                         {"device", {{"name", context.device().name}, {"platform", context.device().platform_name},
                                     {"driver", context.device().driver_version}}},
                         {"copy_bytes_per_s", copy_bytes_per_s}, {"repeat", options.repeat}, {"rows", rows_json(rows)}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::json_output(j);
     return;
   }
   std::cout << "ziggurat " << version << " bench spmm, " << now_text() << "\n"

@@ -28,8 +28,8 @@ def main():
     context = ziggurat.Context(device=args.device)
 
     def show(p):
-        print(f"\rpass {p['passes_done']}/{p['passes']}, {p['nodes_per_second'] * 1e-9:.2f} Gnodes/s, "
-              f"ETA {p['eta_seconds']:.1f} s   ", end="", file=sys.stderr, flush=True)
+        print(f"\rpass {p['passes_done']}/{p['passes']}, {p['nodes_per_s'] * 1e-9:.2f} Gnodes/s, "
+              f"ETA {p['eta_s']:.1f} s   ", end="", file=sys.stderr, flush=True)
 
     u, report = ziggurat.heat(u0, args.steps, device_memory="4MiB", progress=show, context=context)
     print(file=sys.stderr)

@@ -32,7 +32,7 @@ def main():
     context = ziggurat.Context(device=args.device)
 
     start = time.perf_counter()
-    x, report = ziggurat.solve(a, b, method="bicgstab", preconditioner="ilu0", tol=1e-10, context=context)
+    x, report = ziggurat.solve(a, b, method="bicgstab", preconditioner="ilu0", rtol=1e-10, context=context)
     ours = time.perf_counter() - start
     start = time.perf_counter()
     direct = spla.spsolve(a.tocsc(), b)

@@ -127,20 +127,20 @@ nlohmann::json to_json(const SubspaceResult<T>& r, const Context& context, const
           {"frequencies_hz", r.frequencies},
           {"residuals", r.residuals},
           {"changes", r.changes},
-          {"times_s",
-           {{"setup", t.setup},
-            {"mass", t.mass},
-            {"solve", t.solve},
+          {"times",
+           {{"setup_s", t.setup},
+            {"mass_s", t.mass},
+            {"solve_s", t.solve},
             {"solve_device",
-             {{"products", t.solve_products},
-              {"preconditioner", t.solve_preconditioner},
-              {"vector_ops", t.solve_vector_ops},
-              {"deflation", t.solve_deflation}}},
-            {"projection", t.projection},
-            {"small", t.small},
-            {"update", t.update},
-            {"residual", t.residual},
-            {"total", t.total}}}};
+             {{"products_s", t.solve_products},
+              {"preconditioner_s", t.solve_preconditioner},
+              {"vector_ops_s", t.solve_vector_ops},
+              {"deflation_s", t.solve_deflation}}},
+            {"projection_s", t.projection},
+            {"small_s", t.small},
+            {"update_s", t.update},
+            {"residual_s", t.residual},
+            {"total_s", t.total}}}};
   if (!r.solve_report.empty()) summary["cg_not_converged"] = r.solve_report;
   return summary;
 }

@@ -31,17 +31,17 @@ nlohmann::json to_json(const HeatProgress& p) {
           {"passes", p.passes},
           {"steps_done", p.steps_done},
           {"steps", p.steps},
-          {"seconds", p.seconds},
-          {"nodes_per_second", p.nodes_per_second},
-          {"eta_seconds", p.eta_seconds}};
+          {"time_s", p.seconds},
+          {"nodes_per_s", p.nodes_per_second},
+          {"eta_s", p.eta_seconds}};
 }
 
 nlohmann::json to_json(const PoissonProgress& p) {
   return {{"sweeps_done", p.sweeps_done},
           {"max_sweeps", p.max_sweeps},
           {"update", p.update},
-          {"seconds", p.seconds},
-          {"eta_seconds", p.eta_seconds}};
+          {"time_s", p.seconds},
+          {"eta_s", p.eta_seconds}};
 }
 
 nlohmann::json to_json(const HeatOutcome& outcome, const std::string& mode, const std::string& profile) {

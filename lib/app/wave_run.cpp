@@ -149,7 +149,7 @@ WaveSplit local_split(const WaveSettings& settings, const std::vector<Context>& 
   return split;
 }
 
-nlohmann::json to_json(const WaveProgress& p) { return {{"step", p.step}, {"steps", p.steps}, {"seconds", p.seconds}}; }
+nlohmann::json to_json(const WaveProgress& p) { return {{"step", p.step}, {"steps", p.steps}, {"time_s", p.seconds}}; }
 
 template <class T>
 nlohmann::json to_json(const WaveRun<T>& r, const DeviceInfo& device, std::size_t devices, int ranks,
@@ -167,17 +167,17 @@ nlohmann::json to_json(const WaveRun<T>& r, const DeviceInfo& device, std::size_
           {"nx", w.grid.nx},
           {"ny", w.grid.ny},
           {"nz", w.grid.nz},
-          {"dx", w.grid.dx},
-          {"dt", w.dt},
-          {"dt_limit", w.limit},
+          {"dx_m", w.grid.dx},
+          {"dt_s", w.dt},
+          {"dt_limit_s", w.limit},
           {"steps", r.steps},
           {"absorbing_cells", w.absorbing},
           {"source_kind", settings.source_kind},
           {"source_node", node_json(w.grid.dims, w.source_node)},
           {"frequency_hz", settings.frequency},
           {"receivers", r.receivers},
-          {"seconds", r.seconds},
-          {"mnodes_per_second", r.nodes_per_second * 1e-6},
+          {"time_s", r.seconds},
+          {"nodes_per_s", r.nodes_per_second},
           {"peak_amplitude", peak}};
 }
 

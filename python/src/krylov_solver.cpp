@@ -56,28 +56,6 @@ class HostOperator final : public sparse::LinearOperator<T> {
   std::string what_;
 };
 
-struct Options {
-  std::string method, preconditioner, ordering, sweep;
-  double rtol = 0, atol = 0, threshold = 0, shift = 0;
-  std::size_t max_iter = 0, restart = 0, vectors = 1;
-  std::optional<std::size_t> block_size;
-};
-
-sparse::SolverOptions solver_options(const Options& a) {
-  sparse::SolverOptions o;
-  o.method = sparse::parse_krylov_method(a.method);
-  o.preconditioner = sparse::parse_preconditioner(a.preconditioner);
-  o.ordering = sparse::parse_ordering(a.ordering);
-  o.sweep = sparse::parse_triangular_sweep(a.sweep);
-  o.tolerance = a.rtol;
-  o.absolute_tolerance = a.atol;
-  o.max_iterations = a.max_iter;
-  o.restart = a.restart;
-  o.threshold = a.threshold;
-  o.shift = a.shift;
-  return o;
-}
-
 // The n x n identity: the matrix a matrix-free solve without preconditioner is built beside.
 template <class T>
 sparse::Bsr<T> identity(std::size_t n) {
@@ -96,16 +74,18 @@ template <class T>
 class System {
  public:
   // A from SciPy's arrays.
-  System(const py::tuple& arrays, const Options& options, const py::object& context)
-      : context_(context_of(context)), options_(solver_options(options)), k_(options.vectors) {
-    const sparse::Bsr<T> matrix = bsr_of<T>(arrays, options.block_size);
+  System(const py::tuple& arrays, const app::SolverSettings& settings, std::optional<std::size_t> block_size,
+         std::size_t vectors, const py::object& context)
+      : context_(context_of(context)), options_(app::solver_options(settings, context_)), k_(vectors) {
+    const sparse::Bsr<T> matrix = bsr_of<T>(arrays, block_size);
     rows_ = matrix.rows;
     block_size_ = matrix.block_size;
     set_up([&] { return sparse::KrylovSolver<T>(context_, matrix, k_, options_); });
   }
   // A as a function of x, on the host: matrix-free, preconditioner none (or an operator's).
-  System(std::size_t n, py::object matvec, const Options& options, const py::object& context)
-      : context_(context_of(context)), options_(solver_options(options)), k_(options.vectors), rows_(n) {
+  System(std::size_t n, py::object matvec, const app::SolverSettings& settings, std::size_t vectors,
+         const py::object& context)
+      : context_(context_of(context)), options_(app::solver_options(settings, context_)), k_(vectors), rows_(n) {
     auto op = std::make_shared<HostOperator<T>>(n, k_, std::move(matvec), "A's matvec");
     const sparse::Bsr<T> none = identity<T>(n);
     set_up([&] { return sparse::KrylovSolver<T>(context_, op, none, options_); });
@@ -113,8 +93,9 @@ class System {
 
   // A's products by an operator on the device (a DeviceMatrix's): matrix-free, preconditioner none
   // (or an operator's).
-  System(std::size_t n, std::shared_ptr<sparse::LinearOperator<T>> op, const Options& options, const py::object& context)
-      : context_(context_of(context)), options_(solver_options(options)), k_(options.vectors), rows_(n) {
+  System(std::size_t n, std::shared_ptr<sparse::LinearOperator<T>> op, const app::SolverSettings& settings,
+         const py::object& context)
+      : context_(context_of(context)), options_(app::solver_options(settings, context_)), k_(op->vectors()), rows_(n) {
     const sparse::Bsr<T> none = identity<T>(n);
     set_up([&] { return sparse::KrylovSolver<T>(context_, op, none, options_); });
   }
@@ -227,37 +208,20 @@ class System {
 template <class T>
 void define_system(py::module_& module, const char* name) {
   py::class_<System<T>>(module, name)
-      .def(py::init([](const py::tuple& arrays, std::string method, std::string preconditioner, std::string ordering,
-                       std::string sweep, double rtol, double atol, std::size_t max_iter, std::size_t restart,
-                       double threshold, double shift, std::optional<std::size_t> block_size, std::size_t vectors,
+      .def(py::init([](const py::tuple& arrays, const py::dict& settings, std::optional<std::size_t> block_size,
+                       std::size_t vectors, const py::object& context) {
+             return std::make_unique<System<T>>(arrays, solver_settings(settings), block_size, vectors, context);
+           }),
+           py::arg("arrays"), py::arg("settings"), py::arg("block_size"), py::arg("vectors"), py::arg("context"))
+      .def(py::init([](std::size_t n, const py::capsule& product, const py::dict& settings, const py::object& context) {
+             return std::make_unique<System<T>>(n, operator_of<T>(product), solver_settings(settings), context);
+           }),
+           py::arg("n"), py::arg("product"), py::arg("settings"), py::arg("context"))
+      .def(py::init([](std::size_t n, py::object matvec, const py::dict& settings, std::size_t vectors,
                        const py::object& context) {
-             return std::make_unique<System<T>>(arrays,
-                                                Options{std::move(method), std::move(preconditioner), std::move(ordering),
-                                                        std::move(sweep), rtol, atol, threshold, shift, max_iter, restart,
-                                                        vectors, block_size},
-                                                context);
+             return std::make_unique<System<T>>(n, std::move(matvec), solver_settings(settings), vectors, context);
            }),
-           py::arg("arrays"), py::arg("method"), py::arg("preconditioner"), py::arg("ordering"), py::arg("sweep"),
-           py::arg("rtol"), py::arg("atol"), py::arg("max_iter"), py::arg("restart"), py::arg("threshold"),
-           py::arg("shift"), py::arg("block_size"), py::arg("vectors"), py::arg("context"))
-      .def(py::init([](std::size_t n, const py::capsule& product, std::string method, double rtol, double atol,
-                       std::size_t max_iter, std::size_t restart, const py::object& context) {
-             return std::make_unique<System<T>>(
-                 n, operator_of<T>(product),
-                 Options{std::move(method), "none", "natural", "auto", rtol, atol, 0, 0, max_iter, restart, 1, {}},
-                 context);
-           }),
-           py::arg("n"), py::arg("product"), py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("max_iter"),
-           py::arg("restart"), py::arg("context"))
-      .def(py::init([](std::size_t n, py::object matvec, std::string method, double rtol, double atol,
-                       std::size_t max_iter, std::size_t restart, std::size_t vectors, const py::object& context) {
-             return std::make_unique<System<T>>(
-                 n, std::move(matvec),
-                 Options{std::move(method), "none", "natural", "auto", rtol, atol, 0, 0, max_iter, restart, vectors, {}},
-                 context);
-           }),
-           py::arg("n"), py::arg("matvec"), py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("max_iter"),
-           py::arg("restart"), py::arg("vectors"), py::arg("context"))
+           py::arg("n"), py::arg("matvec"), py::arg("settings"), py::arg("vectors"), py::arg("context"))
       .def("precondition_with", &System<T>::precondition_with, py::arg("function"))
       .def("apply_preconditioner", &System<T>::apply_preconditioner, py::arg("x"))
       .def("set_stopping", &System<T>::set_stopping, py::arg("rtol"), py::arg("atol"), py::arg("max_iter"))

@@ -87,7 +87,7 @@ py::object predict(const ModelArguments& a) {
   return to_python({{"grid", a.extents},
                     {"steps", a.steps},
                     {"dtype", a.value_bytes == 4 ? "float32" : "float64"},
-                    {"device_mem_bytes", budget},
+                    {"budget_bytes", budget},
                     {"schedule", to_string(schedule)},
                     {"constants", app::to_json(k)},
                     {"plan", app::to_json(plan)}});

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ziggurat/app/solver_settings.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/tuning/device_profile.hpp"
@@ -74,6 +75,10 @@ class DeviceWork {
 /// selection text, a device number, or None for the default device), one context a selection for
 /// the whole process, so that its built programs serve every later call.
 Context context_of(const py::object& context);
+
+/// The Krylov solvers' settings from the dict ziggurat/_settings.py makes of Python's keywords,
+/// checked (app::check_solver_settings); InvalidArgument for an unknown key or a bad value.
+app::SolverSettings solver_settings(const py::dict& keywords);
 
 /// A memory size given as bytes (an int, or a float that is a whole number) or as text ("512MiB",
 /// "2GB"), as the CLI reads it; anything else is refused with InvalidArgument naming `what`.

@@ -8,7 +8,6 @@
 
 #include "module.hpp"
 #include "sparse_arrays.hpp"
-#include "ziggurat/app/product_kernel.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/solver/krylov.hpp"
 
@@ -17,27 +16,13 @@ namespace ziggurat::python {
 namespace {
 
 struct SolveArguments {
-  std::string method, preconditioner, ordering, sweep, kernel, static_pivoting;
-  double tol = 0;
-  std::size_t max_iter = 0, restart = 0, aggregate = 0;
-  double shift = 0, threshold = 0;
+  app::SolverSettings settings;
   std::optional<std::size_t> block_size;
   py::object progress, context;
 };
 
-sparse::SolverOptions solver_options(const SolveArguments& a) {
-  sparse::SolverOptions o;
-  o.method = sparse::parse_krylov_method(a.method);
-  o.preconditioner = sparse::parse_preconditioner(a.preconditioner);
-  o.ordering = sparse::parse_ordering(a.ordering);
-  o.sweep = sparse::parse_triangular_sweep(a.sweep);
-  o.tolerance = a.tol;
-  o.max_iterations = a.max_iter;
-  o.restart = a.restart;
-  o.aggregate = a.aggregate;
-  o.shift = a.shift;
-  o.threshold = a.threshold;
-  o.static_pivoting = sparse::parse_static_pivoting(a.static_pivoting);
+sparse::SolverOptions solver_options(const SolveArguments& a, const Context& context) {
+  sparse::SolverOptions o = app::solver_options(a.settings, context);
   // Always a hook, so that Ctrl-C stops the solve after the iteration it interrupted.
   o.progress = [&a](const sparse::SolveProgress& p) {
     between_tasks([&] {
@@ -58,8 +43,8 @@ std::string shape_text(const py::array& a) {
 // with each vector's residual history.
 py::object report(const Context& context, const sparse::SolveReport& r, const SolveArguments& a, std::size_t block_size) {
   nlohmann::json summary = {{"device", context.device().label()},
-                            {"method", a.method},
-                            {"preconditioner", a.preconditioner},
+                            {"method", a.settings.method},
+                            {"preconditioner", a.settings.preconditioner},
                             {"block_size", block_size}};
   summary.update(app::to_json(r, true));
   return to_python(summary);
@@ -85,8 +70,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
     x.assign(x0.data(), x0.data() + x0.size());
   }
   const Context context = context_of(a.context);
-  sparse::SolverOptions options = solver_options(a);
-  app::set_product_kernel(options, context, a.kernel);
+  const sparse::SolverOptions options = solver_options(a, context);
   sparse::SolveReport result;
   {
     const ReleasedGil release;
@@ -102,18 +86,11 @@ template <class T>
 void define_solve(py::module_& module) {
   module.def(
       "solve",
-      [](const py::tuple& arrays, const py::array_t<T>& b, const py::object& x0, std::string method,
-         std::string preconditioner, std::string ordering, std::string sweep, std::string kernel, double tol,
-         std::size_t max_iter, std::size_t restart, std::size_t aggregate, double shift, double threshold,
-         std::string static_pivoting, std::optional<std::size_t> block_size, py::object progress, py::object context) {
-        return solve<T>(arrays, b, x0,
-                        {std::move(method), std::move(preconditioner), std::move(ordering), std::move(sweep),
-                         std::move(kernel), std::move(static_pivoting), tol, max_iter, restart, aggregate, shift,
-                         threshold, block_size, std::move(progress), std::move(context)});
+      [](const py::tuple& arrays, const py::array_t<T>& b, const py::object& x0, const py::dict& settings,
+         std::optional<std::size_t> block_size, py::object progress, py::object context) {
+        return solve<T>(arrays, b, x0, {solver_settings(settings), block_size, std::move(progress), std::move(context)});
       },
-      py::arg("arrays"), py::arg("b").noconvert(), py::arg("x0"), py::arg("method"), py::arg("preconditioner"),
-      py::arg("ordering"), py::arg("sweep"), py::arg("kernel"), py::arg("tol"), py::arg("max_iter"), py::arg("restart"),
-      py::arg("aggregate"), py::arg("shift"), py::arg("threshold"), py::arg("static_pivoting"), py::arg("block_size"),
+      py::arg("arrays"), py::arg("b").noconvert(), py::arg("x0"), py::arg("settings"), py::arg("block_size"),
       py::arg("progress"), py::arg("context"));
 }
 

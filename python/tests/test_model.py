@@ -22,11 +22,11 @@ def test_the_plan_is_the_command_line_tool_s(dims, decomposition, serial):
     grid = 4096 if dims == 2 else 300
     mine = ziggurat.model(grid, 500, dims=dims, device_memory="64MiB", tau_c=1.5, tau_a=0.1,
                           decomposition=decomposition, serial=serial)
-    theirs = cli_model("--grid", str(grid), "--steps", "500", "--dims", str(dims), "--device-mem", "64MiB",
+    theirs = cli_model("--grid", str(grid), "--steps", "500", "--dims", str(dims), "--device-memory", "64MiB",
                        "--tau-c", "1.5", "--tau-a", "0.1", "--decomposition", decomposition,
                        *(["--serial"] if serial else []))
     assert mine["plan"] == pytest.approx(theirs["plan"])
-    assert mine["device_mem_bytes"] == theirs["device_mem_bytes"] and mine["schedule"] == theirs["schedule"]
+    assert mine["budget_bytes"] == theirs["budget_bytes"] and mine["schedule"] == theirs["schedule"]
 
 
 def test_a_grid_that_fits_runs_in_core_and_shapes_follow_numpy():
@@ -39,7 +39,7 @@ def test_a_calibrated_device_gives_the_constants(context, profile):
     assert with_profile == ziggurat.model(2048, 100, device_memory="8MiB", context=context)
     assert with_profile["constants"]["tau_a_ns"] > 0 and with_profile["plan"]["height"] >= 1
     whole_device = ziggurat.model(2048, 100, context=context)
-    assert whole_device["device_mem_bytes"] == context.device["global_mem_bytes"]
+    assert whole_device["budget_bytes"] == context.device["global_mem_bytes"]
 
 
 def test_missing_constants_are_named():

@@ -36,7 +36,7 @@ def test_solutions_match_spsolve(context, method, preconditioner, ordering, bloc
     a = laplacian(16) if method == "cg" else convection(16)
     b = np.random.default_rng(1).uniform(-1, 1, a.shape[0])
     x, report = ziggurat.solve(a, b, method=method, preconditioner=preconditioner, ordering=ordering,
-                               block_size=block_size, tol=1e-10, context=context)
+                               block_size=block_size, rtol=1e-10, context=context)
     assert report["converged"] and report["status"] == "converged", report["reason"]
     assert relative_residual(a, x, b) <= 1e-10
     np.testing.assert_allclose(x, spla.spsolve(a.tocsc(), b), rtol=0, atol=1e-8 * np.abs(x).max())
@@ -53,24 +53,24 @@ def test_several_right_hand_sides_and_a_first_guess(context):
         pytest.skip("float64 solves need fp64")
     a = convection(12)
     b = np.random.default_rng(2).uniform(-1, 1, (a.shape[0], 3))
-    x, report = ziggurat.solve(a, b, tol=1e-10, context=context)
+    x, report = ziggurat.solve(a, b, rtol=1e-10, context=context)
     assert x.shape == b.shape and len(report["vectors"]) == 3 and report["converged"]
     np.testing.assert_allclose(x, spla.spsolve(a.tocsc(), b), atol=1e-8)
-    again, report = ziggurat.solve(a, b[:, 0], x0=x[:, 0], tol=1e-10, context=context)
+    again, report = ziggurat.solve(a, b[:, 0], x0=x[:, 0], rtol=1e-10, context=context)
     assert report["iterations"] <= 1
 
 
 def test_float32_stays_float32(context):
     a = laplacian(12, np.float32)
     b = np.ones(a.shape[0], np.float32)
-    x, report = ziggurat.solve(a, b, method="cg", preconditioner="ilu0", tol=1e-5, context=context)
+    x, report = ziggurat.solve(a, b, method="cg", preconditioner="ilu0", rtol=1e-5, context=context)
     assert x.dtype == np.float32 and report["converged"]
     assert relative_residual(a.astype(np.float64), x.astype(np.float64), b.astype(np.float64)) <= 2e-5
 
 
 def test_not_converging_is_a_report_not_an_exception(context):
-    x, report = ziggurat.solve(convection(16, np.float32), np.ones(256, np.float32), preconditioner="none", max_iter=2,
-                               context=context)
+    x, report = ziggurat.solve(convection(16, np.float32), np.ones(256, np.float32), preconditioner="none",
+                               max_iterations=2, context=context)
     assert not report["converged"] and report["status"] == "max_iterations" and report["reason"]
     assert report["iterations"] == 2
 
@@ -78,7 +78,7 @@ def test_not_converging_is_a_report_not_an_exception(context):
 def test_progress_is_reported_after_each_iteration(context):
     a, b = convection(16, np.float32), np.ones(256, np.float32)
     seen = []
-    ziggurat.solve(a, b, preconditioner="none", tol=1e-5, progress=lambda i, r: seen.append((i, r)), context=context)
+    ziggurat.solve(a, b, preconditioner="none", rtol=1e-5, progress=lambda i, r: seen.append((i, r)), context=context)
     assert [i for i, _ in seen] == list(range(1, len(seen) + 1)) and seen[-1][1] < seen[0][1]
 
 
@@ -86,11 +86,11 @@ def test_ctrl_c_while_the_device_works_stops_the_solve_early(context):
     """SIGINT arrives (from a timer's thread) while the main thread is in the library, GIL released."""
     a, b = laplacian(48, np.float32), np.ones(48 * 48, np.float32)
 
-    def long_solve(max_iter=LONG):
-        return ziggurat.solve(a, b, method="gmres", preconditioner="none", restart=2, tol=1e-30, max_iter=max_iter,
-                              context=context)
+    def long_solve(max_iterations=LONG):
+        return ziggurat.solve(a, b, method="gmres", preconditioner="none", restart=2, rtol=1e-30,
+                              max_iterations=max_iterations, context=context)
 
-    long_solve(max_iter=2)  # kernels built: the timings below are the solve's
+    long_solve(max_iterations=2)  # kernels built: the timings below are the solve's
     start = time.perf_counter()
     _, report = long_solve()
     whole = time.perf_counter() - start
@@ -106,9 +106,9 @@ LONG = 2000  # iterations of the solve Ctrl-C interrupts
 def test_the_product_kernel_is_measured_or_named(context):
     a = laplacian(6, np.float32)
     b = np.ones(a.shape[0], np.float32)
-    x, report = ziggurat.solve(a, b, kernel="multirow/2", tol=1e-5, context=context)
+    x, report = ziggurat.solve(a, b, kernel="multirow/2", rtol=1e-5, context=context)
     assert report["product_kernel"] == "multirow/2" and report["converged"]
-    x_auto, report = ziggurat.solve(a, b, tol=1e-5, context=context)
+    x_auto, report = ziggurat.solve(a, b, rtol=1e-5, context=context)
     assert report["converged"] and report["product_kernel"]
     np.testing.assert_allclose(x_auto, x, rtol=1e-3)
     with pytest.raises(ziggurat.InvalidArgument, match="rule"):
@@ -165,7 +165,7 @@ def test_ilu2_meets_spilu_on_the_real_matrices(context, name):
     spilu_iterations, spilu_residual = gmres_inner_iterations(a, b, ilu.solve)
     if not spilu_residual < 1e-9:
         pytest.skip(f"spilu + GMRES(50) does not solve {name}")
-    x, report = ziggurat.solve(a, b, method="gmres", restart=50, preconditioner="ilu2", tol=1e-9, max_iter=2000,
+    x, report = ziggurat.solve(a, b, method="gmres", restart=50, preconditioner="ilu2", rtol=1e-9, max_iterations=2000,
                                context=context)
     assert report["converged"], report["reason"]
     assert relative_residual(a, x, b) < 1e-9
@@ -184,7 +184,7 @@ def test_ilu2_where_ilu0_stops_and_its_options(context):
     fills = []
     for threshold in (0.05, ziggurat.ILU2_THRESHOLD, 0.0):
         x, report = ziggurat.solve(a, b, method="gmres", restart=50, preconditioner="ilu2", threshold=threshold,
-                                   ordering="nested-dissection", tol=1e-9, context=context)
+                                   ordering="nested-dissection", rtol=1e-9, context=context)
         assert report["converged"] and report["matched_rows"], report["reason"]
         fills.append(report["fill"])
     assert fills == sorted(fills)
@@ -195,7 +195,52 @@ def test_ilu2_where_ilu0_stops_and_its_options(context):
                        context=context)
     with pytest.raises(ziggurat.InvalidArgument, match="threshold"):
         ziggurat.solve(laplacian(8), np.ones(64), preconditioner="ilu2", threshold=-1.0, context=context)
-    x, report = ziggurat.solve(laplacian(12), np.ones(144), method="cg", preconditioner="ilu2", tol=1e-10,
+    x, report = ziggurat.solve(laplacian(12), np.ones(144), method="cg", preconditioner="ilu2", rtol=1e-10,
                                context=context)  # IC2
     assert report["converged"] and not report["matched_rows"] and report["fill"] > 1
     np.testing.assert_allclose(x, spla.spsolve(laplacian(12).tocsc(), np.ones(144)), atol=1e-8)
+
+
+def test_krylov_solver_takes_every_setting_of_solve(context):
+    # One SolverSettings behind both (app/solver_settings.hpp): KrylovSolver takes static_pivoting and
+    # aggregate as solve does, gives the same answer, and refuses the same values.
+    require_fp64(context)
+    import scipy.io
+    a = sp.csr_matrix(scipy.io.mmread(str(MATRICES / "bp_1200.mtx")))
+    b = np.ones(a.shape[0])
+    settings = dict(method="gmres", restart=50, preconditioner="ilu2", ordering="nested-dissection", rtol=1e-9,
+                    static_pivoting="on", kernel="rule", context=context)
+    x, report = ziggurat.solve(a, b, **settings)
+    solver = ziggurat.KrylovSolver(a, **settings)
+    again, report_again = solver.solve(b)
+    assert report_again["matched_rows"] and report_again["converged"]
+    assert report_again["iterations"] == report["iterations"]
+    np.testing.assert_array_equal(again, x)
+    with pytest.raises(ziggurat.ZeroPivot, match="ILU2 failed"):
+        ziggurat.KrylovSolver(a, method="gmres", preconditioner="ilu2", static_pivoting="off", context=context)
+    grid = laplacian(16)
+    blocks = ziggurat.KrylovSolver(grid, method="cg", preconditioner="ilu0", ordering="block-colours", aggregate=4,
+                                   context=context)
+    x, report = blocks.solve(np.ones(256))
+    assert report["converged"] and report["ordering"] == "block-colours"
+    for bad, message in ((dict(static_pivoting="sometimes"), "static pivoting|static_pivoting"),
+                         (dict(aggregate=0), "aggregate"), (dict(threshold=-1.0), "threshold"),
+                         (dict(method="gmres", restart=500), "restart"), (dict(rtol=0.0), "rtol and atol")):
+        for call in (lambda: ziggurat.solve(grid, np.ones(256), context=context, **bad),
+                     lambda: ziggurat.KrylovSolver(grid, context=context, **bad)):
+            with pytest.raises(ziggurat.InvalidArgument, match=message):
+                call()
+
+
+def test_old_keyword_spellings_still_work_and_warn(context):
+    # docs/vocabulary.md: tol and max_iter (solve) and maxiter (KrylovSolver) are kept for one version.
+    a, b = laplacian(12), np.ones(144)
+    x, report = ziggurat.solve(a, b, method="cg", rtol=1e-9, max_iterations=3, context=context)
+    for old in (dict(tol=1e-9, max_iterations=3), dict(rtol=1e-9, max_iter=3)):
+        with pytest.warns(DeprecationWarning, match="'(tol|max_iter)' is deprecated.*use '(rtol|max_iterations)'"):
+            old_x, old_report = ziggurat.solve(a, b, method="cg", context=context, **old)
+        np.testing.assert_array_equal(old_x, x)
+        assert old_report["iterations"] == report["iterations"] == 3
+    with pytest.warns(DeprecationWarning, match="'maxiter' is deprecated.*use 'max_iterations'"):
+        solver = ziggurat.KrylovSolver(a, method="cg", rtol=1e-9, maxiter=3, context=context)
+    assert solver.solve(b)[1]["iterations"] == 3

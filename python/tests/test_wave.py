@@ -22,10 +22,10 @@ def test_the_p_wave_crosses_between_receivers_at_vp(context):
                                         receivers=[[1200, 500], [1600, 500]], context=context)
     assert seismograms.shape == (2, 260, 2) and seismograms.dtype == np.float32
     ux = seismograms[:, :, 0]  # radial on this horizontal line: the P wave's motion
-    delay = (onset(ux[1]) - onset(ux[0])) * report["dt"]
+    delay = (onset(ux[1]) - onset(ux[0])) * report["dt_s"]
     # 400 m at vp, within a quarter of the dominant period
     assert delay == pytest.approx(400 / VP, abs=0.25 / 15)
-    assert report["receivers"] == 2 and report["dt"] <= report["dt_limit"] and report["peak_amplitude"] > 0
+    assert report["receivers"] == 2 and report["dt_s"] <= report["dt_limit_s"] and report["peak_amplitude"] > 0
 
 
 def test_two_blocks_give_the_bits_of_one_and_double_agrees(context):

@@ -5,7 +5,7 @@ A thin layer over ziggurat's C++ library (the same functions the `ziggurat` comm
     import numpy as np, ziggurat
     ctx = ziggurat.Context(device="gpu")            # or "cpu", "nvidia", a device number, None
     u, report = ziggurat.heat(np.random.rand(1024, 1024), steps=1000, device_memory="512MiB", context=ctx)
-    x, report = ziggurat.solve(A, b, method="bicgstab", preconditioner="ilu0", tol=1e-8, context=ctx)
+    x, report = ziggurat.solve(A, b, method="bicgstab", preconditioner="ilu0", rtol=1e-8, context=ctx)
     f, phi, report = ziggurat.modes("cantilever:2x0.1x0.2:40,2,4", modes=6, context=ctx)
     A_dev = ziggurat.DeviceMatrix(A, context=ctx)   # stays on the device; A_dev @ X multiplies
 
@@ -61,8 +61,8 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it (measured
         once a device); default "auto" on GPUs and 1 elsewhere, as the CLI.
     serial: the paper's serial schedule instead of overlapping transfers and kernels.
-    progress: called after each pass with a dict (passes_done, passes, steps_done, steps, seconds,
-        nodes_per_second, eta_seconds). An exception it raises stops the run, as Ctrl-C does after
+    progress: called after each pass with a dict (passes_done, passes, steps_done, steps, time_s,
+        nodes_per_s, eta_s). An exception it raises stops the run, as Ctrl-C does after
         the pass it interrupted; an in-core run is a single pass, so Ctrl-C stops it only at its end.
     profile: plan with this device profile (a dict of Context.calibrate()) instead of the device's
         cached one (measured now when there is none).
@@ -109,8 +109,8 @@ def poisson(f, u0=None, *, spacing=None, tol=1e-6, max_sweeps=10000, device_memo
     device_memory, mode ("auto", "incore" or "strip"), height (sweeps a pass), depth (sweeps a
         launch, "auto" or None as for heat()), serial, profile, context, vtk (u as a VTK image): as
         for heat().
-    progress: called after each pass with a dict (sweeps_done, max_sweeps, update, seconds,
-        eta_seconds). An exception it raises stops the run, as Ctrl-C does after the pass (or
+    progress: called after each pass with a dict (sweeps_done, max_sweeps, update, time_s,
+        eta_s). An exception it raises stops the run, as Ctrl-C does after the pass (or
         stopping test) it interrupted.
 
     The report, like `ziggurat poisson --json`: device, size, dtype, spacing, tolerance,
@@ -150,7 +150,7 @@ def model(grid, steps=1000, *, dims=2, dtype="float32", device_memory=None, tau_
         profile), the measured constants, which tau_c and tau_a override where given.
     decomposition: "auto", "strip" or "block". serial: the paper's serial schedule. height: fix n.
 
-    Returns a dict: grid, steps, dtype, device_mem_bytes, schedule, constants and plan (decomposition,
+    Returns a dict: grid, steps, dtype, budget_bytes, schedule, constants and plan (decomposition,
     height, task_extent, buffer_extent, tasks_per_pass, passes, predicted_s, ns_per_node,
     trivial_ns_per_node, speedup_over_trivial, paper_formula_ns_per_node).
     """

@@ -191,8 +191,9 @@ def solve(
     *,
     method: Literal["cg", "bicgstab", "gmres"] = "bicgstab",
     preconditioner: Literal["none", "jacobi", "block-jacobi", "ilu0", "ilu2"] = "ilu0",
-    tol: float = 1e-8,
-    max_iter: int = 1000,
+    rtol: float = 1e-8,
+    atol: float = 0.0,
+    max_iterations: int = 1000,
     ordering: Literal["auto", "natural", "levels", "colours", "block-colours", "nested-dissection"] = "auto",
     sweep: Literal["levels", "sync-free", "auto"] = "auto",
     kernel: str = "auto",
@@ -206,6 +207,8 @@ def solve(
     dtype: npt.DTypeLike = None,
     progress: Optional[Callable[[int, float], None]] = None,
     context: ContextLike = None,
+    tol: float = ...,
+    max_iter: int = ...,
 ) -> Tuple[FloatArray, Dict[str, Any]]: ...
 
 class KrylovSolver:
@@ -221,16 +224,20 @@ class KrylovSolver:
         preconditioner: Any = "ilu0",
         rtol: float = 1e-8,
         atol: float = 0.0,
-        maxiter: int = 1000,
+        max_iterations: int = 1000,
         restart: int = 30,
         ordering: Literal["auto", "natural", "levels", "colours", "block-colours", "nested-dissection"] = "auto",
         sweep: Literal["levels", "sync-free", "auto"] = "auto",
         threshold: Optional[float] = None,
+        static_pivoting: Literal["auto", "on", "off"] = "auto",
+        aggregate: int = 8,
         shift: float = 0.0,
+        kernel: str = "rule",
         block_size: Optional[int] = None,
         dtype: npt.DTypeLike = None,
         vectors: int = 1,
         context: ContextLike = None,
+        maxiter: int = ...,
     ) -> None: ...
     def solve(
         self,

@@ -40,7 +40,7 @@ def modes(mesh=None, *, material=(210e9, 0.3, 7850.0), lumped=False, elements=No
     frequencies: (p,) in Hz, ascending. phi: (dofs, p), M-orthonormal, in dtype (no copy: the
     array owns the solver's result). report: the dict `ziggurat modes --json` prints (device,
     model, dofs, settings, converged, reason, iterations, cg_iterations, eigenvalues,
-    frequencies_hz, residuals ||K phi - lambda M phi|| / ||K phi||, changes, times_s).
+    frequencies_hz, residuals ||K phi - lambda M phi|| / ||K phi||, changes, times: setup_s, ...).
     """
     if (mesh is None) == (elements is None):
         raise _core.InvalidArgument('give the model: mesh="cantilever:LxWxH:nx,ny,nz", or elements= with dofs=')
@@ -103,15 +103,15 @@ def wave(vp, vs, rho, *, dx, steps, dt=None, source=None, source_kind="explosion
         split into blocks with halos exchanged every halo_steps steps (default the cost model's),
         shares by measured copy bandwidth (split="measured") or "equal". Every split gives the
         bits of one device.
-    progress: called every few hundred steps with a dict (step, steps, seconds); an exception it
+    progress: called every few hundred steps with a dict (step, steps, time_s); an exception it
         raises stops the run, as Ctrl-C does.
     vtk: also write the last step's displacement for ParaView: NAME.vti (the point array
         "displacement", ux, uz or ux, uy, uz a node, spacing dx), as each of `ziggurat wave --vtk`'s
         snapshots is.
 
     seismograms: (receivers, steps, dims), every component of each receiver at every step (no
-    copy). report: the dict `ziggurat wave --json` prints (device, devices, halo_steps, grid, dt,
-    dt_limit, source, receivers, seconds, mnodes_per_second, peak_amplitude).
+    copy). report: the dict `ziggurat wave --json` prints (device, devices, halo_steps, grid, dx_m,
+    dt_s, dt_limit_s, source, receivers, time_s, nodes_per_s, peak_amplitude).
     """
     try:
         given = [np.asarray(a) for a in (vp, vs, rho)]

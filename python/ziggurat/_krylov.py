@@ -3,9 +3,10 @@ preconditioner), then solved for as many right-hand sides as asked, each solve w
 
 import numpy as np
 
-from . import _core
+from . import _checks, _core
 from ._arrays import real_dtype
 from ._core import InvalidArgument
+from ._settings import NO_VALUE, renamed, solver_settings
 from ._sparse import DeviceMatrix, _scipy_arrays
 
 
@@ -30,48 +31,53 @@ class KrylovSolver:
     preconditioner "none").
     method: "cg", "bicgstab" or "gmres". preconditioner: "none", "jacobi", "block-jacobi", "ilu0" or
     "ilu2", or a function / LinearOperator applying M^-1 on the host (as `M=` of SciPy's solvers).
-    options: rtol (default 1e-8) and atol (0.0): converged when ||b - A x|| < max(rtol ||b||,
-    atol); maxiter (1000: CG and BiCGStab iterations, GMRES inner iterations); restart (GMRES, 30);
-    ordering ("auto"), sweep ("auto"), threshold (ILU2's tau), shift, block_size, dtype
-    (float32 or float64, default A's), vectors (k right-hand sides a solve, 1), context.
+    options (the names of ziggurat.solve and `ziggurat solve`'s options): rtol (default 1e-8) and
+    atol (0.0): converged when ||b - A x|| < max(rtol ||b||, atol); max_iterations (1000: CG and
+    BiCGStab iterations, GMRES inner iterations; `maxiter` is its deprecated spelling); restart
+    (GMRES, 30); ordering ("auto"), sweep ("auto"), threshold (ILU2's tau), static_pivoting (ILU2:
+    "auto", "on", "off"), aggregate (block-colours' rows an aggregate, 8), shift, kernel (the
+    products' block CSR kernel: "rule", the default, nothing measured; "auto" or a name as
+    ziggurat.solve takes it), block_size, dtype (float32 or float64, default A's), vectors (k
+    right-hand sides a solve, 1), context.
 
     setup_seconds: the setup's wall time, paid once. solve(b, x0=None) returns (x, report); the
     report (ziggurat.solve()'s keys) has times.solve_s, the solve alone, and setup_s, the
     constructor's, which no solve pays again.
     """
 
-    def __init__(self, A, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0, maxiter=1000,
-                 restart=30, ordering="auto", sweep="auto", threshold=None, shift=0.0, block_size=None, dtype=None,
-                 vectors=1, context=None):
+    def __init__(self, A, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0, max_iterations=1000,
+                 restart=30, ordering="auto", sweep="auto", threshold=None, static_pivoting="auto", aggregate=8,
+                 shift=0.0, kernel="rule", block_size=None, dtype=None, vectors=1, context=None, maxiter=NO_VALUE):
         host_m = None
         if not isinstance(preconditioner, str):
             host_m, preconditioner = _host_function(preconditioner, "preconditioner"), "none"
-        threshold = _core.ILU2_THRESHOLD if threshold is None else float(threshold)
+        max_iterations = renamed(max_iterations, maxiter, "maxiter", "max_iterations", "ziggurat.KrylovSolver")
+        vectors = _checks.count(vectors, "vectors", 1)
         self.shape = _shape_of(A)
+        if isinstance(A, DeviceMatrix) or _is_operator(A):
+            if preconditioner != "none":
+                what = "a DeviceMatrix A runs matrix-free on the device" if isinstance(A, DeviceMatrix) else \
+                    "a LinearOperator A runs matrix-free"
+                raise InvalidArgument(f"{what}: the preconditioner '{preconditioner}' needs the assembled (SciPy) "
+                                      "matrix; give that, or M as a function or LinearOperator")
+            ordering, kernel = "natural", "rule"  # nothing to order, no product kernel of ours
+        settings = solver_settings(method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
+                                   max_iterations=max_iterations, restart=restart, ordering=ordering, sweep=sweep,
+                                   kernel=kernel, aggregate=aggregate, shift=shift, threshold=threshold,
+                                   static_pivoting=static_pivoting)
         if isinstance(A, DeviceMatrix):  # kept on the device: the solve's products are its kernels
             self.dtype = A.dtype
-            if preconditioner != "none":
-                raise InvalidArgument(f"a DeviceMatrix A runs matrix-free on the device: the preconditioner "
-                                      f"'{preconditioner}' needs the SciPy matrix; give that, or M as a LinearOperator")
             product, matrix_context = A._matrix.linear_operator()
-            self._system = _system_class(self.dtype)(self.shape[0], product, method, float(rtol), float(atol),
-                                                     int(maxiter), int(restart), matrix_context)
+            self._system = _system_class(self.dtype)(self.shape[0], product, settings, matrix_context)
             self._matrix = A  # its device arrays serve every product
         elif _is_operator(A):
             self.dtype = _operand_dtype(dtype if dtype is not None else (getattr(A, "dtype", None) or np.float64))
-            if preconditioner != "none":
-                raise InvalidArgument(f"a LinearOperator A runs matrix-free: the preconditioner '{preconditioner}' "
-                                      "needs the assembled matrix; give M as a function or LinearOperator instead")
-            make = _system_class(self.dtype)
-            self._system = make(self.shape[0], _host_function(A, "A"), method, float(rtol), float(atol),
-                                int(maxiter), int(restart), int(vectors), context)
+            self._system = _system_class(self.dtype)(self.shape[0], _host_function(A, "A"), settings, vectors, context)
         else:
             A = _as_sparse(A)
             self.dtype = _operand_dtype(A.dtype) if dtype is None else real_dtype(dtype, "dtype")
-            make = _system_class(self.dtype)
-            self._system = make(_scipy_arrays(A), method, preconditioner, ordering, sweep, float(rtol), float(atol),
-                                int(maxiter), int(restart), threshold, float(shift), block_size, int(vectors),
-                                context)
+            block_size = _checks.optional_count(block_size, "block_size")
+            self._system = _system_class(self.dtype)(_scipy_arrays(A), settings, block_size, vectors, context)
         if host_m is not None:
             self._system.precondition_with(host_m)
         self.method = method

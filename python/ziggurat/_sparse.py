@@ -13,6 +13,7 @@ import numpy as np
 from . import _checks, _core
 from ._arrays import real_array, real_dtype
 from ._core import InvalidArgument
+from ._settings import NO_VALUE, renamed, solver_settings
 
 
 def _scipy_arrays(a):
@@ -170,9 +171,9 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
     return A @ X
 
 
-def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=1000, ordering="auto",
+def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0, max_iterations=1000, ordering="auto",
           sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, threshold=None, static_pivoting="auto",
-          block_size=None, x0=None, dtype=None, progress=None, context=None):
+          block_size=None, x0=None, dtype=None, progress=None, context=None, tol=NO_VALUE, max_iter=NO_VALUE):
     """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
 
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
@@ -187,11 +188,12 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
     static_pivoting "auto" (on with bicgstab and gmres, off with cg), "on" (rows matched to large
     diagonal blocks, tiny pivots replaced) or "off" (a tiny pivot raises ZeroPivot). kernel: the
-    products' block
-    CSR kernel, "auto" (the fastest for this kind of matrix on this device, measured once and
-    recorded), "rule" (nothing measured) or a name as spmm reports it ("multirow/2/v4"). tol: on the true relative
-    residual ||b - A x|| / ||b||. x0: the first guess (default zeros). dtype: float32 or float64
-    (default that of A and b together). progress(iteration, relative_residual): called after
+    products' block CSR kernel, "auto" (the fastest for this kind of matrix on this device, measured once and
+    recorded), "rule" (nothing measured) or a name as spmm reports it ("multirow/2/v4"). rtol and
+    atol: converged when ||b - A x|| < max(rtol ||b||, atol). max_iterations: the iteration limit
+    (GMRES: inner iterations). `tol` and `max_iter` are the deprecated spellings of rtol and
+    max_iterations (a DeprecationWarning; they go in the next version). x0: the first guess
+    (default zeros). dtype: float32 or float64 (default that of A and b together). progress(iteration, relative_residual): called after
     each iteration; an exception it raises stops the solve.
 
     x has b's shape; it is the solver's own result array, handed to NumPy without a copy. A solve
@@ -204,17 +206,13 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", tol=1e-8, max_iter=
     and upper_levels (ILU(0)'s or ILU2's), colours, sweep, fill (blocks of L + U over A's),
     matched_rows and replaced_pivots (ILU2's static pivoting), product_kernel.
     """
-    max_iter = _checks.count(max_iter, "max_iter")
-    tol = _checks.number(tol, "tol", positive=True)
-    shift = _checks.number(shift, "shift")
-    restart = _checks.count(restart, "restart", 1)
-    aggregate = _checks.count(aggregate, "aggregate", 1)
+    settings = solver_settings(method=method, preconditioner=preconditioner,
+                               rtol=renamed(rtol, tol, "tol", "rtol", "ziggurat.solve"), atol=atol,
+                               max_iterations=renamed(max_iterations, max_iter, "max_iter", "max_iterations",
+                                                      "ziggurat.solve"),
+                               restart=restart, ordering=ordering, sweep=sweep, kernel=kernel, aggregate=aggregate,
+                               shift=shift, threshold=threshold, static_pivoting=static_pivoting)
     block_size = _checks.optional_count(block_size, "block_size")
-    for argument, value in (("method", method), ("preconditioner", preconditioner), ("ordering", ordering),
-                            ("sweep", sweep), ("kernel", kernel)):
-        _checks.name(value, argument)
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)
-    threshold = _core.ILU2_THRESHOLD if threshold is None else float(threshold)
-    return _core.solve(arrays, real_array(b, "b", dtype), x0, method, preconditioner, ordering, sweep, kernel, tol,
-                       max_iter, restart, aggregate, shift, threshold, static_pivoting, block_size, progress, context)
+    return _core.solve(arrays, real_array(b, "b", dtype), x0, settings, block_size, progress, context)

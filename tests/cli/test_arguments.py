@@ -57,7 +57,7 @@ class NumbersAreFinite(ScratchFolderTest):
         found = {command: float_options(command) for command in COMMANDS}
         # The options the issue names are among those found: the help text is read right.
         for command, option in (("heat", "--alpha"), ("poisson", "--spacing"), ("wave", "--dt"),
-                                ("modes", "--solve-tol"), ("model", "--tau-c"), ("solve", "--tol")):
+                                ("modes", "--solve-tol"), ("model", "--tau-c"), ("solve", "--rtol")):
             self.assertIn(option, found[command])
         for command, options in found.items():
             for option in options:
@@ -73,10 +73,10 @@ class NumbersAreFinite(ScratchFolderTest):
                 failed(("bench", command, option, "nan"), "finite")
 
     def test_a_model_constant_of_nan_is_no_longer_printed_as_nan_ns(self):
-        failed(("model", "--grid", "1000", "--device-mem", "1MiB", "--tau-c", "nan", "--tau-a", "0.1"), "--tau-c")
+        failed(("model", "--grid", "1000", "--device-memory", "1MiB", "--tau-c", "nan", "--tau-a", "0.1"), "--tau-c")
 
     def test_model_constants_beyond_any_device_are_refused_not_a_crash(self):
-        sweep = ("model", "--grid", "130", "--device-mem", "1MiB", "--sweep")
+        sweep = ("model", "--grid", "130", "--device-memory", "1MiB", "--sweep")
         failed((*sweep, "--tau-a", "1e308"), "--tau-a")  # was a division by zero (SIGFPE) in the optimiser
         failed((*sweep, "--tau-a", "1", "--ratios", "1e300"), "--ratios")
 
@@ -209,7 +209,7 @@ class Solves(ScratchFolderTest):
         return path
 
     def test_a_breakdown_reports_the_residual_of_the_x_it_returns(self):
-        out, _ = run("solve", "--matrix", self.singular(), "--precond", "none", "--kernel", "rule", "--json",
+        out, _ = run("solve", "--matrix", self.singular(), "--preconditioner", "none", "--kernel", "rule", "--json",
                      "--out", self.path("x.npy"), expect=2)
         report = json.loads(out)
         x = np.load(self.path("x.npy"))
@@ -225,7 +225,7 @@ class Solves(ScratchFolderTest):
         diagonal = self.path("d.mtx")  # solved exactly: the residual computed in double is 0
         with open(diagonal, "w") as f:
             f.write("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 2\n2 2 4\n3 3 8\n")
-        reports = {matrix: json.loads(run("solve", "--matrix", matrix, "--tol", "1e-300", "--json", expect=2)[0])
+        reports = {matrix: json.loads(run("solve", "--matrix", matrix, "--rtol", "1e-300", "--json", expect=2)[0])
                    for matrix in (diagonal, MATRIX)}  # the second stagnates above 1e-300: the same status
         for report in reports.values():
             self.assertEqual(report["status"], "stagnation", report["reason"])
@@ -291,7 +291,7 @@ class Benchmarks(ScratchFolderTest):
 
     def test_a_depth_that_cannot_run_is_said_not_dropped(self):
         err = run("bench", "heat", "--size2d", "34x34", "--size3d", "", "--steps", "2", "--trivial-steps", "1",
-                  "--depths", "2,1000", "--peers", "none", "--device-mem", "16KiB")[1]
+                  "--depths", "2,1000", "--peers", "none", "--device-memory", "16KiB")[1]
         self.assertIn("no row for the 34x34 grid's blocked kernel at depth 1000", err)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import cli_support as support
 from cli_support import ScratchFolderTest, mpi_environment, run, stop_after_first_progress
 
-HEAT = ("heat", "--size", "512x512", "--height", "4", "--device-mem", "2MiB", "--precision", "f32")
+HEAT = ("heat", "--size", "512x512", "--height", "4", "--device-memory", "2MiB", "--precision", "f32")
 WAVE = ("wave", "--size", "100x60", "--absorbing", "8", "--precision", "f32")
 TIMESTAMP = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
 
@@ -95,7 +95,7 @@ class StopOnSignal(ScratchFolderTest):
         run(*HEAT, "--steps", done, "--out", self.path("same_passes.npy"), "--quiet")
         stopped = np.load(self.path("stopped.npy"))
         self.assertEqual(stopped.tobytes(), np.load(self.path("same_passes.npy")).tobytes())
-        run("heat", "--init", self.path("stopped.npy"), "--steps", steps - done, "--height", 4, "--device-mem", "2MiB",
+        run("heat", "--init", self.path("stopped.npy"), "--steps", steps - done, "--height", 4, "--device-memory", "2MiB",
             "--out", self.path("resumed.npy"), "--quiet")
         run(*HEAT, "--steps", steps, "--out", self.path("whole.npy"), "--quiet")
         self.assertEqual(np.load(self.path("resumed.npy")).tobytes(), np.load(self.path("whole.npy")).tobytes())
@@ -187,7 +187,7 @@ class StopUnderMpi(ScratchFolderTest):
 
 
 class ThreadCap(ScratchFolderTest):
-    SOLVE = ("solve", "--generate", "16x16x16", "--system", "laplace7", "--precond", "ilu2", "--quiet")
+    SOLVE = ("solve", "--generate", "16x16x16", "--system", "laplace7", "--preconditioner", "ilu2", "--quiet")
 
     def test_a_thread_count_that_is_no_number_is_refused_naming_the_variable(self):
         for name in ("ZIGGURAT_NUM_THREADS", "OMP_NUM_THREADS"):
@@ -209,7 +209,7 @@ class OneDeviceARank(ScratchFolderTest):
         mpirun = shutil.which("mpirun")
         if mpirun is None:
             self.skipTest("no mpirun: scripts/setup.sh installs openmpi-bin")
-        listed = json.loads(run("devices", "--json")[0])
+        listed = json.loads(run("devices", "--json")[0])["devices"]
         pool = [d for d in listed if d["type"] == "gpu"] or [d for d in listed if d["type"] == "cpu"]
         if len(pool) != 1:
             self.skipTest(f"this host shows {len(pool)} devices of one kind; the rule is for a rank that sees one")

@@ -102,8 +102,8 @@ class Heat(ScratchFolderTest):
         self.check_error(["heat", "--size", "9x9x9", "--alpha", "0.1", "--depth", "9"], "at most 8")
         self.check_error(["heat", "--depth", "0"], "--depth is auto or a whole number")
         self.check_error(["heat", "--depth", "500"], "choose a depth of at most")
-        self.check_error(["heat", "--device-mem", "12 bananas"], "bananas")
-        self.check_error(["heat", "--device-mem", "1KiB", "--mode", "strip"], "needs at least")
+        self.check_error(["heat", "--device-memory", "12 bananas"], "bananas")
+        self.check_error(["heat", "--device-memory", "1KiB", "--mode", "strip"], "needs at least")
         self.check_error(["heat", "--size", "30", "--png", self.path("x.png")], "1D")
         self.check_error(["heat", "--device", "no-such-device-anywhere"], "no OpenCL device matches")
         self.check_error(["heat", "--device", "vendor:x"], "unknown key 'vendor:'")
@@ -144,7 +144,7 @@ class Heat(ScratchFolderTest):
                 args = ["heat", "--init", self.path("init.npy"), "--out", self.path(mode + ".npy"), "--steps", "9",
                         "--alpha", alpha, "--mode", mode, "--json"]
                 if mode != "incore":
-                    args += ["--device-mem", budget] + (["--height", "3"] if mode in ("strip", "block") else [])
+                    args += ["--device-memory", budget] + (["--height", "3"] if mode in ("strip", "block") else [])
                 summary = json.loads(run(*args)[0])
                 if mode != "auto":  # trivial runs one-step strips
                     self.assertEqual(summary["plan"]["decomposition"], "strip" if mode == "trivial" else mode, summary)
@@ -160,7 +160,7 @@ class Heat(ScratchFolderTest):
                 if mode != "incore":
                     # block: launches of 2, 2 and 1 steps; a taller pass needs more than 24 KiB where rows
                     # are padded to 512 bytes (NVIDIA)
-                    args += ["--device-mem", budget, "--height", "3" if mode == "strip" else "5"]
+                    args += ["--device-memory", budget, "--height", "3" if mode == "strip" else "5"]
                 summary = json.loads(run(*args)[0])
                 self.assertEqual(summary["plan"]["depth"], 2, summary)
                 results[mode + " --depth 2"] = np.load(self.path(mode + "-d.npy"))
@@ -169,7 +169,7 @@ class Heat(ScratchFolderTest):
                 for measured_now in (True, False):
                     summary = json.loads(run("heat", "--init", self.path("init.npy"), "--out", self.path("auto-d.npy"),
                                              "--steps", "9", "--alpha", alpha, "--mode", "strip", "--depth", "auto",
-                                             "--device-mem", budget, "--json", env={"ZIGGURAT_CACHE_DIR": cold})[0])
+                                             "--device-memory", budget, "--json", env={"ZIGGURAT_CACHE_DIR": cold})[0])
                     tuning = summary["depth_tuning"]
                     self.assertEqual(tuning["measured_now"], measured_now, summary)
                     depth, group = tuned_or_given(summary, ["--depth", "auto"])
@@ -197,7 +197,7 @@ class Heat(ScratchFolderTest):
 
     def test_picture_and_plan_in_the_summary(self):
         summary = json.loads(run("heat", "--size", "200x120", "--steps", "30", "--mode", "strip", "--height", "5",
-                                 "--device-mem", "64KiB", "--png", self.path("f.png"), "--timeline",
+                                 "--device-memory", "64KiB", "--png", self.path("f.png"), "--timeline",
                                  self.path("t.json"), "--json", "--quiet")[0])
         plan = summary["plan"]
         self.assertEqual((plan["decomposition"], plan["height"], plan["passes"]), ("strip", 5, 6))
@@ -293,7 +293,7 @@ class LongVector(ScratchFolderTest):
         check(["--size", "20x20x20", "--alpha", 0.1], "steps 2D grids")
         check(["--size", "100"], "steps 2D grids")
         check(["--mode", "strip"], "--mode belongs to the pyramid solver")
-        check(["--device-mem", "1MiB"], "--device-mem belongs to the pyramid solver")
+        check(["--device-memory", "1MiB"], "--device-memory belongs to the pyramid solver")
         check(["--height", 3], "--height belongs")
         check(["--size", "20x20", "--alpha", 0.3], "unstable")
         self.assertIn("--method is stencil or long-vector",

@@ -12,7 +12,7 @@ import re
 import cli_support as support
 from cli_support import ScratchFolderTest, run
 
-HEAT = ("heat", "--size", "256x256", "--steps", 20, "--device-mem", "1MiB", "--quiet")
+HEAT = ("heat", "--size", "256x256", "--steps", 20, "--device-memory", "1MiB", "--quiet")
 
 
 class Log(ScratchFolderTest):

@@ -22,20 +22,20 @@ class Model(unittest.TestCase):
         self.dir.cleanup()
 
     def test_explicit_plan(self):
-        out = json.loads(run("model", "--grid", "8194", "--steps", "200", "--device-mem", "64MiB", "--tau-c", "2",
+        out = json.loads(run("model", "--grid", "8194", "--steps", "200", "--device-memory", "64MiB", "--tau-c", "2",
                              "--tau-a", "0.2", "--json")[0])
         plan = out["plan"]
         self.assertIn(plan["decomposition"], ("strip", "block"))
         self.assertGreaterEqual(plan["height"], 1)
         self.assertGreater(plan["speedup_over_trivial"], 1)
         self.assertEqual(out["schedule"], "overlapped")
-        human = run("model", "--grid", "8194", "--steps", "200", "--device-mem", "64MiB", "--tau-c", "2",
+        human = run("model", "--grid", "8194", "--steps", "200", "--device-memory", "64MiB", "--tau-c", "2",
                     "--tau-a", "0.2", "--serial", "--decomposition", "strip")[0]
         self.assertIn("plan: strip, height n = ", human)
         self.assertIn("serial schedule", human)
 
     def test_height_can_be_fixed(self):
-        out = json.loads(run("model", "--grid", "4098", "--steps", "100", "--device-mem", "16MiB", "--tau-c", "1",
+        out = json.loads(run("model", "--grid", "4098", "--steps", "100", "--device-memory", "16MiB", "--tau-c", "1",
                              "--tau-a", "0.1", "--height", "7", "--decomposition", "strip", "--json")[0])
         self.assertEqual(out["plan"]["height"], 7)
 
@@ -55,43 +55,43 @@ class Model(unittest.TestCase):
             self.assertIn("without PLplot", done.stderr)
 
     def test_with_a_calibrated_device(self):
-        out = json.loads(run("model", "--grid", "4098", "--steps", "50", "--device-mem", "8MiB", "--device", "0",
+        out = json.loads(run("model", "--grid", "4098", "--steps", "50", "--device-memory", "8MiB", "--device", "0",
                              "--json")[0])
         self.assertGreater(out["constants"]["tau_a_ns"], 0)
         self.assertIn("profile", out)
-        run("model", "--dims", "3", "--grid", "200", "--device-mem", "8MiB", "--device", "0", "--tau-a", "0.5")
+        run("model", "--dims", "3", "--grid", "200", "--device-memory", "8MiB", "--device", "0", "--tau-a", "0.5")
         lv = json.loads(run("model", "--scheme", "long-vector", "--grid", "1026", "--device", "0", "--json")[0])
         self.assertGreater(lv["ns_per_node"], 0)
         self.assertGreater(lv["numstreams"], 0)
 
     def test_jacobi(self):
         out = json.loads(run("model", "--scheme", "jacobi", "--dims", "3", "--grid", "800", "--planes", "4000",
-                             "--device-mem", "4GiB", "--tau-c", "2.35", "--tau-a", "0.6", "--json")[0])
+                             "--device-memory", "4GiB", "--tau-c", "2.35", "--tau-a", "0.6", "--json")[0])
         self.assertGreater(out["halo"], 1)
 
     def test_bad_model_arguments(self):
         base = ["model", "--grid", "1026", "--tau-c", "1", "--tau-a", "1"]
-        self.assertIn("needs at least 48.09 KiB", run(*base, "--device-mem", "4KiB", "--decomposition", "strip", expect=1)[1])
-        self.assertIn("give --tau-c and --tau-a", run("model", "--device-mem", "1GiB", expect=1)[1])
-        self.assertIn("is not a memory size", run(*base, "--device-mem", "12XB", expect=1)[1])
+        self.assertIn("needs at least 48.09 KiB", run(*base, "--device-memory", "4KiB", "--decomposition", "strip", expect=1)[1])
+        self.assertIn("give --tau-c and --tau-a", run("model", "--device-memory", "1GiB", expect=1)[1])
+        self.assertIn("is not a memory size", run(*base, "--device-memory", "12XB", expect=1)[1])
         self.assertIn("give the device-memory budget", run(*base, expect=1)[1])
-        self.assertIn("--plot draws a --sweep", run(*base, "--device-mem", "1GiB", "--plot", "x.png", expect=1)[1])
-        self.assertIn("n = 500 on grid 1026x1026 in the overlapped schedule: the smallest task (one owned row and n halo a side, 4 buffers) needs at least 15.67 MiB", run(*base, "--device-mem", "64KiB", "--height", "500", "--decomposition", "strip",
+        self.assertIn("--plot draws a --sweep", run(*base, "--device-memory", "1GiB", "--plot", "x.png", expect=1)[1])
+        self.assertIn("n = 500 on grid 1026x1026 in the overlapped schedule: the smallest task (one owned row and n halo a side, 4 buffers) needs at least 15.67 MiB", run(*base, "--device-memory", "64KiB", "--height", "500", "--decomposition", "strip",
                                    expect=1)[1])
         self.assertIn("for 2D grids", run("model", "--dims", "3", "--grid", "100", "--tau-c", "1", "--tau-a", "1",
-                                          "--device-mem", "1MiB", "--decomposition", "block", expect=1)[1])
-        self.assertIn("excludes", run(*base, "--device-mem", "1GiB", "--serial", "--overlapped", expect=1)[1])
+                                          "--device-memory", "1MiB", "--decomposition", "block", expect=1)[1])
+        self.assertIn("excludes", run(*base, "--device-memory", "1GiB", "--serial", "--overlapped", expect=1)[1])
         jacobi = ["model", "--scheme", "jacobi", "--dims", "3", "--tau-c", "1", "--tau-a", "1"]
-        self.assertIn("at least 3 planes", run(*jacobi, "--grid", "4294967296", "--device-mem", "1GiB", expect=1)[1])
+        self.assertIn("at least 3 planes", run(*jacobi, "--grid", "4294967296", "--device-memory", "1GiB", expect=1)[1])
         self.assertIn("too many to try", run(*jacobi, "--grid", "3", "--planes", "100000000000000000",
-                                             "--device-mem", "17000000TB", expect=1)[1])
-        self.assertIn("3 planes", run(*jacobi, "--grid", "100", "--planes", "2", "--device-mem", "1GiB", expect=1)[1])
+                                             "--device-memory", "17000000TB", expect=1)[1])
+        self.assertIn("3 planes", run(*jacobi, "--grid", "100", "--planes", "2", "--device-memory", "1GiB", expect=1)[1])
 
     def test_absurd_sizes_are_planned_quickly_or_refused(self):
-        out = json.loads(run("model", "--grid", "2050", "--steps", "100000000", "--device-mem", "4MiB", "--tau-c", "1",
+        out = json.loads(run("model", "--grid", "2050", "--steps", "100000000", "--device-memory", "4MiB", "--tau-c", "1",
                              "--tau-a", "0.1", "--json")[0])
         self.assertGreater(out["plan"]["passes"], 1000000)
-        out = json.loads(run("model", "--grid", "32768", "--steps", "100000", "--device-mem", "16GiB", "--tau-c", "1",
+        out = json.loads(run("model", "--grid", "32768", "--steps", "100000", "--device-memory", "16GiB", "--tau-c", "1",
                              "--tau-a", "0.1", "--json")[0])
         self.assertEqual(out["plan"]["decomposition"], "incore")
 

@@ -26,9 +26,9 @@ class Poisson(ScratchFolderTest):
             outputs = []
             # Budgets that hold a few tasks where rows are padded to 128 values (NVIDIA), one on PoCL; the
             # tuned depth in float only (tuning builds a program for every candidate).
-            for plan in (["--mode", "incore"], ["--mode", "strip", "--height", 3, "--device-mem", "400KiB"],
-                         ["--mode", "strip", "--height", 2, "--device-mem", "200KiB", "--serial"],
-                         ["--mode", "incore", "--depth", 2], ["--mode", "strip", "--height", 3, "--device-mem", "400KiB",
+            for plan in (["--mode", "incore"], ["--mode", "strip", "--height", 3, "--device-memory", "400KiB"],
+                         ["--mode", "strip", "--height", 2, "--device-memory", "200KiB", "--serial"],
+                         ["--mode", "incore", "--depth", 2], ["--mode", "strip", "--height", 3, "--device-memory", "400KiB",
                                                               "--depth", 2]) + ((["--mode", "incore", "--depth", "auto"],)
                                                                                 if dtype == np.float32 else ()):
                 try:
@@ -52,7 +52,7 @@ class Poisson(ScratchFolderTest):
 
     def test_manufactured_problem_converges_and_reports(self):
         summary = json.loads(run("poisson", "--size", "14x12x40", "--problem", "manufactured", "--tol", 1e-5,
-                                 "--spacing", 0.05, "--mode", "strip", "--height", 5, "--device-mem", "1MiB",
+                                 "--spacing", 0.05, "--mode", "strip", "--height", 5, "--device-memory", "1MiB",
                                  "--json")[0])
         self.assertEqual(summary["reason"], "converged")
         self.assertLess(summary["update"], 1e-5)
@@ -81,9 +81,9 @@ class Poisson(ScratchFolderTest):
         check(["--size", "8x8x11", "--rhs", self.path("f.npy")], "give them the same grid")
         check(["--rhs", self.path("f2d.npy")], "needs a 3D grid")
         check(["--rhs", self.path("bad.npy")], "at node 5, 4, 3")
-        check(["--size", "8x8x10", "--problem", "manufactured", "--mode", "strip", "--height", 2, "--device-mem", "1KiB"],
+        check(["--size", "8x8x10", "--problem", "manufactured", "--mode", "strip", "--height", 2, "--device-memory", "1KiB"],
               "needs at least")
-        check(["--size", "8x8x10", "--problem", "manufactured", "--mode", "incore", "--device-mem", "1KiB"],
+        check(["--size", "8x8x10", "--problem", "manufactured", "--mode", "incore", "--device-memory", "1KiB"],
               "does not fit in core")
         check(["--size", "8x8x10", "--problem", "manufactured", "--mode", "sideways"], "--mode is auto, incore or strip")
         check(["--rhs", self.path("f.npy"), "--out", self.path("f.npy")], "--out")

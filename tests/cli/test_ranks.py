@@ -36,7 +36,7 @@ class HeatRanks(ScratchFolderTest):
         np.save(self.path("init3.npy"), rng.uniform(-1, 1, size=(30, 9, 13)))
         cases = [  # (arguments, ranks, halo depth or None for the model's)
             (("--size", "90x61", "--steps", 17, "--height", 4), 2, 4),
-            (("--size", "90x61", "--steps", 17, "--height", 4, "--device-mem", "48KiB"), 3, 4),
+            (("--size", "90x61", "--steps", 17, "--height", 4, "--device-memory", "48KiB"), 3, 4),
             (("--init", self.path("init3.npy"), "--steps", 12), 2, None),
             (("--size", "300", "--steps", 9, "--height", 2), 3, 2),
         ]
@@ -88,7 +88,7 @@ class WaveRanks(ScratchFolderTest):
             self.assertEqual(np.load(self.path("ranks.npy")).tobytes(), np.load(self.path("one.npy")).tobytes())
         # More ranks than devices without --device, where a rank sees several: a clear error, and the
         # whole job ends (a rank that sees one device takes it: test_batch.py).
-        listed = json.loads(run("devices", "--json")[0])
+        listed = json.loads(run("devices", "--json")[0])["devices"]
         pool = [d for d in listed if d["type"] == "gpu"] or [d for d in listed if d["type"] == "cpu"]
         if len(pool) < 2:
             return

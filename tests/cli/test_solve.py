@@ -24,7 +24,7 @@ class Solve(ScratchFolderTest):
         for method in ("bicgstab", "gmres"):
             out, hist = self.path(f"x-{method}.npy"), self.path(f"h-{method}.csv")
             summary = json.loads(run("solve", "--matrix", matrix, "--rhs", self.path("b.npy"), "--method", method,
-                                     "--restart", 60, "--precond", "ilu0", "--block", 3, "--tol", 1e-10,
+                                     "--restart", 60, "--preconditioner", "ilu0", "--block", 3, "--rtol", 1e-10,
                                      "--out", out, "--history", hist, "--json")[0])
             self.assertTrue(summary["converged"], summary["reason"])
             x = np.load(out)
@@ -35,6 +35,20 @@ class Solve(ScratchFolderTest):
             self.assertEqual(lines[0], "iteration,relative_residual_0")
             self.assertEqual(len(lines), summary["iterations"] + 2)
 
+    def test_absolute_tolerance_stops_at_its_bound(self):
+        """--atol alone (--rtol 0): converged once ||b - A x|| < atol, checked against NumPy."""
+        matrix = os.path.join(MATRICES, "fs_183_1.mtx")
+        a = read_mtx(matrix)
+        out = self.path("x.npy")
+        b = np.ones(a.shape[0])
+        norm_b = np.linalg.norm(b)
+        summary = json.loads(run("solve", "--matrix", matrix, "--block", 3, "--rtol", 0, "--atol", 1e-6 * norm_b,
+                                 "--kernel", "rule", "--out", out, "--json")[0])
+        self.assertTrue(summary["converged"], summary["reason"])
+        self.assertLess(np.linalg.norm(a @ np.load(out) - b), 1e-6 * norm_b)
+        _, err = run("solve", "--matrix", matrix, "--rtol", 0, "--atol", 0, expect=1)
+        self.assertIn("rtol and atol are both 0", err)
+
     def test_generated_system_every_ordering_and_k_vectors(self):
         for ordering in ("natural", "levels", "colours"):
             summary = json.loads(run("solve", "--generate", "8x6x5", "--block", 4, "--exact", "random",
@@ -42,7 +56,7 @@ class Solve(ScratchFolderTest):
             self.assertTrue(summary["converged"], summary["reason"])
             self.assertLess(summary["error"], 1e-6)
         summary = json.loads(run("solve", "--generate", "6x6x6", "--block", 3, "--symmetric", "--method", "cg",
-                                 "--precond", "block-jacobi", "--exact", "random", "--vectors", 4, "--json")[0])
+                                 "--preconditioner", "block-jacobi", "--exact", "random", "--vectors", 4, "--json")[0])
         self.assertTrue(summary["converged"], summary["reason"])
         self.assertEqual(summary["k"], 4)
         self.assertEqual(len(summary["vectors"]), 4)  # each right-hand side's report, its history in --history
@@ -96,7 +110,7 @@ class Solve(ScratchFolderTest):
         for system, method, block in (("laplace7", "cg", 1), ("laplace27", "cg", 1), ("anisotropic", "cg", 1),
                                       ("upwind", "bicgstab", 1), ("elasticity", "cg", 3)):
             summary = json.loads(run("solve", "--generate", "6x5x4", "--system", system, "--method", method,
-                                     "--exact", "random", "--tol", 1e-9, "--max-iter", 2000, "--json")[0])
+                                     "--exact", "random", "--rtol", 1e-9, "--max-iterations", 2000, "--json")[0])
             self.assertTrue(summary["converged"], summary["reason"])
             self.assertEqual(summary["block_size"], block)
             self.assertLess(summary["error"], 1e-5)
@@ -113,8 +127,8 @@ class Solve(ScratchFolderTest):
         a = read_mtx(matrix)
         for precond, ordering in (("jacobi", "natural"), ("block-jacobi", "natural"), ("ilu0", "block-colours")):
             out = self.path(f"x-{precond}.npy")
-            summary = json.loads(run("solve", "--matrix", matrix, "--block", 5, "--method", "cg", "--precond", precond,
-                                     "--ordering", ordering, "--max-iter", 500, "--tol", 1e-10, "--out", out,
+            summary = json.loads(run("solve", "--matrix", matrix, "--block", 5, "--method", "cg", "--preconditioner", precond,
+                                     "--ordering", ordering, "--max-iterations", 500, "--rtol", 1e-10, "--out", out,
                                      "--json")[0])
             self.assertTrue(summary["converged"], summary["reason"])
             x = np.load(out)
@@ -123,7 +137,7 @@ class Solve(ScratchFolderTest):
 
     def test_outcomes_and_bad_input(self):
         # Not converged: the report is printed and the exit status is 2.
-        out, _ = run("solve", "--generate", "6x6x6", "--block", 2, "--precond", "none", "--max-iter", 1, expect=2)
+        out, _ = run("solve", "--generate", "6x6x6", "--block", 2, "--preconditioner", "none", "--max-iterations", 1, expect=2)
         self.assertIn("not converged in 1 iterations", out)
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--method", "lsqr", expect=1)
         self.assertIn("unknown method 'lsqr'", err)
@@ -133,9 +147,9 @@ class Solve(ScratchFolderTest):
         self.assertIn("must have shape (67)", err)
         np.save(self.path("nan.npy"), np.full(67, np.nan))
         _, err = run("solve", "--matrix", os.path.join(MATRICES, "west0067.mtx"), "--rhs", self.path("nan.npy"),
-                     "--precond", "none", expect=1)
+                     "--preconditioner", "none", expect=1)
         self.assertIn("NaN at row 0", err)
-        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--precond", "jacobi", "--ordering", "colours", expect=1)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--preconditioner", "jacobi", "--ordering", "colours", expect=1)
         self.assertIn("is for the ilu0 and ilu2 preconditioners", err)
 
 

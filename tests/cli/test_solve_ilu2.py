@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ziggurat solve --precond ilu2` (issue 37): ILU2 solves the real systems where ILU(0) stops, IC2
+"""`ziggurat solve --preconditioner ilu2` (issue 37): ILU2 solves the real systems where ILU(0) stops, IC2
 with cg, the nested-dissection ordering, the options' checks and the report's fill and times.
 
 Usage: test_solve_ilu2.py PATH/TO/ziggurat
@@ -11,7 +11,7 @@ import cli_support as support
 from cli_support import run
 
 MATRICES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "matrices")
-GMRES = ("--method", "gmres", "--restart", "50", "--tol", "1e-9", "--kernel", "rule")
+GMRES = ("--method", "gmres", "--restart", "50", "--rtol", "1e-9", "--kernel", "rule")
 
 
 def matrix(name):
@@ -28,7 +28,7 @@ class Ilu2(support.unittest.TestCase):
         for name in ("bp_1200.mtx", "west0067.mtx"):
             err = run("solve", "--matrix", matrix(name), *GMRES, expect=1)[1]
             self.assertIn("no diagonal block", err)
-            report = solve_json("--matrix", matrix(name), *GMRES, "--precond", "ilu2")
+            report = solve_json("--matrix", matrix(name), *GMRES, "--preconditioner", "ilu2")
             self.assertTrue(report["converged"], report["reason"])
             self.assertLess(report["relative_residual"], 1e-9)
             self.assertLessEqual(report["iterations"], 15)  # SciPy's spilu + GMRES(50): 7 and 2
@@ -40,14 +40,14 @@ class Ilu2(support.unittest.TestCase):
     def test_in_blocks_the_single_rows_are_matched_where_the_blocks_cannot_be(self):
         # Blocks of 3 of bp_1200 hold zeros on their diagonals whatever block rows are matched.
         for ordering in ("natural", "nested-dissection"):
-            report = solve_json("--matrix", matrix("bp_1200.mtx"), "--block", "3", *GMRES, "--precond", "ilu2",
+            report = solve_json("--matrix", matrix("bp_1200.mtx"), "--block", "3", *GMRES, "--preconditioner", "ilu2",
                                 "--ordering", ordering)
             self.assertTrue(report["converged"], report["reason"])
             self.assertTrue(report["matched_rows"])
             self.assertLessEqual(report["iterations"], 25)
 
     def test_without_static_pivoting_a_zero_pivot_names_its_row_and_the_remedies(self):
-        err = run("solve", "--matrix", matrix("bp_1200.mtx"), *GMRES, "--precond", "ilu2", "--static-pivoting", "off",
+        err = run("solve", "--matrix", matrix("bp_1200.mtx"), *GMRES, "--preconditioner", "ilu2", "--static-pivoting", "off",
                   expect=1)[1]
         self.assertIn("ILU2 failed: the diagonal block of block row", err)
         for remedy in ("--shift", "--threshold", "--static-pivoting on"):
@@ -56,7 +56,7 @@ class Ilu2(support.unittest.TestCase):
     def test_the_threshold_trades_fill_for_iterations(self):
         fill, iterations = [], []
         for tau in ("0.1", "0.01", "0"):
-            report = solve_json("--matrix", matrix("fs_183_1.mtx"), *GMRES, "--precond", "ilu2", "--threshold", tau)
+            report = solve_json("--matrix", matrix("fs_183_1.mtx"), *GMRES, "--preconditioner", "ilu2", "--threshold", tau)
             self.assertTrue(report["converged"], report["reason"])
             fill.append(report["fill"])
             iterations.append(report["iterations"])
@@ -67,28 +67,28 @@ class Ilu2(support.unittest.TestCase):
     def test_nested_dissection_for_ilu2_and_ilu0_reports_levels(self):
         system = ("--generate", "12x12x10", "--block", "2", "--system", "convection", "--kernel", "rule")
         for precond in ("ilu2", "ilu0"):
-            report = solve_json(*system, "--precond", precond, "--ordering", "nested-dissection")
+            report = solve_json(*system, "--preconditioner", precond, "--ordering", "nested-dissection")
             self.assertTrue(report["converged"], report["reason"])
             self.assertEqual(report["ordering"], "nested-dissection")
             self.assertGreater(report["lower_levels"], 1)
             self.assertGreater(report["upper_levels"], 1)
-        text = run("solve", *system, "--precond", "ilu2", "--ordering", "nested-dissection", "--quiet")[0]
+        text = run("solve", *system, "--preconditioner", "ilu2", "--ordering", "nested-dissection", "--quiet")[0]
         self.assertIn("bicgstab + ilu2(0.003) (nested-dissection,", text)
         self.assertIn("on the host", text)
 
     def test_cg_runs_ic2_and_refuses_static_pivoting(self):
         system = ("--generate", "10x8x6", "--block", "3", "--symmetric", "--method", "cg", "--kernel", "rule")
-        text = run("solve", *system, "--precond", "ilu2", "--quiet")[0]
+        text = run("solve", *system, "--preconditioner", "ilu2", "--quiet")[0]
         self.assertIn("cg + ic2(0.003)", text)
-        err = run("solve", *system, "--precond", "ilu2", "--static-pivoting", "on", expect=1)[1]
+        err = run("solve", *system, "--preconditioner", "ilu2", "--static-pivoting", "on", expect=1)[1]
         self.assertIn("static pivoting", err)
 
     def test_options_are_checked_and_documented(self):
-        base = ("solve", "--matrix", matrix("fs_183_1.mtx"), "--precond", "ilu2")
+        base = ("solve", "--matrix", matrix("fs_183_1.mtx"), "--preconditioner", "ilu2")
         self.assertIn("--threshold", run(*base, "--threshold", "-1", expect=1)[1])
         self.assertIn("unknown static pivoting", run(*base, "--static-pivoting", "maybe", expect=1)[1])
         self.assertIn("nested-dissection", run(*base, "--ordering", "dissection", expect=1)[1])
-        self.assertIn("ilu2", run("solve", "--precond", "ilu3", "--matrix", matrix("fs_183_1.mtx"), expect=1)[1])
+        self.assertIn("ilu2", run("solve", "--preconditioner", "ilu3", "--matrix", matrix("fs_183_1.mtx"), expect=1)[1])
         help_text = run("solve", "--help")[0]
         for word in ("ilu2", "--threshold", "--static-pivoting", "nested-dissection"):
             self.assertIn(word, help_text)

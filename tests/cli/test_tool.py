@@ -18,7 +18,7 @@ from cli_support import run
 
 class Devices(unittest.TestCase):
     def test_json_lists_devices_with_one_default(self):
-        devices = json.loads(run("devices", "--json")[0])
+        devices = json.loads(run("devices", "--json")[0])["devices"]
         self.assertGreaterEqual(len(devices), 1)
         self.assertEqual(sum(d["default"] for d in devices), 1)
         for d in devices:

@@ -78,7 +78,7 @@ class VtkFiles(ScratchFolderTest):
         pvd = self.path("series.pvd")
         stdout, _ = run("wave", "--size", "80x50", "--steps", 90, "--snapshots", 40, "--vtk", pvd, "--receivers",
                         self.path("receivers.npy"), "--out", self.path("seis.npy"), "--json")
-        dt = json.loads(stdout)["dt"]
+        dt = json.loads(stdout)["dt_s"]
         seismograms = np.load(self.path("seis.npy"))  # (receivers, steps, ux uz)
         steps = [(float(d.get("timestep")), d.get("file")) for d in ET.parse(pvd).getroot().iter("DataSet")]
         self.assertEqual([name for _, name in steps], ["series-000040.vti", "series-000080.vti", "series-000090.vti"])

@@ -25,10 +25,10 @@ class Wave(ScratchFolderTest):
         out = self.path("seis.npy")
         summary = self.wave("--size", "201x101", "--dx", 10, "--medium", "3000,1500,2500", "--source", "1000,500",
                             "--freq", 15, "--steps", 200, "--receivers", receivers, "--out", out)
-        self.assertLessEqual(summary["dt"], summary["dt_limit"])
+        self.assertLessEqual(summary["dt_s"], summary["dt_limit_s"])
         seis = np.load(out)
         self.assertEqual(seis.shape, (2, 200, 2))
-        times = (np.arange(200) + 1) * summary["dt"]
+        times = (np.arange(200) + 1) * summary["dt_s"]
         # An explosion: P only; its peak at the far receiver comes 400 m / vp after the source's.
         peak = times[np.argmax(np.abs(seis[1, :, 0]))] - 1.5 / 15
         self.assertLess(abs(peak - 400 / 3000), 1 / 15)

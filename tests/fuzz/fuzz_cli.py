@@ -33,13 +33,13 @@ BASE = {
     "devices": [],
     "heat": ["--size", "17x9", "--steps", "2", "--quiet"],
     "poisson": ["--size", "8x8x8", "--problem", "manufactured", "--max-sweeps", "6", "--quiet"],
-    "solve": ["--generate", "3x3x3", "--block", "2", "--max-iter", "30", "--kernel", "rule", "--quiet"],
+    "solve": ["--generate", "3x3x3", "--block", "2", "--max-iterations", "30", "--kernel", "rule", "--quiet"],
     "spmm": ["--matrix", MATRIX_COPY, "--repeat", "1", "--kernel", "row"],
     "modes": ["--mesh", "cantilever:1x0.1x0.1:4,1,1", "--modes", "2", "--max-iterations", "4", "--quiet",
               "--scatter", "colouring", "--projection", "tiles"],
     "wave": ["--size", "21x11", "--steps", "4", "--quiet"],
     "calibrate": [],
-    "model": ["--grid", "130", "--device-mem", "1MiB", "--tau-c", "1", "--tau-a", "0.1"],
+    "model": ["--grid", "130", "--device-memory", "1MiB", "--tau-c", "1", "--tau-a", "0.1"],
     "cache": [],
 }
 # A measurement, a tuning, or every kernel compiled again.

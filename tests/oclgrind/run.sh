@@ -142,14 +142,14 @@ checks=(--data-races --check-api)
 if in_part cli-heat; then
   check "$cli" heat --profile "$profile" --size 37x29 --steps 5 --depth 1
   check "$cli" heat --profile "$profile" --size 5x9 --steps 3 --precision f64 --depth 1
-  check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-mem 24KiB --depth 1
-  check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-mem 40KiB --depth 1
+  check "$cli" heat --profile "$profile" --size 45x21 --steps 5 --mode block --height 2 --device-memory 24KiB --depth 1
+  check "$cli" heat --profile "$profile" --size 9x7x11 --steps 4 --mode strip --height 2 --device-memory 40KiB --depth 1
 fi
 # The Poisson solver in core and in strip passes (the stopping test's reduction included); they stop
 # at --max-sweeps above --tol, the exit status 2 of a run that did not reach its tolerance.
 if in_part cli-poisson; then
   expected_status=2 check "$cli" poisson --profile "$profile" --size 9x7x12 --problem manufactured --max-sweeps 6 --tol 1e-9 --mode incore --height 4 --depth 1 --quiet
-  expected_status=2 check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-mem 40KiB --depth 1 --quiet
+  expected_status=2 check "$cli" poisson --profile "$profile" --size 11x5x13 --problem manufactured --max-sweeps 5 --tol 1e-9 --mode strip --height 2 --device-memory 40KiB --depth 1 --quiet
 fi
 data="$(dirname "$0")/../data/matrices"
 # Sparse products with explicit kernels (the automatic choice would time every variant).
@@ -167,9 +167,9 @@ fi
 # coefficients into slots of a ring buffer.
 if in_part cli-solve; then
   check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --kernel rule --quiet
-  check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --tol 1e-5 --kernel rule --quiet
-  check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --precond block-jacobi --vectors 2 --kernel rule --quiet
-  check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --precond jacobi --method cg --unfused --max-iter 400 --kernel rule --quiet
+  check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --rtol 1e-5 --kernel rule --quiet
+  check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --preconditioner block-jacobi --vectors 2 --kernel rule --quiet
+  check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --preconditioner jacobi --method cg --unfused --max-iterations 400 --kernel rule --quiet
   # The sync-free sweeps communicate between work-groups through flags in device memory, by design;
   # Oclgrind 21.10 has no acquire/release model across work-groups and would report every read of a
   # published row as a race, so they run with the API checks only (their bits equal the

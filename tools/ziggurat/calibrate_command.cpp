@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "format.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/matrix/grid.hpp"
 #include "ziggurat/tuning/profile_store.hpp"
@@ -98,7 +99,7 @@ void add_calibrate_command(CLI::App& app) {
     const DeviceProfile profile = load_or_calibrate(context, options->force, &origin);
     app::warn_if_not_cached(origin);
     if (options->json) {
-      std::cout << profile_to_json(profile);
+      std::cout << app::json_output(nlohmann::json::parse(profile_to_json(profile)));  // the profile file, versioned
     } else {
       print(profile, origin);
     }

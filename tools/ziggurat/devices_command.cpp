@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -63,7 +64,7 @@ void run_devices(bool json) {
   }
   for (const auto& problem : problems) std::cerr << "ziggurat: warning: " << problem << "\n";
   if (json) {
-    std::cout << list.dump(2) << "\n";
+    std::cout << app::json_output({{"devices", list}});
     return;
   }
   if (devices.empty()) {

@@ -18,11 +18,13 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "picture.hpp"
 #include "progress.hpp"
 #include "ranks.hpp"
 #include "stop_signal.hpp"
 #include "vtk_output.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/automatic/heat.hpp"
@@ -233,7 +235,7 @@ void check_long_vector_options(const HeatOptions& options, const std::vector<std
   refuse(!options.decomposition.empty(), "--decomposition");
   refuse(options.height > 0, "--height");
   refuse(!options.depth.empty(), "--depth");
-  refuse(!options.device_mem.empty(), "--device-mem");
+  refuse(!options.device_mem.empty(), "--device-memory");
   refuse(!options.timeline.empty(), "--timeline");
   refuse(options.serial, "--serial");
 }
@@ -304,7 +306,7 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   if (!options.vtk.empty()) summary["vtk"] = options.vtk;
   if (!options.png.empty()) summary["picture"] = options.png;
   if (options.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << app::json_output(summary);
     return;
   }
   std::cout << "device      " << context.device().label() << "\n"
@@ -434,7 +436,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     if (!options.out.empty()) summary["output"] = options.out;
     if (!options.vtk.empty()) summary["vtk"] = options.vtk;
     if (options.json) {
-      std::cout << summary.dump(2) << "\n";
+      std::cout << app::json_output(summary);
       return;
     }
     std::cout << "device      " << context.device().label() << " on rank 0 of " << world.size() << "\n"
@@ -538,7 +540,7 @@ void run(const HeatOptions& options) {
   if (!options.timeline.empty()) summary["timeline"] = options.timeline;
 
   if (options.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << app::json_output(summary);
     return;
   }
   std::cout << "device      " << context.device().label() << "\n"
@@ -601,8 +603,10 @@ void add_heat_command(CLI::App& app) {
                                                  "as single steps");
   command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
       ->check(whole_number(1));
-  command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "
-                                                           "(default: 90% of the device's)");
+  add_deprecated_alias(command,
+                       command->add_option("--device-memory", options->device_mem, "Device memory the run may use, e.g. 512MiB "
+                                                           "(default: 90% of the device's)"),
+                       "--device-mem", options->device_mem);
   options->files.add_input(command, "--profile", options->profile, "Plan with this device profile (`ziggurat calibrate --json`) "
                                                      "instead of the device's cached or measured one");
   command->add_flag("--serial", options->serial, "Serial schedule (the paper's): no overlap of transfers and kernels");

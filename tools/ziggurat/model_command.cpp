@@ -10,8 +10,10 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "plot.hpp"
 #include "ziggurat/app/cost_model.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/matrix/grid.hpp"
@@ -109,7 +111,7 @@ DeviceConstants constants_for(const ModelOptions& o, const Inputs& in) {
 std::uint64_t budget_of(const ModelOptions& o, const Inputs& in) {
   if (!o.device_mem.empty()) return parse_bytes(o.device_mem);
   if (in.device_memory > 0) return in.device_memory;
-  throw InvalidArgument("give the device-memory budget with --device-mem (e.g. 512MiB), or --device SEL to use a "
+  throw InvalidArgument("give the device-memory budget with --device-memory (e.g. 512MiB), or --device SEL to use a "
                         "device's memory");
 }
 
@@ -153,10 +155,10 @@ void run_explicit(const ModelOptions& o, const Inputs& in) {
   const Plan plan = plan_for(o, problem, budget, k, o.decomposition);
   if (o.json) {
     nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
-                        {"device_mem_bytes", budget}, {"schedule", to_string(schedule_of(o))},
+                        {"budget_bytes", budget}, {"schedule", to_string(schedule_of(o))},
                         {"constants", app::to_json(k)}, {"plan", app::to_json(plan)}};
     if (in.profile) j["profile"] = in.profile_source;
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::json_output(j);
     return;
   }
   std::cout << "grid " << extents_string(problem.extents) << " " << (value_bytes(o) == 4 ? "float" : "double") << ", "
@@ -211,7 +213,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
   std::vector<std::string> notes;
   for (const SweepPoint& point : points) {
     const std::string decomposition = to_string(point.decomposition);
-    nlohmann::json j = {{"device_mem_bytes", point.budget_bytes}, {"tau_c_over_tau_a", point.tau_c_over_tau_a},
+    nlohmann::json j = {{"budget_bytes", point.budget_bytes}, {"tau_c_over_tau_a", point.tau_c_over_tau_a},
                         {"decomposition", decomposition}};
     if (!point.plan) {
       j["error"] = point.error;
@@ -243,7 +245,7 @@ void run_sweep(const ModelOptions& o, const Inputs& in) {
     nlohmann::json j = {{"grid", problem.extents}, {"steps", o.steps}, {"precision", o.precision},
                         {"schedule", to_string(schedule_of(o))}, {"tau_a_ns", base.tau_a_ns}, {"rows", list}};
     if (!o.plot.empty()) j["plot"] = o.plot;
-    std::cout << j.dump(2) << "\n";
+    std::cout << app::json_output(j);
     return;
   }
   std::cout << "grid " << extents_string(problem.extents) << " " << (value_bytes(o) == 4 ? "float" : "double") << ", "
@@ -269,8 +271,8 @@ void run_jacobi(const ModelOptions& o, const Inputs& in) {
   const double outer = jacobi_pyramid_ns(n, planes, std::min(R, planes), h, tau_c, k.tau_a_ns);
   const double per_node = outer / static_cast<double>(h) / (static_cast<double>(n - 2) * static_cast<double>(n - 2) * static_cast<double>(planes - 2));
   if (o.json) {
-    std::cout << nlohmann::json{{"grid", {n, n, planes}}, {"block_planes", R}, {"halo", h}, {"outer_iteration_s", outer * 1e-9},
-                                {"ns_per_node_per_sweep", per_node}}.dump(2) << "\n";
+    std::cout << app::json_output(nlohmann::json{{"grid", {n, n, planes}}, {"block_planes", R}, {"halo", h}, {"outer_iteration_s", outer * 1e-9},
+                                {"ns_per_node_per_sweep", per_node}});
     return;
   }
   std::cout << "Jacobi pyramid (eq. 2): " << n << " x " << n << " x " << planes << ", blocks of " << std::min(R, planes)
@@ -289,8 +291,8 @@ void run_long_vector(const ModelOptions& o, const Inputs& in) {
   const double total = long_vector_ns(interior, o.steps, c);
   const double per_node = total / (static_cast<double>(interior) * static_cast<double>(interior) * static_cast<double>(o.steps));
   if (o.json) {
-    std::cout << nlohmann::json{{"grid", {o.grid, o.grid}}, {"steps", o.steps}, {"predicted_s", total * 1e-9},
-                                {"ns_per_node", per_node}, {"numstreams", c.numstreams}}.dump(2) << "\n";
+    std::cout << app::json_output(nlohmann::json{{"grid", {o.grid, o.grid}}, {"steps", o.steps}, {"predicted_s", total * 1e-9},
+                                {"ns_per_node", per_node}, {"numstreams", c.numstreams}});
     return;
   }
   std::cout << "long-vector algorithm (eq. 1) on " << o.grid << " x " << o.grid << ", " << o.steps
@@ -338,8 +340,8 @@ void run_blocking(const ModelOptions& o, const Inputs& in) {
   }
   const std::size_t best = blocked_best_depth(stream, o.update_ns, tile, o.most_depth);
   if (o.json) {
-    std::cout << nlohmann::json{{"stream_ns", stream}, {"update_ns", o.update_ns}, {"tile", tile}, {"best_depth", best},
-                                {"depths", rows}}.dump(2) << "\n";
+    std::cout << app::json_output(nlohmann::json{{"stream_ns", stream}, {"update_ns", o.update_ns}, {"tile", tile}, {"best_depth", best},
+                                {"depths", rows}});
     return;
   }
   std::cout << "temporal blocking on chip: t(T) = max(stream / T, update x redundancy(T)); stream "
@@ -363,7 +365,9 @@ void add_model_command(CLI::App& app) {
   command->add_option("--grid", o->grid, "Nodes per side, boundary included")->check(whole_number(3))->capture_default_str();
   command->add_option("--steps", o->steps, "Time steps K")->check(whole_number(1))->capture_default_str();
   add_precision_option(command, o->precision);
-  command->add_option("--device-mem", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB");
+  add_deprecated_alias(command,
+                       command->add_option("--device-memory", o->device_mem, "Device-memory budget, e.g. 512MiB or 2GB"),
+                       "--device-mem", o->device_mem);
   command->add_option("--tau-c", o->tau_c, "ns to move one value between host and device")->check(positive_number(DeviceConstants::kMostNs));
   command->add_option("--tau-a", o->tau_a, "ns to compute one node and step")->check(positive_number(DeviceConstants::kMostNs));
   o->files.add_input(command, "--profile", o->profile, "Take the constants from a calibration (ziggurat calibrate --json)");

@@ -14,6 +14,7 @@
 #include "picture.hpp"
 #include "progress.hpp"
 #include "program_main.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/modes_run.hpp"
 #include "ziggurat/app/output_files.hpp"
 #include "ziggurat/base/context.hpp"
@@ -221,7 +222,7 @@ void run(const ModesOptions& o) {
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.png.empty()) s["picture"] = o.png;
     if (!o.vtk.empty()) s["vtk"] = o.vtk;
-    std::cout << s.dump(2) << "\n";
+    std::cout << app::json_output(s);
   } else {
     print_text(context, o, model, result, options);
   }

@@ -12,9 +12,11 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "picture.hpp"
 #include "progress.hpp"
 #include "program_main.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "vtk_output.hpp"
@@ -207,7 +209,7 @@ void run(const PoissonOptions& o) {
   if (!o.vtk.empty()) summary["vtk"] = o.vtk;
   if (!o.png.empty()) summary["picture"] = o.png;
   if (o.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << app::json_output(summary);
   } else {
     std::cout << "device      " << context.device().label() << "\n"
               << "grid        " << extents_string(extents) << " " << type_name<T>() << ", h = " << spacing << ", f: "
@@ -260,8 +262,10 @@ void add_poisson_command(CLI::App& app) {
   command->add_option("--height", options->height, "Sweeps per pass (in core: between stopping tests); default: the "
                                                    "model's choice (in core 32)")
       ->check(whole_number(1));
-  command->add_option("--device-mem", options->device_mem, "Device memory the run may use, e.g. 512MiB "
-                                                           "(default: 90% of the device's)");
+  add_deprecated_alias(command,
+                       command->add_option("--device-memory", options->device_mem, "Device memory the run may use, e.g. 512MiB "
+                                                           "(default: 90% of the device's)"),
+                       "--device-mem", options->device_mem);
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --rhs array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");
   options->files.add_output(command, "--out", options->out, "Write the solution here (.npy, shape (D, H, W); written atomically)");

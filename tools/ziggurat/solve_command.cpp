@@ -15,13 +15,15 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "option_aliases.hpp"
 #include "plot.hpp"
 #include "progress.hpp"
 #include "program_main.hpp"
 #include "ziggurat/app/generated_systems.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
-#include "ziggurat/app/product_kernel.hpp"
 #include "ziggurat/app/reports.hpp"
+#include "ziggurat/app/solver_settings.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/files.hpp"
 #include "ziggurat/base/host_memory.hpp"
@@ -36,11 +38,9 @@ namespace {
 struct SolveOptions {
   FileOptions files;  // every file read or written, checked before any work
   std::string matrix, generate, system = "dominant", rhs = "ones", exact, out, history, plot;
-  std::string method = "bicgstab", precond = "ilu0", ordering = "auto", sweep = "auto", block = "auto", precision = "f64";
-  std::string kernel = "auto";
-  std::size_t restart = 30, max_iter = 1000, vectors = 1, aggregate = sparse::kDefaultAggregate;
-  double tol = 1e-8, shift = 0, threshold = sparse::kDefaultIlu2Threshold;
-  std::string static_pivoting = "auto";
+  app::SolverSettings settings;  // the solver's options, checked and turned into SolverOptions once
+  std::string block = "auto", precision = "f64";
+  std::size_t vectors = 1;
   bool symmetric = false, unfused = false, json = false, quiet = false;
   ProgressOption progress;
   std::uint64_t seed = 1;
@@ -57,14 +57,7 @@ void check_options(const SolveOptions& o) {
   if (!o.exact.empty() && o.rhs != "ones") throw InvalidArgument("give --rhs or --exact random, not both");
   if (!o.generate.empty() && o.block == "auto" && !app::is_model_problem(o.system))
     throw InvalidArgument("--generate --system " + o.system + " needs --block b (1 to 16)");
-  sparse::parse_krylov_method(o.method);
-  sparse::parse_preconditioner(o.precond);
-  sparse::parse_ordering(o.ordering);
-  sparse::parse_triangular_sweep(o.sweep);
-  sparse::parse_static_pivoting(o.static_pivoting);
-  if (!(o.threshold >= 0) || !std::isfinite(o.threshold)) {
-    throw InvalidArgument("--threshold is a number >= 0, not " + std::to_string(o.threshold));
-  }
+  app::check_solver_settings(o.settings);
 }
 
 std::size_t block_size(const std::string& text) {
@@ -173,20 +166,10 @@ void run(const SolveOptions& o) {
   const std::vector<T> b = right_hand_side<T>(o, a, k, exact);
   Context context(o.device);
   require_device_precision(context.device(), o.precision);
-  sparse::SolverOptions options;
-  options.method = sparse::parse_krylov_method(o.method);
-  options.preconditioner = sparse::parse_preconditioner(o.precond);
-  options.ordering = sparse::parse_ordering(o.ordering);
-  options.sweep = sparse::parse_triangular_sweep(o.sweep);
-  options.aggregate = o.aggregate;
-  options.restart = o.restart;
-  options.tolerance = o.tol;
-  options.max_iterations = o.max_iter;
-  options.shift = o.shift;
-  options.threshold = o.threshold;
-  options.static_pivoting = sparse::parse_static_pivoting(o.static_pivoting);
-  options.fuse = !o.unfused;
-  app::set_product_kernel(options, context, o.kernel);
+  app::SolverSettings settings = o.settings;
+  settings.fused = !o.unfused;
+  const app::SolverSettings& s = settings;
+  sparse::SolverOptions options = app::solver_options(settings, context);
   ProgressLines lines(o.progress.enabled(o.quiet, o.json));
   if (lines.enabled()) {
     options.progress = [&lines](const sparse::SolveProgress& p) {
@@ -202,7 +185,7 @@ void run(const SolveOptions& o) {
     write_npy(o.out, x.data(), k == 1 ? std::vector<std::size_t>{a.rows} : std::vector<std::size_t>{a.rows, k});
   }
   if (!o.history.empty()) write_history(o.history, report);
-  if (!o.plot.empty()) plot_history(o.plot, report, o.method + " + " + o.precond + " on " + source);
+  if (!o.plot.empty()) plot_history(o.plot, report, s.method + " + " + s.preconditioner + " on " + source);
   const double error = exact.empty() ? std::nan("") : error_against(x, exact);
   nlohmann::json summary = {
       {"device", context.device().name},
@@ -213,22 +196,22 @@ void run(const SolveOptions& o) {
       {"blocks", a.blocks()},
       {"k", k},
       {"precision", o.precision},
-      {"method", o.method},
-      {"preconditioner", o.precond},
+      {"method", s.method},
+      {"preconditioner", s.preconditioner},
   };
   summary.update(app::to_json(report, false));  // the histories go to --history
   if (!exact.empty()) summary["error"] = error;
   if (o.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << app::json_output(summary);
   } else {
     const sparse::SolveTimes& t = report.times;
     std::cout << "device      " << context.device().label() << "\n"
               << "system      " << source << ": " << a.rows << " rows, b = " << a.block_size << ", " << a.blocks()
               << " blocks, k = " << k << ", " << (sizeof(T) == 4 ? "float" : "double") << "\n"
-              << "method      " << o.method << (o.method == "gmres" ? "(" + std::to_string(o.restart) + ")" : "")
-              << " + " << (o.precond == "ilu2" && o.method == "cg" ? "ic2" : o.precond)
-              << (o.precond == "ilu2" ? "(" + number_text(o.threshold) + ")" : "")
-              << (o.precond == "ilu0" || o.precond == "ilu2"
+              << "method      " << s.method << (s.method == "gmres" ? "(" + std::to_string(s.restart) + ")" : "")
+              << " + " << (s.preconditioner == "ilu2" && s.method == "cg" ? "ic2" : s.preconditioner)
+              << (s.preconditioner == "ilu2" ? "(" + number_text(s.threshold) + ")" : "")
+              << (s.preconditioner == "ilu0" || s.preconditioner == "ilu2"
                       ? " (" + report.ordering + ", " + std::to_string(report.lower_levels) + " + " +
                             std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps, fill " +
                             number_text(report.fill) +
@@ -244,7 +227,7 @@ void run(const SolveOptions& o) {
               << (exact.empty() ? "" : ", ||x - x*|| / ||x*|| = " + number_text(error)) << "\n"
               << "time        setup " << number_text(t.setup * 1e3) << " ms (ordering " << number_text(t.ordering * 1e3)
               << " ms, preconditioner " << number_text(t.preconditioner_setup * 1e3) << " ms, of which factorisation "
-              << (o.precond == "ilu2" ? number_text(t.host_factorization * 1e3) + " ms on the host"
+              << (s.preconditioner == "ilu2" ? number_text(t.host_factorization * 1e3) + " ms on the host"
                                       : number_text(t.factorization * 1e3) + " ms on the device")
               << "), solve " << number_text(t.solve * 1e3) << " ms\n";
     if (t.device_timed) {
@@ -280,41 +263,54 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--vectors", options->vectors, "k right-hand sides with --rhs ones or --exact random (cg, bicgstab)")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--method", options->method, "cg, bicgstab or gmres")->capture_default_str();
-  command->add_option("--restart", options->restart, "GMRES(m): m")->capture_default_str()->check(whole_number(1));
-  command->add_option("--precond", options->precond, "none, jacobi, block-jacobi, ilu0 or ilu2 (IC2 with cg)")
-      ->capture_default_str();
-  command->add_option("--threshold", options->threshold, "ILU2's drop threshold tau: blocks of scaled norm >= tau kept, "
+  command->add_option("--method", options->settings.method, "cg, bicgstab or gmres")->capture_default_str();
+  command->add_option("--restart", options->settings.restart, "GMRES(m): m")->capture_default_str()->check(whole_number(1));
+  add_deprecated_alias(command,
+                       command->add_option("--preconditioner", options->settings.preconditioner,
+                                           "none, jacobi, block-jacobi, ilu0 or ilu2 (IC2 with cg)")
+                           ->capture_default_str(),
+                       "--precond", options->settings.preconditioner);
+  command->add_option("--threshold", options->settings.threshold, "ILU2's drop threshold tau: blocks of scaled norm >= tau kept, "
                       "down to tau^2 used while factorising; 0 is the complete LU")
       ->capture_default_str()
       ->check(non_negative_number());
-  command->add_option("--static-pivoting", options->static_pivoting,
+  command->add_option("--static-pivoting", options->settings.static_pivoting,
                       "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
                       "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
       ->capture_default_str();
-  command->add_option("--ordering", options->ordering, "ILU(0)/ILU2 ordering: auto (the solver's rule: colours for blocks "
+  command->add_option("--ordering", options->settings.ordering, "ILU(0)/ILU2 ordering: auto (the solver's rule: colours for blocks "
                       "of 1 to 3, nested-dissection for ILU2, else natural), natural, levels, colours, "
                       "block-colours or nested-dissection (METIS)")
       ->capture_default_str();
-  command->add_option("--aggregate", options->aggregate, "block-colours: block rows per aggregate")
+  command->add_option("--aggregate", options->settings.aggregate, "block-colours: block rows per aggregate")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--sweep", options->sweep, "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free "
+  command->add_option("--sweep", options->settings.sweep, "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free "
                                                  "(one launch, rows wait for their dependencies) or auto (sync-free on a GPU "
                                                  "above 16 levels)")
       ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
-  command->add_option("--kernel", options->kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "
+  command->add_option("--kernel", options->settings.kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "
                       "matrix on this device, measured once and recorded), rule (multirow by the rule, nothing measured), "
                       "or a kernel as `ziggurat spmm` names it (row, group, multirow/4, multirow/1/v8)")
       ->capture_default_str();
-  command->add_option("--shift", options->shift, "Diagonal shift of ILU(0) / ILU2 / Jacobi: a_rr += shift * max_j |a_rj|")
+  command->add_option("--shift", options->settings.shift, "Diagonal shift of ILU(0) / ILU2 / Jacobi: a_rr += shift * max_j |a_rj|")
       ->capture_default_str()
       ->check(finite_number());
-  command->add_option("--tol", options->tol, "Stop at ||b - A x|| / ||b|| below this")
+  auto* rtol = command->add_option("--rtol", options->settings.rtol, "Stop at ||b - A x|| / ||b|| below this (or "
+                                    "below --atol)")
+                   ->capture_default_str()
+                   ->check(non_negative_number());
+  add_deprecated_alias(command, rtol, "--tol", options->settings.rtol)->check(non_negative_number());
+  command->add_option("--atol", options->settings.atol, "Stop at ||b - A x|| below this (or below --rtol: converged "
+                      "when ||b - A x|| < max(rtol ||b||, atol))")
       ->capture_default_str()
-      ->check(positive_number());
-  command->add_option("--max-iter", options->max_iter, "Iteration limit")->capture_default_str()->check(whole_number(1));
+      ->check(non_negative_number());
+  auto* limit = command->add_option("--max-iterations", options->settings.max_iterations,
+                                    "Iteration limit (GMRES: inner iterations)")
+                    ->capture_default_str()
+                    ->check(whole_number(1));
+  add_deprecated_alias(command, limit, "--max-iter", options->settings.max_iterations)->check(whole_number(1));
   add_precision_option(command, options->precision, "f32 (float) or f64 (double, the default)");
   options->files.add_output(command, "--out", options->out, "Write x here (.npy, atomically)");
   options->files.add_output(command, "--history", options->history, "Write the residual history here (CSV)");

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "file_options.hpp"
 #include "format.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
 #include "ziggurat/app/spmm_products.hpp"
 #include "ziggurat/base/error.hpp"
@@ -131,7 +132,7 @@ app::PreparedProduct<T> prepare(const Context& context, const SpmmOptions& o, co
 nlohmann::json choice_json(const sparse::BsrChoice& choice) {
   nlohmann::json seconds = nlohmann::json::object();
   for (const auto& [variant, s] : choice.seconds) seconds[variant] = s;
-  return {{"key", choice.key}, {"source", choice.measured_now ? "measured now" : "tuning record"}, {"seconds", seconds}};
+  return {{"key", choice.key}, {"source", choice.measured_now ? "measured now" : "tuning record"}, {"time_s", seconds}};
 }
 
 // k: the columns of --x (its header alone), else --vectors, else 1.
@@ -195,7 +196,7 @@ void run(const SpmmOptions& o) {
   if (!product.choice.key.empty()) summary["auto"] = choice_json(product.choice);
   if (!o.out.empty()) summary["output"] = o.out;
   if (o.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << app::json_output(summary);
     return;
   }
   std::cout << "device      " << context.device().label() << "\n"

@@ -16,6 +16,7 @@
 #include "ranks.hpp"
 #include "stop_signal.hpp"
 #include "ziggurat/app/devices.hpp"
+#include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/output_files.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/app/wave_checkpoint.hpp"
@@ -252,7 +253,7 @@ void report(const WaveOptions& o, const app::WaveSettings& settings, const app::
   if (o.json) {
     if (!o.out.empty()) s["output"] = o.out;
     if (!o.seismograms.empty()) s["seismograms"] = o.seismograms;
-    std::cout << s.dump(2) << "\n";
+    std::cout << app::json_output(s);
     return;
   }
   const std::string where = ranks > 1 ? std::to_string(ranks) + " MPI ranks, one device each"

@@ -34,6 +34,7 @@ import warnings
 
 import numpy as np
 
+from .. import _checks
 from .._core import InvalidArgument
 from .._sparse import DeviceMatrix
 from .._krylov import KrylovSolver, _host_function, _is_operator, _operand_dtype, _shape_of
@@ -131,6 +132,10 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                       DeprecationWarning, stacklevel=2)
         restart = restrt
     if callback_type is None:
+        if callback is not None:  # as SciPy warns (its tests expect it)
+            warnings.warn("ziggurat.sparse.linalg.gmres called without specifying `callback_type`: it is 'legacy' "
+                          "(SciPy 1.10's default, maxiter counting inner iterations); give callback_type='legacy', "
+                          "'pr_norm' or 'x'", DeprecationWarning, stacklevel=2)
         callback_type = "legacy"
     if callback_type not in ("x", "pr_norm", "legacy"):
         raise ValueError(f"Unknown callback_type: {callback_type!r}")
@@ -159,7 +164,7 @@ def _solve(method, A, b, x0, rtol, atol, maxiter, M, callback, restart=None, cal
 
 def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_type):
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if value is None or not np.isscalar(value) or not value >= 0:
+        if not _checks._is_real(value) or not value >= 0:  # None ("legacy") and text too: SciPy 1.12's rule
             raise InvalidArgument(f"{name} must be a number >= 0, not {value!r}")
     n = _shape_of(A)[0]
     b = np.asarray(b)
@@ -209,7 +214,7 @@ def _run(method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_t
         solver._system.set_stopping(float(rtol), float(atol), limit)
     else:
         solver = KrylovSolver(A, method=method, preconditioner=preconditioner, rtol=float(rtol), atol=float(atol),
-                              maxiter=limit, dtype=_operand_dtype(dtype), **options)
+                              max_iterations=limit, dtype=_operand_dtype(dtype), **options)
     if x0 is not None and not np.any(x0):
         x0 = None  # from zeros: the solver then takes r = b without a product
     if method == "gmres" and callback is not None and callback_type == "x":
