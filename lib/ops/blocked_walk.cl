@@ -54,11 +54,18 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
   const bool x_readable = x >= 0 && x < (int)pitch;
   REAL update = (REAL)0;
   REAL q[TIME_STEPS][3][ROWS_PER_ITEM];  // step t's planes p - 1, p, p + 1 for step t + 1's plane p
+  // Jacobi: f of plane pi - k in sources[k] at iteration pi, so that each launch reads f once and
+  // step t finds its plane pi - t's in registers; plane pi's is loaded an iteration before use.
+  REAL sources[TIME_STEPS + 1][ROWS_PER_ITEM];
   int copy = 0;                          // the copy of the plane the next step writes
 #pragma unroll
   for (int t = 0; t < TIME_STEPS; ++t)
 #pragma unroll
     for (int j = 0; j < ROWS_PER_ITEM; ++j) q[t][0][j] = q[t][1][j] = q[t][2][j] = (REAL)0;
+#pragma unroll
+  for (int k = 0; k <= TIME_STEPS; ++k)
+#pragma unroll
+    for (int j = 0; j < ROWS_PER_ITEM; ++j) sources[k][j] = (REAL)0;
   // The planes of the next PREFETCH iterations are loaded ahead, so that their loads are in flight
   // while this iteration's steps run.
   REAL ahead[PREFETCH + 1][ROWS_PER_ITEM];
@@ -75,6 +82,11 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
       q[0][2][j] = ahead[0][j];
 #pragma unroll
       for (int k = 0; k < PREFETCH; ++k) ahead[k][j] = ahead[k + 1][j];
+      if (jacobi) {
+#pragma unroll
+        for (int k = TIME_STEPS; k > 0; --k) sources[k][j] = sources[k - 1][j];
+        sources[0][j] = input_node(f, x_readable, pi, y_first + j, x, pitch, plane, planes);
+      }
     }
     // A fixed count, so that it unrolls, and barriers outside any branch (PoCL replicates the code
     // after a barrier in a branch); steps beyond `steps` only pass the barriers.
@@ -101,7 +113,7 @@ inline REAL walk3d(__global const REAL* restrict u, __global REAL* restrict v, _
             const REAL above = j > 0 ? q[t - 1][1][j > 0 ? j - 1 : 0] : tile[up][lx];
             const REAL below = j < ROWS_PER_ITEM - 1 ? q[t - 1][1][j < ROWS_PER_ITEM - 1 ? j + 1 : j] : tile[down][lx];
             const REAL sum = ((((tile[row][left] + tile[row][right]) + above) + below) + q[t - 1][0][j]) + q[t - 1][2][j];
-            value = jacobi ? c0 * (sum + c1 * f[(size_t)p * plane + (size_t)y * pitch + x]) : c0 * sum + c1 * here;
+            value = jacobi ? c0 * (sum + c1 * sources[t][j]) : c0 * sum + c1 * here;
           }
           if (t < s) {
             q[t < TIME_STEPS ? t : 0][0][j] = q[t < TIME_STEPS ? t : 0][1][j];
