@@ -11,6 +11,7 @@
 
 #include "bench.hpp"
 #include "format.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/base/context.hpp"
 #include "ziggurat/base/error.hpp"
@@ -83,7 +84,7 @@ void bench_build(const BenchOptions& options) {
 
   const double cold_ms = 1e3 * median(cold.build), warm_ms = 1e3 * median(warm.build);
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "program build"}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "program build"}, {"date", utc_timestamp()},
                         {"device", device_json(device)}, {"program", "heat_stencil (float)"}, {"repeat", options.repeat},
                         {"cold_build_ms_median", cold_ms}, {"warm_build_ms_median", warm_ms},
                         {"cold_first_step_ms_median", 1e3 * median(cold.launch)},
@@ -91,7 +92,7 @@ void bench_build(const BenchOptions& options) {
     std::cout << app::json_output(j);
     return;
   }
-  std::cout << "ziggurat " << version << " bench build, " << now_text() << "\n"
+  std::cout << "ziggurat " << version << " bench build, " << utc_timestamp() << "\n"
             << "device: " << device.label() << ", driver " << device.driver_version << "\n"
             << "program heat_stencil (float), median of " << options.repeat
             << " runs, each in a fresh context; vendor kernel caches off\n\n";

@@ -32,6 +32,7 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/base/host_cores.hpp"
 #include "ziggurat/base/context.hpp"
@@ -635,8 +636,8 @@ void run(const BenchEbeOptions& o) {
   const DeviceInfo& device = context.device();
   std::cout << "# Element-by-element projection and subspace iteration (" << type_name<T>() << ")\n\n"
             << "device: " << device.label() << ", driver " << device.driver_version << "; host: "
-            << usable_host_cores() << " threads; ziggurat " << version << "; " << now_text() << "\n\n";
-  nlohmann::json report = {{"benchmark", "ebe"}, {"date", now_text()},
+            << usable_host_cores() << " threads; ziggurat " << version << "; " << utc_timestamp() << "\n\n";
+  nlohmann::json report = {{"benchmark", "ebe"}, {"date", utc_timestamp()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}};
   const std::vector<std::string> sections = split(o.sections, ',');

@@ -21,6 +21,7 @@
 #include "option_aliases.hpp"
 #include "peer_support.hpp"
 #include "plot.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/automatic/heat.hpp"
 #include "ziggurat/base/context.hpp"
@@ -266,7 +267,7 @@ void bench(const BenchHeatOptions& options) {
   const double streaming_ns = 2.0 * sizeof(T) / copy * 1e9;  // read once, written once
   const double bus_ns = sizeof(T) / std::min(profile.upload_pinned.bytes_per_s, profile.download_pinned.bytes_per_s) * 1e9;
 
-  nlohmann::json report = {{"benchmark", "heat"}, {"date", now_text()},
+  nlohmann::json report = {{"benchmark", "heat"}, {"date", utc_timestamp()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name},
                                        {"driver", device.driver_version}}},
                            {"precision", sizeof(T) == 4 ? "f32" : "f64"}, {"budget_bytes", budget},
@@ -275,7 +276,7 @@ void bench(const BenchHeatOptions& options) {
                            {"download_bytes_per_s", profile.download_pinned.bytes_per_s}};
   std::ostream& out = std::cout;
   if (!options.json) {
-    out << "ziggurat " << version << " bench heat, " << now_text() << "\n"
+    out << "ziggurat " << version << " bench heat, " << utc_timestamp() << "\n"
         << "device: " << device.label() << ", driver " << device.driver_version << "\n"
         << (sizeof(T) == 4 ? "float" : "double") << "; device-memory budget " << bytes_text(budget)
         << " for the out-of-core modes; overlapped schedule; wall time of whole runs (transfers included)\n"

@@ -18,6 +18,7 @@
 #include "file_options.hpp"
 #include "format.hpp"
 #include "plot.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/run_profile.hpp"
 #include "ziggurat/base/context.hpp"
@@ -146,7 +147,7 @@ void bench(const LongVectorOptions& o) {
     calls_text += (calls_text.empty() ? "" : ", ") + call.routine;
   }
   nlohmann::json report = {
-      {"benchmark", "long-vector"}, {"date", now_text()},
+      {"benchmark", "long-vector"}, {"date", utc_timestamp()},
       {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
       {"precision", sizeof(T) == 4 ? "f32" : "f64"}, {"calls_per_step", calls_text},
       {"profile", o.profile.empty() ? "cached or measured now" : o.profile}, {"profile_date", profile.date},
@@ -179,7 +180,7 @@ void bench(const LongVectorOptions& o) {
     draw();
     return;
   }
-  std::cout << "ziggurat " << version << " bench long-vector, " << now_text() << "\n"
+  std::cout << "ziggurat " << version << " bench long-vector, " << utc_timestamp() << "\n"
             << "device: " << device.label() << ", driver " << device.driver_version << "\n\n"
             << type_name<T>() << "; " << points.size() << " sizes N = " << sizes.front() << ".." << sizes.back()
             << " (interior nodes a side; grid (N+2)^2); a step is " << LongVectorHeat<T>::step_calls({12, 12}).size()

@@ -18,6 +18,7 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "option_aliases.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/automatic/poisson.hpp"
 #include "ziggurat/base/context.hpp"
@@ -153,13 +154,13 @@ void run(const BenchPoissonOptions& o) {
   std::ostream& out = std::cout;
   out << "# Jacobi Poisson solver (" << type_name<T>() << ")\n\n"
       << "device: " << device.label() << ", driver " << device.driver_version << "; ziggurat " << version << "; "
-      << now_text() << "\n"
+      << utc_timestamp() << "\n"
       << "streaming limit: copy bandwidth " << number_text(copy * 1e-9) << " GB/s / " << 3 * sizeof(T)
       << " B per node = " << number_text(streaming_ns * 1e3) << " ps per node and sweep\n"
       << "bus: pinned upload " << number_text(profile.upload_pinned.bytes_per_s * 1e-9) << " GB/s, download "
       << number_text(profile.download_pinned.bytes_per_s * 1e-9) << " GB/s; tau_a of the Jacobi sweep "
       << number_text(profile.jacobi_tau_a_ns(sizeof(T)).value_or(0) * 1e3) << " ps per node\n\n";
-  nlohmann::json report = {{"benchmark", "poisson"}, {"date", now_text()},
+  nlohmann::json report = {{"benchmark", "poisson"}, {"date", utc_timestamp()},
                            {"device", {{"name", device.name}, {"platform", device.platform_name}, {"driver", device.driver_version}}},
                            {"precision", type_name<T>()}, {"copy_bytes_per_s", copy}, {"streaming_ns", streaming_ns}};
 

@@ -20,6 +20,7 @@
 #include "format.hpp"
 #include "option_aliases.hpp"
 #include "solve_peers.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/generated_systems.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
@@ -450,7 +451,7 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
 
 // What the tables say, and on which device.
 void print_heading(const Context& context, const BenchSolveOptions& options, double copy_bytes_per_s, std::ostream& out) {
-  out << "ziggurat " << version << " bench solve, " << now_text() << "\n\n"
+  out << "ziggurat " << version << " bench solve, " << utc_timestamp() << "\n\n"
       << "device: " << context.device().label() << ", driver " << context.device().driver_version
       << "; copy bandwidth " << number_text(copy_bytes_per_s * 1e-9) << " GB/s (read + write)\n\n"
       << "Tolerance " << number_text(options.tolerance) << " (f64), " << number_text(options.tolerance_f32)
@@ -488,7 +489,7 @@ void run_bench_solve(const BenchSolveOptions& options) {
   }
   if (incremental) return;
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "solve"}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "solve"}, {"date", utc_timestamp()},
                         {"device", {{"name", context.device().name}, {"platform", context.device().platform_name},
                                     {"driver", context.device().driver_version}}},
                         {"copy_bytes_per_s", copy_bytes_per_s}, {"rtol", options.tolerance},

@@ -17,6 +17,7 @@
 #include "bench.hpp"
 #include "peers.hpp"
 #include "format.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
 #include "ziggurat/app/spmm_products.hpp"
@@ -262,14 +263,14 @@ void run_bench_spmm(const BenchSpmmOptions& options) {
     });
   }
   if (options.json) {
-    nlohmann::json j = {{"benchmark", "spmm"}, {"date", now_text()},
+    nlohmann::json j = {{"benchmark", "spmm"}, {"date", utc_timestamp()},
                         {"device", {{"name", context.device().name}, {"platform", context.device().platform_name},
                                     {"driver", context.device().driver_version}}},
                         {"copy_bytes_per_s", copy_bytes_per_s}, {"repeat", options.repeat}, {"rows", rows_json(rows)}};
     std::cout << app::json_output(j);
     return;
   }
-  std::cout << "ziggurat " << version << " bench spmm, " << now_text() << "\n"
+  std::cout << "ziggurat " << version << " bench spmm, " << utc_timestamp() << "\n"
             << "device: " << context.device().label() << ", driver " << context.device().driver_version << "\n"
             << "copy bandwidth " << number_text(copy_bytes_per_s * 1e-9) << " GB/s (read + write); times are medians of "
             << options.repeat << " products; every result checked against the CPU reference\n"

@@ -24,6 +24,7 @@
 #include "bench.hpp"
 #include "format.hpp"
 #include "peer_support.hpp"
+#include "ziggurat/base/timestamp.hpp"
 #include "ziggurat/app/devices.hpp"
 #include "ziggurat/app/wave_run.hpp"
 #include "ziggurat/base/host_cores.hpp"
@@ -288,7 +289,7 @@ void run(const BenchWaveOptions& o) {
   const double copy = std::max(kernel_copy, driver_copy);
   std::cout << "# Explicit FEM elastic waves (2D P-SV, 3D)\n\n"
             << "device: " << context.device().label() << ", driver " << context.device().driver_version << "; host: "
-            << usable_host_cores() << " threads; ziggurat " << version << "; " << now_text() << "\n"
+            << usable_host_cores() << " threads; ziggurat " << version << "; " << utc_timestamp() << "\n"
             << "copy bandwidth " << number_text(copy * 1e-9) << " GB/s (read + write)\n"
             << "history (the paper, Tesla C1060, model B, 10,000 steps): CUDA 404 s (40.4 ms/step), OpenCL 569 s, "
                "one CPU core 16,368 s, OpenMP 3,661 s\n\n";

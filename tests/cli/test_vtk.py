@@ -174,7 +174,7 @@ class VtkFiles(ScratchFolderTest):
             seismograms = np.load(self.path("seis.npy"))
             self.assertEqual((f["data"].dtype, f["data"].shape), (seismograms.dtype, seismograms.shape))
             self.assertEqual(f["data"].tobytes(), seismograms.tobytes())
-            self.assertEqual((f["dt"].shape, float(f["dt"]), float(f["t0"])), ((), report["dt"], report["dt"]))
+            self.assertEqual((f["dt"].shape, float(f["dt"]), float(f["t0"])), ((), report["dt_s"], report["dt_s"]))
             self.assertEqual(f["receivers"].tolist(), [[300.0, 0.0], [500.0, 100.0]])
             self.assertEqual(f["components"].tolist(), ["ux", "uz"])
             self.assertIn("data: m (displacement)", f["units"].tolist())

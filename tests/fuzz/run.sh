@@ -14,7 +14,7 @@ cp "$here/corpus/"* "$source/tests/data/matrices/"*.mtx "$work/corpus/"
   -fsanitize=fuzzer,address,undefined,unsigned-integer-overflow -fno-sanitize-recover=all \
   -I"$source/include" -I"$generated" -I"$source/lib" \
   "$here/fuzz_matrix_market.cpp" "$source/lib/io/matrix_market.cpp" "$source/lib/base/files.cpp" "$source/lib/base/host_memory.cpp" "$source/lib/base/system_error.cpp" "$source/lib/base/host_cores.cpp" \
-  "$source/lib/matrix/sparse.cpp" \
+  "$source/lib/matrix/sparse.cpp" "$source/lib/base/large_arrays.cpp" \
   -lOpenCL -o "$work/fuzz_matrix_market"  # error.hpp's OpenCL bindings need the loader
 cd "$work"  # where libFuzzer writes crash-* files
 ./fuzz_matrix_market -runs="$runs" -seed="$seed" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <ctime>
 #include <exception>
 #include <iomanip>
 #include <sstream>
@@ -176,15 +175,6 @@ std::string bytes_text(std::uint64_t bytes) {
   text << (unit == 0 ? std::setprecision(0) : std::setprecision(value < 10 ? 2 : value < 100 ? 1 : 0))
        << std::fixed << value << " " << units[unit];
   return text.str();
-}
-
-std::string now_text() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[64];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-  return text;
 }
 
 void Table::print(std::ostream& out) const {

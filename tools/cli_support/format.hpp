@@ -82,9 +82,6 @@ void with_precision(const std::string& precision, Run run) {
 /// 1536 -> "1.5 KiB"
 std::string bytes_text(std::uint64_t bytes);
 
-/// The local date and time, ISO 8601.
-std::string now_text();
-
 /// A plain-text table with aligned columns.
 class Table {
  public:
