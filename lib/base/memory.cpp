@@ -30,7 +30,7 @@ std::string mebibytes(std::uint64_t bytes) {
 }  // namespace
 
 cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t element_size,
-                         cl_mem_flags flags, std::string_view purpose) {
+                         cl_mem_flags flags, std::string_view purpose, void* host) {
   const std::string what(purpose);
   if (count == 0) throw InvalidArgument("cannot create an empty " + what + " (0 values)");
   if (count > std::numeric_limits<std::size_t>::max() / element_size) {
@@ -45,7 +45,7 @@ cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t 
                             ": make the problem smaller or choose a device with more memory");
   }
   cl_int err = CL_SUCCESS;
-  cl::Buffer buffer(context.cl_context(), flags, bytes, nullptr, &err);
+  cl::Buffer buffer(context.cl_context(), flags, bytes, host, &err);
   check(err, "clCreateBuffer", "allocating the " + what + " of " + mebibytes(bytes) + " on " + device.label());
   return buffer;
 }

@@ -64,6 +64,20 @@ DeviceVectors<T>::DeviceVectors(const Context& context, std::size_t rows, std::s
 }
 
 template <class T>
+DeviceVectors<T>::DeviceVectors(const Context& context, T* values, std::size_t rows, std::size_t k, cl_mem_flags flags)
+    : context_(context), rows_(rows), k_(k) {
+  if (k == 0 || rows == 0) throw InvalidArgument("vectors over the caller's values need rows >= 1 and k >= 1");
+  require_precision<T>(context.device(), "a set of vectors");
+  buffer_ = DeviceBuffer<T>(context, values, rows * k, "vectors", flags);
+}
+
+template <class T>
+void DeviceVectors<T>::show_to_host() const {
+  cl::CommandQueue& queue = context_.compute_queue();
+  ziggurat::detail::unmap_buffer(queue, buffer_.get(), ziggurat::detail::map_buffer(queue, buffer_.get(), buffer_.bytes()));
+}
+
+template <class T>
 void DeviceVectors<T>::upload(const std::vector<T>& values) {
   upload(values.data(), values.size());
 }

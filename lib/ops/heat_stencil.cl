@@ -13,8 +13,8 @@
 // x-1, x+1, y-1, y+1, z-1, z+1. No contraction into fused multiply-add, so that every kernel and
 // the CPU reference round exactly alike.
 //
-// Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DTILE_X, -DTILE_Y (3D
-// work-group shape).
+// Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DFLAT_ROWS (the flat
+// kernels' work-group height), -DTILE_X, -DTILE_Y (3D work-group shape).
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -68,6 +68,34 @@ void heat2d_box(__global const REAL* restrict u, __global REAL* restrict v, cons
     c += pitch;
     side ^= 1;
   }
+}
+
+// 2D and 3D on CPU devices, work-groups of ROW_GROUP x FLAT_ROWS (x 1): one work-item a node, every
+// neighbour read from global memory (the cache holds the rows), and no local memory or barrier.
+// PoCL then runs a work-group as one loop over its work-items that it vectorises along x; the box
+// kernels' barrier a row splits that loop and keeps registers in memory between rows (4 to 30
+// times slower there).
+__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
+void heat2d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch,
+                 const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
+                 const REAL a, const REAL b) {
+  const uint x = first_column + (uint)get_global_id(0);
+  const uint y = y0 + (uint)get_global_id(1);
+  if (x < x0 || x >= x1 || y >= y1) return;
+  const size_t c = (size_t)y * pitch + x;
+  v[c] = a * (((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + b * u[c];
+}
+
+__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
+void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
+                 const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
+                 const uint z0, const REAL a, const REAL b) {
+  const uint x = first_column + (uint)get_global_id(0);
+  const uint y = y0 + (uint)get_global_id(1);
+  if (x < x0 || x >= x1 || y >= y1) return;
+  const size_t c = (size_t)(z0 + (uint)get_global_id(2)) * plane + (size_t)y * pitch + x;
+  const REAL sum = ((((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + u[c - plane]) + u[c + plane];
+  v[c] = a * sum + b * u[c];
 }
 
 // 3D, seven-point, work-groups of TILE_X x TILE_Y x 1. Each work-item owns an (x, y) column and

@@ -13,15 +13,20 @@ namespace {
 
 cl_uint u32(std::size_t value) { return static_cast<cl_uint>(value); }
 
-// The work-group shapes of the box kernels: 2D rows of up to 256 work-items, 3D tiles of up to
-// 32 x 8, as the device allows.
+// The work-group shapes of the box kernels: 2D rows of up to 256 work-items (the flat kernels: up to
+// 16 such rows, fewer and larger groups for PoCL to schedule), 3D tiles of up to 32 x 8, as the
+// device allows.
 struct BoxGroups {
-  std::size_t row, tile_x, tile_y;
+  std::size_t row, flat_rows, tile_x, tile_y;
   explicit BoxGroups(const DeviceInfo& device)
       : row(power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 256))),
+        flat_rows(power_of_two_at_most(std::clamp<std::size_t>(device.max_work_group_size / row, 1, 16))),
         tile_x(box_tile(device)[0]),
         tile_y(box_tile(device)[1]) {}
 };
+
+// 2D and 3D steps on CPU devices run the flat kernels, which PoCL vectorises; elsewhere the box kernels.
+bool flat_kernels(const DeviceInfo& device, std::size_t dims) { return dims > 1 && device.type == DeviceType::cpu; }
 
 }  // namespace
 
@@ -52,6 +57,7 @@ const cl::Program& heat_stencil_program(const Context& context) {
   return context.program("heat_stencil", BuildOptions()
                                              .real_type<T>()
                                              .define("ROW_GROUP", groups.row)
+                                             .define("FLAT_ROWS", groups.flat_rows)
                                              .define("TILE_X", groups.tile_x)
                                              .define("TILE_Y", groups.tile_y)
                                              .str());
@@ -70,10 +76,15 @@ HeatBoxStep<T>::HeatBoxStep(const Context& context, std::size_t dims, HeatCoeffi
     : context_(context), dims_(dims), coefficients_(coefficients) {
   const DeviceInfo& device = context.device();
   const BoxGroups groups(device);
-  static const char* const names[] = {"heat1d_box", "heat2d_box", "heat3d_box"};
-  kernel_ = context.kernel(heat_stencil_program<T>(context), names[dims - 1]);
-  group_ = dims == 3 ? std::array<std::size_t, 2>{groups.tile_x, groups.tile_y} : std::array<std::size_t, 2>{groups.row, 1};
-  require_work_group(device, kernel_, group_[0] * group_[1], names[dims - 1]);
+  flat_ = flat_kernels(device, dims);
+  static const char* const names[] = {"heat1d_box", "heat2d_box", "heat3d_box", "heat2d_flat", "heat3d_flat"};
+  const char* name = names[flat_ ? dims + 1 : dims - 1];
+  kernel_ = context.kernel(heat_stencil_program<T>(context), name);
+  if (flat_)
+    group_ = {groups.row, groups.flat_rows};
+  else
+    group_ = dims == 3 ? std::array<std::size_t, 2>{groups.tile_x, groups.tile_y} : std::array<std::size_t, 2>{groups.row, 1};
+  require_work_group(device, kernel_, group_[0] * group_[1], name);
 }
 
 template <class T>
@@ -88,6 +99,16 @@ void HeatBoxStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, cons
     set_args(kernel_, "heat1d_box", in, out, u32(first), u32(box.begin[0]), u32(box.end[0]), a, b);
     global = cl::NDRange(columns);
     local = cl::NDRange(group_[0]);
+  } else if (flat_) {
+    const std::size_t rows = round_up(box.count(1), group_[1]);
+    if (dims_ == 2)
+      set_args(kernel_, "heat2d_flat", in, out, u32(shape.pitch), u32(first), u32(box.begin[0]), u32(box.end[0]),
+               u32(box.begin[1]), u32(box.end[1]), a, b);
+    else
+      set_args(kernel_, "heat3d_flat", in, out, u32(shape.pitch), u32(shape.plane), u32(first), u32(box.begin[0]),
+               u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]), a, b);
+    global = cl::NDRange(columns, rows, box.count(2));
+    local = cl::NDRange(group_[0], group_[1], 1);
   } else if (dims_ == 2) {
     const std::size_t rows = box.count(1);
     const std::size_t chunk = rows_per_group(rows, columns / group_[0], context_.device().compute_units);

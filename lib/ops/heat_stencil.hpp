@@ -58,7 +58,8 @@ std::size_t row_alignment(const DeviceInfo& device, std::size_t value_bytes);
 /// longer rows are padded to the row alignment.
 std::size_t grid_pitch(const DeviceInfo& device, std::size_t value_bytes, std::size_t dims, std::size_t width);
 
-/// heat1d_box, heat2d_box or heat3d_box: one step of the nodes of a box.
+/// heat1d_box, heat2d_box or heat3d_box (heat2d_flat, heat3d_flat on CPU devices): one step of the
+/// nodes of a box.
 template <class T>
 class HeatBoxStep {
  public:
@@ -73,6 +74,7 @@ class HeatBoxStep {
   Context context_;
   std::size_t dims_;
   HeatCoefficients<T> coefficients_;
+  bool flat_ = false;  ///< heat2d_flat or heat3d_flat (on a CPU device) instead of the box kernel
   std::array<std::size_t, 2> group_{1, 1};
   cl::Kernel kernel_;
 };

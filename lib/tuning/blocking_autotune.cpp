@@ -21,7 +21,15 @@ namespace {
 
 constexpr std::size_t kSteps = 48;  // a multiple of every 2D and 3D candidate depth
 
-std::vector<std::size_t> candidates(std::size_t dims) {
+bool is_gpu(const DeviceInfo& device) {
+  return device.type == DeviceType::gpu || device.type == DeviceType::accelerator;
+}
+
+// Depths timed in the default group. A CPU device times only the shallow ones, so that its tuning,
+// which every run without --depth does once, stays well under a second: PoCL's single steps
+// outrun its blocked kernels (bench/results/2026-11-28-pocl-cpu-device.md).
+std::vector<std::size_t> candidates(const DeviceInfo& device, std::size_t dims) {
+  if (!is_gpu(device)) return {1, 2, 4};
   if (dims == 1) return {1, 2, 4, 8, 16, 32};
   if (dims == 2) return {1, 2, 3, 4, 6, 8, 12};
   return {1, 2, 3, 4, 6, 8};
@@ -32,10 +40,6 @@ std::vector<std::size_t> candidates(std::size_t dims) {
 std::vector<BlockedGroup> group_candidates(std::size_t dims) {
   if (dims < 3) return {{64, 1}, {128, 1}, {256, 1}, {512, 1}, {1024, 1}};
   return {{32, 8}, {64, 4}, {32, 16}, {64, 8}, {128, 4}, {64, 16}, {128, 8}, {256, 4}};
-}
-
-bool is_gpu(const DeviceInfo& device) {
-  return device.type == DeviceType::gpu || device.type == DeviceType::accelerator;
 }
 
 // A grid large enough to fill the device and to stream from its memory (about 16 M nodes on a GPU),
@@ -100,15 +104,15 @@ CandidateTimer jacobi_timer(const Context& context) {
 }
 
 // The depths in the device's default group (deeper ones left out once a depth runs 3 times as
-// slowly as the fastest so far), then the other groups at the fastest blocked depth and the next
-// deeper one, unless blocking runs at less than half the speed of single steps (PoCL in 3D);
-// fastest first.
+// slowly as the fastest so far), then, on GPUs, the other groups at the fastest blocked depth and
+// the next deeper one, unless blocking runs at less than half the speed of single steps; fastest
+// first.
 std::vector<std::pair<std::string, double>> measure_candidates(const DeviceInfo& device, std::size_t dims,
                                                                std::size_t value_bytes, const CandidateTimer& time) {
   std::vector<std::pair<std::string, double>> seconds;
   std::size_t best_depth = 0;  // the fastest blocked depth, whether or not single steps beat it
   double best = HUGE_VAL, fastest = HUGE_VAL;
-  for (const std::size_t depth : candidates(dims)) {
+  for (const std::size_t depth : candidates(device, dims)) {
     if (!seconds.empty() && seconds.back().second > 3 * fastest) break;
     BlockedGroup group;
     try {
@@ -122,8 +126,8 @@ std::vector<std::pair<std::string, double>> measure_candidates(const DeviceInfo&
       if (depth > 1 && *t < best) best = *t, best_depth = depth;
     }
   }
-  if (best_depth > 1 && best < 2 * fastest) {
-    const std::vector<std::size_t> depths = candidates(dims);
+  if (is_gpu(device) && best_depth > 1 && best < 2 * fastest) {
+    const std::vector<std::size_t> depths = candidates(device, dims);
     const auto first = std::find(depths.begin(), depths.end(), best_depth);
     for (auto depth = first; depth != depths.end() && depth != first + 2; ++depth)
       for (const BlockedGroup& group : group_candidates(dims)) {
@@ -155,9 +159,7 @@ std::string precision_name(std::size_t value_bytes) { return value_bytes == 4 ? 
 
 }  // namespace
 
-std::size_t default_blocking_depth(const DeviceInfo& device) {
-  return device.type == DeviceType::gpu || device.type == DeviceType::accelerator ? 0 : 1;
-}
+std::size_t default_blocking_depth(const DeviceInfo& device) { return is_gpu(device) ? 0 : 1; }
 
 std::string blocking_candidate_name(std::size_t depth, const BlockedGroup& group) {
   return depth == 1 ? "1" : std::to_string(depth) + "/" + to_string(group);

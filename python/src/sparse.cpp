@@ -137,9 +137,18 @@ class TypedMatrix final : public Matrix {
     const DeviceWork work;
     const std::lock_guard<std::mutex> lock(mutex_);
     Slot& slot = slot_for(k);
-    slot.x.upload(in, cols() * k);
-    slot.enqueue(slot.x, slot.y).wait();
-    slot.y.download(out, rows() * k);
+    if (in_place(k)) {
+      // x and y as they are: a CPU device reads and writes them with no copy (a third of the time
+      // of a CSR product with k = 1, 1 M rows and 7 M values on PoCL).
+      const DeviceVectors<T> x_here(context_, const_cast<T*>(in), cols(), k, CL_MEM_READ_ONLY);
+      DeviceVectors<T> y_here(context_, out, rows(), k, CL_MEM_WRITE_ONLY);
+      slot.enqueue(x_here, y_here).wait();
+      y_here.show_to_host();
+    } else {
+      slot.x.upload(in, cols() * k);
+      slot.enqueue(slot.x, slot.y).wait();
+      slot.y.download(out, rows() * k);
+    }
     return std::move(y);
   }
 
@@ -222,6 +231,15 @@ class TypedMatrix final : public Matrix {
     const ReleasedGil release;
     const DeviceWork work;
     return std::make_unique<TypedVectors<T>>(context_, DeviceVectors<T>(context_, rows, k, padded));
+  }
+
+  // Whether `matrix @ X` with k vectors runs on X and Y in place: on a CPU device, where the kernels
+  // need no padding past them, and one vector a work-item (wider vector loads may need an alignment
+  // that NumPy's arrays lack).
+  bool in_place(std::size_t k) const {
+    const Slot& slot = slots_.at(k);
+    return context_.device().type == DeviceType::cpu && k == 1 && rows() > 0 && cols() > 0 && slot.x.padded_rows() == cols() &&
+           slot.y.padded_rows() == rows();
   }
 
   std::size_t rows() const { return bsr_ ? bsr_->rows() : dia_->rows(); }

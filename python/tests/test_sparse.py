@@ -104,6 +104,28 @@ def test_device_vectors_stay_on_the_device_and_download_in_place(context, dtype)
     assert matrix.info["kernels"] == {3: "row"}  # kernels built once, for k = 3
 
 
+@pytest.mark.parametrize("fmt", ["csr", "bsr", "dia"])
+def test_one_vector_gives_the_bits_of_resident_vectors(context, dtype, fmt):
+    # On a CPU device `matrix @ x` with one vector runs on x and the result in place, with no copy;
+    # elsewhere it copies. Either way: the bits of the same kernel on uploaded vectors, x untouched.
+    a = random_matrix(300, 300, 0.03, dtype) if fmt != "dia" else sp.diags(
+        [np.arange(1, 301), np.ones(299), -np.ones(297)], [0, 1, -3], shape=(300, 300), dtype=dtype)
+    matrix = ziggurat.DeviceMatrix(a, format=fmt, context=context)
+    x0 = np.random.default_rng(8).uniform(-1, 1, 300).astype(dtype)
+    resident = matrix.output_vectors(1)
+    matrix.multiply(matrix.input_vectors(x0.reshape(300, 1)), out=resident)
+    want = resident.download()[:, 0]
+    frozen = x0.copy()
+    frozen.flags.writeable = False
+    strided = np.zeros(600, dtype)[::2]
+    strided[...] = x0
+    results = [matrix @ given for given in (x0, frozen, strided, x0)]
+    for y in results:
+        assert y.tobytes() == want.tobytes()
+    assert results[0] is not results[3] and x0.tobytes() == frozen.tobytes()
+    assert (matrix @ x0.reshape(300, 1)).tobytes() == want.tobytes()
+
+
 def test_an_upload_takes_exactly_the_vectors_shape(context):
     matrix = ziggurat.DeviceMatrix(random_matrix(10, 10, 0.3, np.float32), context=context)
     vectors = matrix.input_vectors(1)

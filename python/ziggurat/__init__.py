@@ -59,7 +59,7 @@ def heat(u0, steps, alpha=None, *, device_memory=None, mode="auto", height=None,
     height: the pyramid height n (steps a pass) of mode strip, block or auto; default the model's
         choice.
     depth: steps a kernel launch advances with its tile on chip (same bits); "auto" tunes it (measured
-        once a device); default "auto" on GPUs and 1 elsewhere, as the CLI.
+        once a device; on CPUs depths 1, 2 and 4 only); default "auto", as the CLI.
     serial: the paper's serial schedule instead of overlapping transfers and kernels.
     progress: called after each pass with a dict (passes_done, passes, steps_done, steps, time_s,
         nodes_per_s, eta_s). An exception it raises stops the run, as Ctrl-C does after

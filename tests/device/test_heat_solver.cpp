@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -201,6 +202,27 @@ TEST_CASE("a named launch depth is planned at the rate its tuning record holds f
     request.depth = given.depth = 1;
     given.kernel_ns_per_node = 3.0;
     CHECK(compute_ns(request) == compute_ns(given));
+  });
+}
+
+TEST_CASE("a CPU device tunes heat steps briefly: depths 1, 2 and 4 in the default group") {
+  for_each_device([](Context& context) {
+    if (context.device().type != DeviceType::cpu) return;  // GPUs time every depth and group
+    const test::TempDir cache;
+    const test::EnvGuard guard("ZIGGURAT_CACHE_DIR", cache.path().c_str());
+    for (const std::size_t dims : {2, 3}) {
+      const BlockingChoice choice = choose_heat_blocking<float>(context, dims);
+      CHECK(choice.measured_now);
+      std::vector<std::size_t> depths;
+      for (const auto& [name, seconds] : choice.seconds) {
+        depths.push_back(parse_blocking_candidate(name).first);
+        CHECK(seconds > 0);
+      }
+      std::sort(depths.begin(), depths.end());
+      CHECK(std::adjacent_find(depths.begin(), depths.end()) == depths.end());  // one group a depth
+      for (const std::size_t depth : depths) CHECK((depth == 1 || depth == 2 || depth == 4));
+      CHECK(depths.front() == 1);
+    }
   });
 }
 

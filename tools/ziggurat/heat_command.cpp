@@ -62,7 +62,7 @@ struct HeatOptions {
   std::string mode = "auto";
   std::string decomposition;
   std::size_t height = 0;  // 0: the model's choice
-  std::string depth;       // steps a launch: N, or auto (tuned); empty: 1
+  std::string depth;       // steps a launch: N, or auto (tuned); empty: auto
   std::string device_mem;
   std::string profile;  // empty: the device's cached profile, or a calibration now
   bool serial = false;
@@ -333,9 +333,9 @@ void run_long_vector(const HeatOptions& options, const std::vector<std::size_t>&
   if (!options.out.empty()) std::cout << "output      " << options.out << "\n";
 }
 
-// Without --depth, the device's default (default_blocking_depth(): tuned on GPUs, 1 elsewhere).
-HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& options, const DeviceInfo& device) {
-  if (options.depth.empty()) request.depth = default_blocking_depth(device);
+// Without --depth, the tuned depth (briefly tuned on CPUs: tuning/blocking_autotune.hpp).
+HeatPlanRequest with_default_depth(HeatPlanRequest request, const HeatOptions& options) {
+  if (options.depth.empty()) request.depth = 0;
   return request;
 }
 
@@ -376,7 +376,7 @@ void run_ranks(const HeatOptions& options, const std::vector<std::size_t>& exten
     if (!options.timeline.empty()) throw UnsupportedFeature("--timeline records one process's device: drop mpirun");
     const Context context = rank_device(options.device, world);
     require_device_precision(context.device(), options.precision);
-    const HeatPlanRequest request = with_default_depth(requested, options, context.device());
+    const HeatPlanRequest request = with_default_depth(requested, options);
     const DeviceProfile profile =
         app::run_profile(context, options.profile, false, ProfileNeeds::heat(extents.size(), sizeof(T))).profile;
     const std::size_t depth = options.height > 0 ? options.height
@@ -483,7 +483,7 @@ void run(const HeatOptions& options) {
   }
   Context context(options.device);
   require_device_precision(context.device(), options.precision);
-  const HeatPlanRequest request = with_default_depth(requested, options, context.device());
+  const HeatPlanRequest request = with_default_depth(requested, options);
   const bool progress = options.progress.enabled(options.quiet, options.json);
   const app::RunProfile planned_with =
       app::run_profile(context, options.profile, progress, ProfileNeeds::heat(extents.size(), sizeof(T)));
@@ -599,7 +599,7 @@ void add_heat_command(CLI::App& app) {
   command->add_option("--decomposition", options->decomposition, "strip or block: the sub-domains of --mode trivial, "
                                                                  "or the only choice of --mode auto");
   command->add_option("--depth", options->depth, "Steps a kernel launch advances with its tile on chip, or auto (the "
-                                                 "depth tuned for the device, measured once); default auto on GPUs, 1 elsewhere. The same bits "
+                                                 "depth tuned for the device, measured once; on CPUs depths 1, 2 and 4 only); default auto. The same bits "
                                                  "as single steps");
   command->add_option("--height", options->height, "Pyramid height n (steps per pass); default: the model's choice")
       ->check(whole_number(1));

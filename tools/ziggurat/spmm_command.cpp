@@ -229,7 +229,7 @@ void add_spmm_command(CLI::App& app) {
   options->files.add_output(command, "--out", options->out, "Write Y here (.npy, shape (m, k), or (m) when X is 1-D; atomically)");
   command->add_option("--kernel", options->kernel, "Block CSR kernel: auto, row, group or multirow")->capture_default_str();
   command->add_option("--lanes", options->lanes, "Work-items per (line, vector) of --kernel multirow: 1, 2, 4, .. 32 "
-                                                 "(default: the power of two nearest below the mean row length)")
+                                                 "(default: the power of two nearest below the mean row length; 1 on CPU devices)")
       ->check(whole_number(1));
   add_precision_option(command, options->precision, "f32 (float) or f64 (double); default: the --x array's type, else f32");
   command->add_option("--device", options->device, "Device selection (see `ziggurat devices`); default: ZIGGURAT_DEVICE, else the first GPU");

@@ -19,10 +19,11 @@ void check_device_buffers(const DeviceInfo& device, std::size_t count, std::uint
                           const std::string& advice);
 
 namespace detail {
-/// Creates a buffer of count * element_size bytes. Throws InvalidArgument for zero or overflowing
-/// sizes and OutOfDeviceMemory when the size exceeds the device's largest allocation.
+/// Creates a buffer of count * element_size bytes (over `host` where flags hold
+/// CL_MEM_USE_HOST_PTR). Throws InvalidArgument for zero or overflowing sizes and
+/// OutOfDeviceMemory when the size exceeds the device's largest allocation.
 cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t element_size,
-                         cl_mem_flags flags, std::string_view purpose);
+                         cl_mem_flags flags, std::string_view purpose, void* host = nullptr);
 void* map_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes);
 void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* pointer) noexcept;
 /// Blocking copies of `bytes` bytes at byte `buffer_offset` of the buffer.
@@ -40,6 +41,12 @@ class DeviceBuffer {
   DeviceBuffer(const Context& context, std::size_t count, std::string_view purpose = "buffer",
                cl_mem_flags flags = CL_MEM_READ_WRITE)
       : buffer_(detail::create_buffer(context, count, sizeof(T), flags, purpose)), count_(count) {}
+  /// A buffer over `count` values the caller holds (CL_MEM_USE_HOST_PTR): a CPU device computes in
+  /// them in place, where other devices copy. They must outlive the buffer; the host reads what
+  /// kernels wrote only after mapping it (OpenCL's rule for such memory).
+  DeviceBuffer(const Context& context, T* host, std::size_t count, std::string_view purpose, cl_mem_flags flags)
+      : buffer_(detail::create_buffer(context, count, sizeof(T), flags | CL_MEM_USE_HOST_PTR, purpose, host)),
+        count_(count) {}
   // Move-only: a copy would silently share the device memory with the original.
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : buffer_(std::move(other.buffer_)), count_(std::exchange(other.count_, 0)) {}

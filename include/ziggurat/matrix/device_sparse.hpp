@@ -68,6 +68,10 @@ class DeviceVectors {
  public:
   /// padded_rows = 0 means rows. The buffer starts all zeros.
   DeviceVectors(const Context& context, std::size_t rows, std::size_t k, std::size_t padded_rows = 0);
+  /// Vectors over rows * k values the caller holds (interleaved, no padding; e.g. a NumPy array's):
+  /// a CPU device's products read and write them in place, other devices copy (CL_MEM_USE_HOST_PTR
+  /// and `flags`). `values` must outlive these vectors; read results after show_to_host().
+  DeviceVectors(const Context& context, T* values, std::size_t rows, std::size_t k, cl_mem_flags flags);
   std::size_t rows() const noexcept { return rows_; }
   std::size_t k() const noexcept { return k_; }
   std::size_t padded_rows() const noexcept { return buffer_.size() / k_; }
@@ -82,6 +86,9 @@ class DeviceVectors {
   /// The same into `count` values the caller holds, written straight from the device: count must
   /// be rows * k (InvalidArgument otherwise).
   void download(T* values, std::size_t count) const;
+  /// Vectors over the caller's values: makes what kernels wrote visible there (a blocking map and
+  /// unmap, which copies nothing where the device computed in place).
+  void show_to_host() const;
 
  private:
   void require_count(std::size_t count, const char* what) const;

@@ -39,7 +39,7 @@ BsrStrategy parse_bsr_strategy(std::string_view text);
 
 /// A kernel variant. lanes and vector_width matter for multirow only, where 0 means "by the rule":
 /// lanes the largest power of two not above the mean blocks per row, at most 32, and small enough
-/// that the work-items of a block row fit one work-group; vector_width the widest OpenCL vector (up
+/// that the work-items of a block row fit one work-group (1 on CPU devices: no barrier for PoCL); vector_width the widest OpenCL vector (up
 /// to 16) that divides k, each work-item then owning that many vectors.
 struct BsrKernel {
   BsrStrategy strategy = BsrStrategy::multirow;
