@@ -38,8 +38,8 @@ nlohmann::json wave_run_identity(const WaveSetup& setup, const wave::WaveSystem<
   for (const wave::GridNode& r : setup.receivers) receivers.push_back(node_json(system.dims, r));
   return {{"precision", type_name<T>()},
           {"nodes", {system.nx, system.ny, system.nz}},
-          {"dx", setup.grid.dx},
-          {"dt", system.dt},
+          {"dx_m", setup.grid.dx},
+          {"dt_s", system.dt},
           {"absorbing_cells", setup.absorbing},
           {"source_dofs", setup.source.dofs},
           {"source_forces", setup.source.forces},
