@@ -183,15 +183,19 @@ def stop_after_first_progress(command, marker, stop, env=None):
 
 
 class TimedResult(unittest.TextTestResult):
-    """A result that keeps each test's wall time, for the slowest list main() prints."""
+    """A result that keeps each test's wall time, for the slowest list main() prints. (Python 3.12's
+    own `durations` is None unless unittest runs with --durations, hence a name of its own.)"""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.wall_times = []
 
     def startTest(self, test):
         self.started = time.perf_counter()
         super().startTest(test)
 
     def stopTest(self, test):
-        self.durations = getattr(self, "durations", [])
-        self.durations.append((time.perf_counter() - self.started, test.id()))
+        self.wall_times.append((time.perf_counter() - self.started, test.id()))
         super().stopTest(test)
 
 
@@ -202,9 +206,9 @@ def main():
     ZIGGURAT = os.path.abspath(sys.argv.pop(1))
     runner = unittest.TextTestRunner(verbosity=2, resultclass=TimedResult)
     program = unittest.main(module="__main__", testRunner=runner, exit=False)
-    durations = sorted(getattr(program.result, "durations", []), reverse=True)
-    if durations:
+    wall_times = sorted(program.result.wall_times, reverse=True)
+    if wall_times:
         print("\nslowest tests:", file=sys.stderr)
-        for seconds, name in durations[:10]:
+        for seconds, name in wall_times[:10]:
             print(f"  {seconds:7.2f} s  {name}", file=sys.stderr)
     sys.exit(not program.result.wasSuccessful())
