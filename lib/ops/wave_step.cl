@@ -45,9 +45,9 @@ inline bool walk_position(uint w, uint first, uint lo, uint count, uint planes, 
 }
 
 // u3 at local position l (global DOF first + l) near the vector's ends: every term tested.
-inline void wave_edge(uint l, uint first, uint n, uint stride, K1_PARTS, __global const REAL* restrict k2,
+inline REAL wave_edge(uint l, uint first, uint n, uint stride, K1_PARTS, __global const REAL* restrict k2,
                       __global const REAL* restrict inverse_mass, __global const REAL* restrict u1,
-                      __global const REAL* restrict u2, __global REAL* restrict u3) {
+                      __global const REAL* restrict u2) {
   const uint i = first + l;
   REAL acc = 0;
   for (uint d = 0; d < WAVE_DIAGONALS; ++d) {
@@ -57,18 +57,49 @@ inline void wave_edge(uint l, uint first, uint n, uint stride, K1_PARTS, __globa
     if (o > 0 && i >= o) acc += diagonal[l - o] * u2[l - o];
   }
   acc += k2[l] * u1[l];
-  u3[l] = -acc * inverse_mass[l];  // m's inverse: OpenCL's float division need not round correctly
+  return -acc * inverse_mass[l];  // m's inverse: OpenCL's float division need not round correctly
+}
+
+// The source DOFs and the receiver DOFs, each sorted (local positions), with each source's weight
+// (dt^2 g / m) and each receiver's slot in `recorded` past `offset`; the source's amplitude this step.
+#define POINTS_ARGS __global const uint* restrict source_dofs, __global const REAL* restrict weights, \
+                    const uint sources, const REAL amplitude, __global const uint* restrict receiver_dofs, \
+                    __global const uint* restrict slots, const uint receivers, __global REAL* restrict recorded, \
+                    const uint offset
+#define POINTS source_dofs, weights, sources, amplitude, receiver_dofs, slots, receivers, recorded, offset
+
+// The first of the `count` sorted positions at or past l (count when none).
+inline uint first_at_or_past(__global const uint* restrict sorted, uint count, uint l) {
+  uint lo = 0, hi = count;
+  while (lo < hi) {
+    const uint mid = (lo + hi) / 2;
+    if (sorted[mid] < l) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+// Stores u3 at l: the step's value plus each source's term at l (after the step, in the source's
+// order, as wave_step_reference() adds them), and copies it to the receivers at l. One launch does
+// the step, the source and the receivers (two kernels less a step).
+inline void wave_store(uint l, REAL value, __global REAL* restrict u3, POINTS_ARGS) {
+  if (sources > 0 && l >= source_dofs[0] && l <= source_dofs[sources - 1])
+    for (uint s = first_at_or_past(source_dofs, sources, l); s < sources && source_dofs[s] == l; ++s)
+      value += weights[s] * amplitude;
+  u3[l] = value;
+  if (receivers > 0 && l >= receiver_dofs[0] && l <= receiver_dofs[receivers - 1])
+    for (uint r = first_at_or_past(receiver_dofs, receivers, l); r < receivers && receiver_dofs[r] == l; ++r)
+      recorded[offset + slots[r]] = value;
 }
 
 // WAVE_ROWS DOFs a work-item of the global DOFs [first + lo, first + lo + count): u3 = -(K1 u2 +
-// K2 u1) / m, the source added by wave_inject afterwards. The buffers hold the global DOFs
+// K2 u1) / m, the source added and the receivers recorded (wave_store). The buffers hold the global DOFs
 // [first, first + stride) (one device's part of the vector with its halos; first = 0 and stride =
 // n for the whole); bounds are global, so each DOF sums exactly the terms it sums in the whole
 // vector, diagonal by diagonal in ascending order. `planes`: the planes of nodes the range touches.
 __kernel void wave_step(K1_PARTS, __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
                         __global const REAL* restrict u1, __global const REAL* restrict u2,
                         __global REAL* restrict u3, const uint n, const uint first, const uint stride, const uint lo,
-                        const uint count, const uint planes) {
+                        const uint count, const uint planes, POINTS_ARGS) {
   const uint group = (uint)get_local_size(0);
   const uint w0 = (uint)get_group_id(0) * WAVE_ROWS * group + (uint)get_local_id(0);
   const uint band = (uint)wave_offsets[WAVE_DIAGONALS - 1];
@@ -81,7 +112,8 @@ __kernel void wave_step(K1_PARTS, __global const REAL* restrict k2, __global con
   }
   if (!interior) {
     for (uint r = 0; r < WAVE_ROWS; ++r)
-      if (valid[r]) wave_edge(l[r], first, n, stride, k1_0, k1_1, k1_2, k1_3, k2, inverse_mass, u1, u2, u3);
+      if (valid[r])
+        wave_store(l[r], wave_edge(l[r], first, n, stride, k1_0, k1_1, k1_2, k1_3, k2, inverse_mass, u1, u2), u3, POINTS);
     return;
   }
   // Away from the vector's ends every term exists: the same sums without the bounds tests
@@ -105,20 +137,6 @@ __kernel void wave_step(K1_PARTS, __global const REAL* restrict k2, __global con
 #pragma unroll
   for (uint r = 0; r < WAVE_ROWS; ++r) {
     acc[r] += k2[l[r]] * u1[l[r]];
-    u3[l[r]] = -acc[r] * inverse_mass[l[r]];
+    wave_store(l[r], -acc[r] * inverse_mass[l[r]], u3, POINTS);
   }
-}
-
-// u3[dofs[s]] += weights[s] * amplitude for the `count` source DOFs (weights = dt^2 g / m).
-__kernel void wave_inject(__global REAL* u3, __global const uint* restrict dofs, __global const REAL* restrict weights,
-                          const uint count, const REAL amplitude) {
-  const uint s = (uint)get_global_id(0);
-  if (s < count) u3[dofs[s]] += weights[s] * amplitude;
-}
-
-// out[offset + r] = u[dofs[r]] for the `count` receiver DOFs.
-__kernel void wave_record(__global const REAL* restrict u, __global const uint* restrict dofs, const uint count,
-                          __global REAL* restrict out, const uint offset) {
-  const uint r = (uint)get_global_id(0);
-  if (r < count) out[offset + r] = u[dofs[r]];
 }

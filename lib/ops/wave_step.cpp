@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <string>
 
 #include "base/integer_math.hpp"
@@ -41,6 +42,15 @@ std::uint32_t dof(const ElasticGrid& grid, GridNode node, std::size_t c) {
 
 std::size_t group_size(const Context& context) {
   return detail::power_of_two_at_most(std::min<std::size_t>(context.device().max_work_group_size, 256));
+}
+
+// The values in a read-only buffer (of one element when there are none: OpenCL has no empty buffers).
+template <class V>
+DeviceBuffer<V> upload_points(const Context& context, const std::vector<V>& values, const char* what) {
+  DeviceBuffer<V> buffer(context, std::max<std::size_t>(values.size(), 1), what, CL_MEM_READ_ONLY);
+  if (!values.empty())
+    detail::write_buffer(context.compute_queue(), buffer.get(), values.data(), values.size() * sizeof(V));
+  return buffer;
 }
 
 }  // namespace
@@ -175,22 +185,23 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
   };
   k2_ = upload(system.k2.data() + stored.first, len, "K2");
   inverse_mass_ = upload(system.inverse_mass.data() + stored.first, len, "inverse mass");
-  // The source DOFs this part holds, at local positions.
+  // The source DOFs this part holds, at local positions, in DOF order (the kernel searches them;
+  // a stable sort keeps the order of the terms a DOF adds).
   const std::vector<T> all_weights = source_weights(system, source);
-  std::vector<T> weights;
-  std::vector<std::uint32_t> local;
+  std::vector<std::pair<std::uint32_t, T>> held;
   for (std::size_t s = 0; s < source.dofs.size(); ++s)
-    if (source.dofs[s] >= stored.first && source.dofs[s] < stored.end()) {
-      local.push_back(static_cast<std::uint32_t>(source.dofs[s] - stored.first));
-      weights.push_back(all_weights[s]);
-    }
-  sources_ = local.size();
-  weights_ = DeviceBuffer<T>(context, std::max<std::size_t>(sources_, 1), "source weights", CL_MEM_READ_ONLY);
-  source_dofs_ = DeviceBuffer<std::uint32_t>(context, std::max<std::size_t>(sources_, 1), "source DOFs", CL_MEM_READ_ONLY);
-  if (sources_ > 0) {
-    detail::write_buffer(context.compute_queue(), weights_.get(), weights.data(), sources_ * sizeof(T));
-    detail::write_buffer(context.compute_queue(), source_dofs_.get(), local.data(), sources_ * 4);
+    if (source.dofs[s] >= stored.first && source.dofs[s] < stored.end())
+      held.emplace_back(static_cast<std::uint32_t>(source.dofs[s] - stored.first), all_weights[s]);
+  std::stable_sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::uint32_t> local;
+  std::vector<T> weights;
+  for (const auto& [dof, weight] : held) {
+    local.push_back(dof);
+    weights.push_back(weight);
   }
+  sources_ = local.size();
+  weights_ = upload_points(context, weights, "source weights");
+  source_dofs_ = upload_points(context, local, "source DOFs");
   set_receivers({});
   std::string offset_list;
   for (const std::int32_t o : offsets) offset_list += (offset_list.empty() ? "" : ",") + std::to_string(o);
@@ -205,8 +216,6 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
                                                                 .define("WAVE_STRIP", strip_dofs_)
                                                                 .str());
   step_ = context.kernel(program, "wave_step");
-  inject_ = context.kernel(program, "wave_inject");
-  record_ = context.kernel(program, "wave_record");
 }
 
 // K1's rows [first, end) of every diagonal, straight from the system (no host copy), in as few
@@ -239,8 +248,10 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
 
 template <class T>
 cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
-                              const std::vector<cl::Event>& wait_for) {
+                              double amplitude, const Recording& recording, const std::vector<cl::Event>& wait_for) {
   if (computed.end() > stored_.count) throw InvalidArgument("a wave step outside the part's stored DOFs");
+  if (receivers_ > 0 && recording.recorded.get() == nullptr)
+    throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
   cl::Event done;
   if (computed.count == 0) return done;
   const std::size_t group = group_size(context_), rows = walk_.rows_per_item;
@@ -250,10 +261,14 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
   const std::size_t planes = (a + computed.count - 1) / plane_dofs_ - a / plane_dofs_ + 1;
   const std::size_t positions =
       strip_dofs_ == 0 ? computed.count : detail::ceil_div(plane_dofs_, strip_dofs_) * planes * strip_dofs_;
+  // Without receivers the kernel writes no recording: any buffer of the type stands in.
+  const cl::Buffer& recorded = receivers_ > 0 ? recording.recorded : weights_.get();
   detail::set_args(step_, "wave_step", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(), u1, u2, u3,
                    static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first), static_cast<cl_uint>(stored_.count),
                    static_cast<cl_uint>(computed.first), static_cast<cl_uint>(computed.count),
-                   static_cast<cl_uint>(planes));
+                   static_cast<cl_uint>(planes), source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
+                   T(amplitude), receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(receivers_),
+                   recorded, static_cast<cl_uint>(recording.offset));
   check(context_.compute_queue().enqueueNDRangeKernel(
             step_, cl::NullRange, cl::NDRange(detail::ceil_div(positions, rows * group) * group), cl::NDRange(group),
             wait_for.empty() ? nullptr : &wait_for, &done),
@@ -262,39 +277,18 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
 }
 
 template <class T>
-cl::Event WaveStep<T>::inject(const cl::Buffer& u3, double amplitude) {
-  cl::Event done;
-  if (sources_ == 0) return done;
-  detail::set_args(inject_, "wave_inject", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
-                   T(amplitude));
-  check(context_.compute_queue().enqueueNDRangeKernel(inject_, cl::NullRange, cl::NDRange(detail::round_up(sources_, 64)),
-                                                      cl::NDRange(64), nullptr, &done),
-        "clEnqueueNDRangeKernel", "adding the source");
-  return done;
-}
-
-template <class T>
 void WaveStep<T>::set_receivers(const std::vector<std::uint32_t>& dofs) {
   for (const std::uint32_t d : dofs)
     if (d >= stored_.count) throw InvalidArgument("a receiver DOF lies outside the part's stored DOFs");
+  // Sorted by DOF for the kernel's search, each with its slot (its place in `dofs`).
+  std::vector<std::uint32_t> slots(dofs.size());
+  std::iota(slots.begin(), slots.end(), 0u);
+  std::stable_sort(slots.begin(), slots.end(), [&](std::uint32_t a, std::uint32_t b) { return dofs[a] < dofs[b]; });
+  std::vector<std::uint32_t> sorted(dofs.size());
+  for (std::size_t r = 0; r < dofs.size(); ++r) sorted[r] = dofs[slots[r]];
   receivers_ = dofs.size();
-  receiver_dofs_ = DeviceBuffer<std::uint32_t>(context_, std::max<std::size_t>(receivers_, 1), "receiver DOFs",
-                                               CL_MEM_READ_ONLY);
-  if (receivers_ > 0)
-    detail::write_buffer(context_.compute_queue(), receiver_dofs_.get(), dofs.data(), receivers_ * 4);
-}
-
-template <class T>
-cl::Event WaveStep<T>::record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset) {
-  cl::Event done;
-  if (receivers_ == 0) return done;
-  detail::set_args(record_, "wave_record", u, receiver_dofs_.get(), static_cast<cl_uint>(receivers_), out,
-                   static_cast<cl_uint>(offset));
-  check(context_.compute_queue().enqueueNDRangeKernel(record_, cl::NullRange,
-                                                      cl::NDRange(detail::round_up(receivers_, 64)), cl::NDRange(64),
-                                                      nullptr, &done),
-        "clEnqueueNDRangeKernel", "recording the receivers");
-  return done;
+  receiver_dofs_ = upload_points(context_, sorted, "receiver DOFs");
+  receiver_slots_ = upload_points(context_, slots, "receiver slots");
 }
 
 template void check_node(const WaveSystem<float>&, GridNode, const std::string&);

@@ -187,6 +187,9 @@ struct WaveSolver<T>::Impl {
     const std::size_t n = system.dofs();
     const bool exchange = j == 0 && owned.size() > 1;
     if (exchange) start_exchange();
+    const auto recording = [&](WavePart<T>& part) {
+      return Recording{part.recorded.get(), recorded_at * part.receiver_slots.size()};
+    };
     std::vector<DofRange> rest(2 * parts.size());  // the two parts of each block left for after the halos
     for (std::size_t p = 0; p < parts.size(); ++p) {
       WavePart<T>& part = *parts[p];
@@ -194,26 +197,23 @@ struct WaveSolver<T>::Impl {
       const cl::Buffer &u1 = part.layers[previous].get(), &u2 = part.layers[current].get(),
                        &u3 = part.layers[next()].get();
       if (!exchange) {
-        part.step.update(u1, u2, u3, all);
+        part.step.update(u1, u2, u3, all, amplitude, recording(part));
       } else {
         const DofRange inner = part.interior(band);
-        part.step.update(u1, u2, u3, inner);
+        part.step.update(u1, u2, u3, inner, amplitude, recording(part));
         rest[2 * p] = {all.first, inner.first - all.first};
         rest[2 * p + 1] = {inner.end(), all.end() - inner.end()};
       }
       check(part.context.compute_queue().flush(), "clFlush", "wave steps");
     }
-    const std::vector<std::vector<cl::Event>> arrived = exchange ? finish_exchange() : std::vector<std::vector<cl::Event>>();
+    if (!exchange) return;
+    const std::vector<std::vector<cl::Event>> arrived = finish_exchange();
     for (std::size_t p = 0; p < parts.size(); ++p) {
       WavePart<T>& part = *parts[p];
       const cl::Buffer &u1 = part.layers[previous].get(), &u2 = part.layers[current].get(),
                        &u3 = part.layers[next()].get();
-      if (exchange) {
-        part.step.update(u1, u2, u3, rest[2 * p], arrived[p]);
-        part.step.update(u1, u2, u3, rest[2 * p + 1], arrived[p]);
-      }
-      part.step.inject(u3, amplitude);
-      part.step.record(u3, part.recorded.get(), recorded_at * part.receiver_slots.size());
+      part.step.update(u1, u2, u3, rest[2 * p], amplitude, recording(part), arrived[p]);
+      part.step.update(u1, u2, u3, rest[2 * p + 1], amplitude, recording(part), arrived[p]);
       check(part.context.compute_queue().flush(), "clFlush", "wave steps");
     }
   }

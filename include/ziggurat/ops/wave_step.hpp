@@ -78,6 +78,12 @@ struct DofRange {
   std::size_t end() const noexcept { return first + count; }
 };
 
+/// Where a step writes its receivers' values: recorded[offset + r] for receiver r.
+struct Recording {
+  cl::Buffer recorded;  ///< none: no receivers
+  std::size_t offset = 0;
+};
+
 /// The step's kernels and the system's rows `stored` (K1's diagonals, K2, m) in device memory.
 /// Field buffers hold the same DOFs: local position l is global DOF stored.first + l.
 template <class T>
@@ -95,16 +101,14 @@ class WaveStep {
   WaveStep(const Context& context, const WaveSystem<T>& system, const PointSource& source);
   const DofRange& stored() const noexcept { return stored_; }
 
-  /// Enqueues u3 = -(K1 u2 + K2 u1) / m at the local positions `computed` (relative to stored():
-  /// u2 must be valid within the band's half-width around them, u1 on them), after the commands
-  /// `wait_for` (empty: in queue order); a step may be cut into any parts, with the same bits.
-  /// Then inject() adds the source's amplitude at its DOFs, once every part of the step is
-  /// enqueued. Each returns its command's event.
+  /// Enqueues u3 = -(K1 u2 + K2 u1) / m + the source's term (its weights times `amplitude`) at the
+  /// local positions `computed` (relative to stored(): u2 must be valid within the band's
+  /// half-width around them, u1 on them), after the commands `wait_for` (empty: in queue order),
+  /// and writes u3 at the receivers among them to recorded[offset + r] (r: their order in
+  /// set_receivers(); a Recording without a buffer when there are none). A step may be cut into any
+  /// parts, each position computed once, with the same bits. Returns the command's event.
   cl::Event update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
-                   const std::vector<cl::Event>& wait_for = {});
-  cl::Event inject(const cl::Buffer& u3, double amplitude);
-  /// Enqueues out[offset + r] = u[receivers[r]] for the local receiver positions set_receivers() took.
-  cl::Event record(const cl::Buffer& u, const cl::Buffer& out, std::size_t offset);
+                   double amplitude, const Recording& recording = {}, const std::vector<cl::Event>& wait_for = {});
   void set_receivers(const std::vector<std::uint32_t>& local_dofs);
   std::size_t receivers() const noexcept { return receivers_; }
 
@@ -120,8 +124,8 @@ class WaveStep {
   WaveWalk walk_;
   std::vector<DeviceBuffer<T>> k1_parts_;  ///< per_part_ diagonals each, the last possibly fewer
   DeviceBuffer<T> k2_, inverse_mass_, weights_;
-  DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_;
-  cl::Kernel step_, inject_, record_;
+  DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_, receiver_slots_;  ///< each sorted by DOF
+  cl::Kernel step_;
 };
 
 }  // namespace ziggurat::wave
