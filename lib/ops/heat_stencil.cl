@@ -13,7 +13,8 @@
 // x-1, x+1, y-1, y+1, z-1, z+1. No contraction into fused multiply-add, so that every kernel and
 // the CPU reference round exactly alike.
 //
-// Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DFLAT_ROWS (the flat
+// Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DFLAT_KERNELS (1 on CPU
+// devices, the only ones that run them: GPUs compile two kernels less), -DFLAT_ROWS (the flat
 // kernels' work-group height), -DTILE_X, -DTILE_Y (3D work-group shape).
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -70,6 +71,7 @@ void heat2d_box(__global const REAL* restrict u, __global REAL* restrict v, cons
   }
 }
 
+#if FLAT_KERNELS
 // 2D and 3D on CPU devices, work-groups of ROW_GROUP x FLAT_ROWS (x 1): one work-item a node, every
 // neighbour read from global memory (the cache holds the rows), and no local memory or barrier.
 // PoCL then runs a work-group as one loop over its work-items that it vectorises along x; the box
@@ -97,6 +99,7 @@ void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, con
   const REAL sum = ((((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + u[c - plane]) + u[c + plane];
   v[c] = a * sum + b * u[c];
 }
+#endif
 
 // 3D, seven-point, work-groups of TILE_X x TILE_Y x 1. Each work-item owns an (x, y) column and
 // walks `planes_per_group` planes along z with the planes behind, at and in front in registers;

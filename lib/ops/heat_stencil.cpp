@@ -57,6 +57,7 @@ const cl::Program& heat_stencil_program(const Context& context) {
   return context.program("heat_stencil", BuildOptions()
                                              .real_type<T>()
                                              .define("ROW_GROUP", groups.row)
+                                             .define("FLAT_KERNELS", flat_kernels(context.device(), 2) ? 1 : 0)
                                              .define("FLAT_ROWS", groups.flat_rows)
                                              .define("TILE_X", groups.tile_x)
                                              .define("TILE_Y", groups.tile_y)
