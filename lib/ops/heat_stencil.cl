@@ -105,7 +105,7 @@ void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, con
 // group's neighbouring columns loaded the same lines a few planes earlier), with no local tile and
 // no barrier a plane, as jacobi3d_box does (poisson_stencil.cl). Each work-item loads BOX_AHEAD
 // planes beyond the one in front ahead of use, so that enough loads are in flight to cover the
-// memory latency at full bandwidth (bench/results/2026-11-28-h200-heat3d.md).
+// memory latency (bench/results/2026-11-28-h200-heat3d.md).
 #ifndef BOX_AHEAD
 #define BOX_AHEAD 4
 #endif
