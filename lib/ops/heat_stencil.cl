@@ -15,7 +15,8 @@
 //
 // Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DFLAT_KERNELS (1 on CPU
 // devices, the only ones that run them: GPUs compile two kernels less), -DFLAT_ROWS (the flat
-// kernels' work-group height), -DTILE_X, -DTILE_Y (3D work-group shape).
+// kernels' work-group height), -DTILE_X, -DTILE_Y (3D work-group shape), -DBOX_AHEAD (heat3d_box:
+// planes loaded ahead; default 4).
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -103,41 +104,36 @@ void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, con
 
 // 3D, seven-point, work-groups of TILE_X x TILE_Y x 1. Each work-item owns an (x, y) column and
 // walks `planes_per_group` planes along z with the planes behind, at and in front in registers;
-// x and y neighbours come through a double-buffered local tile with a one-node frame.
+// it reads its x and y neighbours straight from global memory, where the caches serve them (the
+// group's neighbouring columns loaded the same lines a few planes earlier), with no local tile and
+// no barrier a plane, as jacobi3d_box does (poisson_stencil.cl). Each work-item loads BOX_AHEAD
+// planes beyond the one in front ahead of use, so that enough loads are in flight to cover the
+// memory latency (bench/results/2026-11-28-h200-heat3d.md).
+#ifndef BOX_AHEAD
+#define BOX_AHEAD 4
+#endif
 __kernel __attribute__((reqd_work_group_size(TILE_X, TILE_Y, 1)))
 void heat3d_box(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
                 const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
                 const uint z0, const uint z1, const uint planes_per_group, const REAL a, const REAL b) {
-  __local REAL tile[2][TILE_Y + 2][TILE_X + 2];
-  const uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
   const uint x = first_column + (uint)get_global_id(0);
   const uint y = y0 + (uint)get_global_id(1);
+  if (x < x0 || x >= x1 || y >= y1) return;  // no barrier below
   const uint plane_begin = z0 + (uint)get_group_id(2) * planes_per_group;
   const uint plane_end = min(plane_begin + planes_per_group, z1);
-  // Rows up to y1 are in the buffer (y1 is the box's lower neighbour row).
-  const bool in_buffer = x < pitch && y <= y1;
-  const bool active = x >= x0 && x < x1 && y < y1;
+  // q[k] holds plane z - 1 + k of the column at iteration z: behind, here, in front, then the planes
+  // loaded ahead. Planes up to plane_end are read (plane_end is the lower neighbour of the last).
   size_t c = (size_t)plane_begin * plane + (size_t)y * pitch + x;
-  REAL behind = in_buffer ? u[c - plane] : (REAL)0;
-  REAL here = in_buffer ? u[c] : (REAL)0;
-  uint side = 0;
-  for (uint z = plane_begin; z < plane_end; ++z) {  // the same count for the whole group
-    const REAL front = in_buffer ? u[c + plane] : (REAL)0;
-    tile[side][ly + 1][lx + 1] = here;
-    if (lx == 0) tile[side][ly + 1][0] = in_buffer && x > 0 ? u[c - 1] : (REAL)0;
-    if (lx == TILE_X - 1) tile[side][ly + 1][TILE_X + 1] = x + 1 < pitch && y <= y1 ? u[c + 1] : (REAL)0;
-    if (ly == 0) tile[side][0][lx + 1] = x < pitch ? u[c - pitch] : (REAL)0;
-    if (ly == TILE_Y - 1) tile[side][TILE_Y + 1][lx + 1] = x < pitch && y + 1 <= y1 ? u[c + pitch] : (REAL)0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (active) {
-      const REAL sum = ((((tile[side][ly + 1][lx] + tile[side][ly + 1][lx + 2]) + tile[side][ly][lx + 1]) +
-                         tile[side][ly + 2][lx + 1]) + behind) + front;
-      v[c] = a * sum + b * here;
-    }
-    behind = here;
-    here = front;
+  REAL q[BOX_AHEAD + 3];
+#pragma unroll
+  for (uint k = 0; k < BOX_AHEAD + 2; ++k) q[k] = plane_begin + k <= plane_end + 1 ? u[c + k * (size_t)plane - plane] : (REAL)0;
+  for (uint z = plane_begin; z < plane_end; ++z) {
+    q[BOX_AHEAD + 2] = z + BOX_AHEAD + 1 <= plane_end ? u[c + (BOX_AHEAD + 1) * (size_t)plane] : (REAL)0;
+    const REAL sum = ((((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + q[0]) + q[2];
+    v[c] = a * sum + b * q[1];
+#pragma unroll
+    for (uint k = 0; k < BOX_AHEAD + 2; ++k) q[k] = q[k + 1];
     c += plane;
-    side ^= 1;
   }
 }
 

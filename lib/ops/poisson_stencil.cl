@@ -5,7 +5,7 @@
 //
 // jacobi3d_box launches like heat3d_box (heat_stencil.cl): work-groups of TILE_X x TILE_Y aligned
 // to absolute buffer columns from `first_column`, each work-item walking `planes_per_group` planes
-// of its (x, y) column. Unlike heat3d_box it reads the x and y neighbours straight from global
+// of its (x, y) column. Like heat3d_box it reads the x and y neighbours straight from global
 // memory, where the caches serve them (the group's neighbouring columns load the same lines), and
 // needs no barrier per plane, faster than a local-memory tile
 // (bench/results/2026-11-28-design-measurements.md). It reads

@@ -73,6 +73,9 @@ TEST_CASE_TEMPLATE("in-device heat matches the CPU reference on odd sizes", T, f
     for (const auto& extents : std::vector<std::vector<std::size_t>>{{3, 3, 3}, {37, 11, 9}, {5, 40, 7}, {70, 3, 30}}) {
       for (const std::size_t steps : {1, 7, 20}) compare_with_reference<T>(context, extents, steps, 0.15);
     }
+    // Enough groups that a GPU's work-items walk several planes each, the planes they load ahead
+    // running past the end of their walk.
+    compare_with_reference<T>(context, {258, 130, 130}, 2, 0.15);
   }, test::needs_for<T>());
 }
 
@@ -143,6 +146,7 @@ TEST_CASE_TEMPLATE("in-device heat on small grids (the Oclgrind subset)" * docte
     }
     compare_with_reference<T>(context, {300}, 3, 0.4);
     compare_with_reference<T>(context, {35, 10, 6}, 3, 0.15);
+    compare_with_reference<T>(context, {35, 10, 70}, 3, 0.15);  // walks of several planes, the last group's shorter
     const std::size_t depth = std::is_same_v<T, float> ? 2 : 3;  // the depths the other tests build
     compare_blocked<T>(context, {37, 29}, depth, 4);
     compare_blocked<T>(context, {300}, depth, 4);
