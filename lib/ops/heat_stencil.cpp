@@ -25,14 +25,28 @@ struct BoxGroups {
         tile_y(box_tile(device)[1]) {}
 };
 
-// 2D and 3D steps on CPU devices run the flat kernels, which PoCL vectorises; elsewhere the box kernels.
-bool flat_kernels(const DeviceInfo& device, std::size_t dims) { return dims > 1 && device.type == DeviceType::cpu; }
 
 }  // namespace
 
 std::size_t rows_per_group(std::size_t rows, std::size_t groups_per_row, unsigned compute_units) {
   const std::size_t target = 32 * std::max(1u, compute_units);
   return std::clamp<std::size_t>(rows * groups_per_row / target, 1, 64);
+}
+
+bool runs_flat_kernels(const DeviceInfo& device) { return device.type == DeviceType::cpu; }
+
+std::array<std::size_t, 2> flat_group(const DeviceInfo& device) {
+  const BoxGroups groups(device);
+  return {groups.row, groups.flat_rows};
+}
+
+BoxLaunch flat_launch(const Box& box, const std::array<std::size_t, 2>& group) {
+  BoxLaunch launch;
+  launch.first_column = box.begin[0] / group[0] * group[0];
+  launch.global = cl::NDRange(round_up(box.end[0] - launch.first_column, group[0]), round_up(box.count(1), group[1]),
+                              box.count(2));
+  launch.local = cl::NDRange(group[0], group[1], 1);
+  return launch;
 }
 
 std::array<std::size_t, 2> box_tile(const DeviceInfo& device) {
@@ -57,7 +71,7 @@ const cl::Program& heat_stencil_program(const Context& context) {
   return context.program("heat_stencil", BuildOptions()
                                              .real_type<T>()
                                              .define("ROW_GROUP", groups.row)
-                                             .define("FLAT_KERNELS", flat_kernels(context.device(), 2) ? 1 : 0)
+                                             .define("FLAT_KERNELS", runs_flat_kernels(context.device()) ? 1 : 0)
                                              .define("FLAT_ROWS", groups.flat_rows)
                                              .define("TILE_X", groups.tile_x)
                                              .define("TILE_Y", groups.tile_y)
@@ -77,7 +91,7 @@ HeatBoxStep<T>::HeatBoxStep(const Context& context, std::size_t dims, HeatCoeffi
     : context_(context), dims_(dims), coefficients_(coefficients) {
   const DeviceInfo& device = context.device();
   const BoxGroups groups(device);
-  flat_ = flat_kernels(device, dims);
+  flat_ = dims > 1 && runs_flat_kernels(device);
   static const char* const names[] = {"heat1d_box", "heat2d_box", "heat3d_box", "heat2d_flat", "heat3d_flat"};
   const char* name = names[flat_ ? dims + 1 : dims - 1];
   kernel_ = context.kernel(heat_stencil_program<T>(context), name);
@@ -101,15 +115,15 @@ void HeatBoxStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, cons
     global = cl::NDRange(columns);
     local = cl::NDRange(group_[0]);
   } else if (flat_) {
-    const std::size_t rows = round_up(box.count(1), group_[1]);
+    const BoxLaunch launch = flat_launch(box, group_);
     if (dims_ == 2)
       set_args(kernel_, "heat2d_flat", in, out, u32(shape.pitch), u32(first), u32(box.begin[0]), u32(box.end[0]),
                u32(box.begin[1]), u32(box.end[1]), a, b);
     else
       set_args(kernel_, "heat3d_flat", in, out, u32(shape.pitch), u32(shape.plane), u32(first), u32(box.begin[0]),
                u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]), a, b);
-    global = cl::NDRange(columns, rows, box.count(2));
-    local = cl::NDRange(group_[0], group_[1], 1);
+    global = launch.global;
+    local = launch.local;
   } else if (dims_ == 2) {
     const std::size_t rows = box.count(1);
     const std::size_t chunk = rows_per_group(rows, columns / group_[0], context_.device().compute_units);

@@ -17,7 +17,8 @@
 // partial[its linear group number]; NaN wins every comparison, so that a diverged field is never
 // taken for a converged one. max_reduce then folds those partial maxima into one value.
 //
-// Build options: -DREAL (the prologue), -DTILE_X, -DTILE_Y, -DREDUCE_GROUP (max_reduce's width).
+// Build options: -DREAL (the prologue), -DTILE_X, -DTILE_Y, -DREDUCE_GROUP (max_reduce's width),
+// -DFLAT_KERNELS (1 on CPU devices), -DROW_GROUP and -DFLAT_ROWS (jacobi3d_flat's work-group).
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -69,6 +70,39 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
     partial[group] = most[0];
   }
 }
+
+#if FLAT_KERNELS
+// On CPU devices (ops/heat_stencil.hpp's runs_flat_kernels), work-groups of ROW_GROUP x FLAT_ROWS
+// launched as heat3d_flat: one work-item a node of plane z0 + global id 2, every neighbour read from
+// global memory, the same arithmetic as jacobi3d_box. The sweep has no barrier, so PoCL vectorises
+// it along x (jacobi3d_box's walk along z does not vectorise there); the group's largest update is
+// folded after it, the one barrier.
+__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
+void jacobi3d_flat(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
+                   __global REAL* restrict partial, const uint record, const uint pitch, const uint plane,
+                   const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1, const uint z0,
+                   const REAL sixth, const REAL h2) {
+  __local REAL most[ROW_GROUP * FLAT_ROWS];
+  const uint x = first_column + (uint)get_global_id(0);
+  const uint y = y0 + (uint)get_global_id(1);
+  REAL update = (REAL)0;
+  if (x >= x0 && x < x1 && y < y1) {
+    const size_t c = (size_t)(z0 + (uint)get_global_id(2)) * plane + (size_t)y * pitch + x;
+    const REAL sum = ((((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + u[c - plane]) + u[c + plane];
+    const REAL next = sixth * (sum + h2 * f[c]);
+    v[c] = next;
+    update = larger(update, fabs(next - u[c]));
+  }
+  if (record == 0) return;  // uniform: a kernel argument
+  const uint lid = (uint)get_local_id(1) * ROW_GROUP + (uint)get_local_id(0);
+  most[lid] = update;
+  GROUP_REDUCE(MOST, lid, ROW_GROUP * FLAT_ROWS, larger);
+  if (lid == 0) {
+    const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
+    partial[group] = most[0];
+  }
+}
+#endif
 
 // One work-group of REDUCE_GROUP folds values[0 .. count) into result[slot] with larger().
 __kernel __attribute__((reqd_work_group_size(REDUCE_GROUP, 1, 1)))

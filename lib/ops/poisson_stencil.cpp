@@ -17,44 +17,73 @@ std::size_t reduce_group(const DeviceInfo& device) {
   return power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 256));
 }
 
+// The sweep's work-group: the box tile, or on CPU devices the flat group, with no more rows than
+// keep its local array of T within half the device's local memory.
+template <class T>
+std::array<std::size_t, 2> sweep_group(const DeviceInfo& device) {
+  if (!runs_flat_kernels(device)) return box_tile(device);
+  std::array<std::size_t, 2> group = flat_group(device);
+  while (group[1] > 1 && group[0] * group[1] * sizeof(T) > device.local_mem_bytes / 2) group[1] /= 2;
+  return group;
+}
+
 }  // namespace
 
 template <class T>
 const cl::Program& poisson_stencil_program(const Context& context) {
   const auto tile = box_tile(context.device());
+  const auto flat = sweep_group<T>(context.device());
   return context.program("poisson_stencil", BuildOptions()
                                                 .real_type<T>()
                                                 .define("TILE_X", tile[0])
                                                 .define("TILE_Y", tile[1])
                                                 .define("REDUCE_GROUP", reduce_group(context.device()))
+                                                .define("FLAT_KERNELS", runs_flat_kernels(context.device()) ? 1 : 0)
+                                                .define("ROW_GROUP", flat[0])
+                                                .define("FLAT_ROWS", flat[1])
                                                 .str());
 }
 
 template <class T>
 JacobiBoxSweep<T>::JacobiBoxSweep(const Context& context, JacobiCoefficients<T> coefficients)
-    : context_(context), coefficients_(coefficients), tile_(box_tile(context.device())) {
-  kernel_ = context.kernel(poisson_stencil_program<T>(context), "jacobi3d_box");
-  require_work_group(context.device(), kernel_, tile_[0] * tile_[1], "jacobi3d_box");
+    : context_(context),
+      coefficients_(coefficients),
+      flat_(runs_flat_kernels(context.device())),
+      tile_(sweep_group<T>(context.device())) {
+  const char* name = flat_ ? "jacobi3d_flat" : "jacobi3d_box";
+  kernel_ = context.kernel(poisson_stencil_program<T>(context), name);
+  require_work_group(context.device(), kernel_, tile_[0] * tile_[1], name);
+}
+
+template <class T>
+BoxLaunch JacobiBoxSweep<T>::launch(const Box& box) const {
+  return flat_ ? flat_launch(box, tile_) : box_launch_3d(box, tile_, context_.device().compute_units);
 }
 
 template <class T>
 std::size_t JacobiBoxSweep<T>::groups(const Box& box) const {
-  const BoxLaunch launch = box_launch_3d(box, tile_, context_.device().compute_units);
-  return launch.global[0] / tile_[0] * (launch.global[1] / tile_[1]) * launch.global[2];
+  const BoxLaunch l = launch(box);
+  return l.global[0] / tile_[0] * (l.global[1] / tile_[1]) * l.global[2];
 }
 
 template <class T>
 void JacobiBoxSweep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, const cl::Buffer& out,
                                 const cl::Buffer& f, const cl::Buffer* partial, const BufferShape& shape,
                                 const Box& box, const std::vector<cl::Event>* wait, cl::Event* done) {
-  const BoxLaunch launch = box_launch_3d(box, tile_, context_.device().compute_units);
+  const BoxLaunch l = launch(box);
   // Without a record the kernel never touches `partial`; f stands in for the argument.
-  set_args(kernel_, "jacobi3d_box", in, out, f, partial != nullptr ? *partial : f, u32(partial != nullptr),
-           u32(shape.pitch), u32(shape.plane), u32(launch.first_column), u32(box.begin[0]), u32(box.end[0]),
-           u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]), u32(box.end[2]), u32(launch.planes_per_group),
-           coefficients_.sixth, coefficients_.h2);
-  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, wait, done),
-        "clEnqueueNDRangeKernel", "running a Jacobi sweep");
+  const cl::Buffer& recorded = partial != nullptr ? *partial : f;
+  const cl_uint record = partial != nullptr;
+  if (flat_)
+    set_args(kernel_, "jacobi3d_flat", in, out, f, recorded, record, u32(shape.pitch), u32(shape.plane),
+             u32(l.first_column), u32(box.begin[0]), u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]),
+             u32(box.begin[2]), coefficients_.sixth, coefficients_.h2);
+  else
+    set_args(kernel_, "jacobi3d_box", in, out, f, recorded, record, u32(shape.pitch), u32(shape.plane),
+             u32(l.first_column), u32(box.begin[0]), u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]),
+             u32(box.begin[2]), u32(box.end[2]), u32(l.planes_per_group), coefficients_.sixth, coefficients_.h2);
+  check(queue.enqueueNDRangeKernel(kernel_, cl::NullRange, l.global, l.local, wait, done), "clEnqueueNDRangeKernel",
+        "running a Jacobi sweep");
 }
 
 template <class T>

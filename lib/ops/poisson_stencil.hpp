@@ -17,7 +17,8 @@ namespace ziggurat::detail {
 template <class T>
 const cl::Program& poisson_stencil_program(const Context& context);
 
-/// jacobi3d_box: one sweep of the nodes of a box, optionally recording the largest |U' - U|.
+/// jacobi3d_box (jacobi3d_flat on CPU devices): one sweep of the nodes of a box, optionally
+/// recording the largest |U' - U|.
 template <class T>
 class JacobiBoxSweep {
  public:
@@ -34,9 +35,12 @@ class JacobiBoxSweep {
                cl::Event* done);
 
  private:
+  BoxLaunch launch(const Box& box) const;
+
   Context context_;
   JacobiCoefficients<T> coefficients_;
-  std::array<std::size_t, 2> tile_;
+  bool flat_;                        ///< jacobi3d_flat (a CPU device) instead of jacobi3d_box
+  std::array<std::size_t, 2> tile_;  ///< the work-group
   cl::Kernel kernel_;
 };
 
