@@ -14,9 +14,8 @@
 // the CPU reference round exactly alike.
 //
 // Build options: -DREAL (the prologue), -DROW_GROUP (2D work-group width), -DFLAT_KERNELS (1 on CPU
-// devices, the only ones that run them: GPUs compile two kernels less), -DFLAT_ROWS (the flat
-// kernels' work-group height), -DTILE_X, -DTILE_Y (3D work-group shape), -DBOX_AHEAD (heat3d_box:
-// planes loaded ahead; default 4).
+// devices, the only ones that run them: GPUs compile two kernels less), -DTILE_X, -DTILE_Y (3D
+// work-group shape), -DBOX_AHEAD (heat3d_box: planes loaded ahead; default 4).
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -73,13 +72,13 @@ void heat2d_box(__global const REAL* restrict u, __global REAL* restrict v, cons
 }
 
 #if FLAT_KERNELS
-// 2D and 3D on CPU devices, work-groups of ROW_GROUP x FLAT_ROWS (x 1): one work-item a node, every
-// neighbour read from global memory (the cache holds the rows), and no local memory or barrier.
+// 2D and 3D on CPU devices, work-groups as wide as the box (ops/heat_stencil.hpp's flat_launch):
+// one work-item a node, every neighbour read from global memory (the cache holds the rows), and no
+// local memory or barrier.
 // PoCL then runs a work-group as one loop over its work-items that it vectorises along x; the box
 // kernels' barrier a row splits that loop and keeps registers in memory between rows (4 to 30
 // times slower there).
-__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
-void heat2d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch,
+__kernel void heat2d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch,
                  const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
                  const REAL a, const REAL b) {
   const uint x = first_column + (uint)get_global_id(0);
@@ -89,8 +88,7 @@ void heat2d_flat(__global const REAL* restrict u, __global REAL* restrict v, con
   v[c] = a * (((u[c - 1] + u[c + 1]) + u[c - pitch]) + u[c + pitch]) + b * u[c];
 }
 
-__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
-void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
+__kernel void heat3d_flat(__global const REAL* restrict u, __global REAL* restrict v, const uint pitch, const uint plane,
                  const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
                  const uint z0, const REAL a, const REAL b) {
   const uint x = first_column + (uint)get_global_id(0);

@@ -40,12 +40,17 @@ std::array<std::size_t, 2> flat_group(const DeviceInfo& device) {
   return {groups.row, groups.flat_rows};
 }
 
-BoxLaunch flat_launch(const Box& box, const std::array<std::size_t, 2>& group) {
+BoxLaunch flat_launch(const Box& box, const std::array<std::size_t, 2>& largest) {
+  // As wide as the box (from 8, PoCL's vector width of floats on AVX2), the rows making up the rest
+  // of the largest group's work-items: a 30-wide box in 256-wide rows left 7 work-items of 8 idle.
+  const std::size_t width =
+      std::min(largest[0], std::max<std::size_t>(8, power_of_two_at_least(box.count(0))));
+  const std::size_t rows = std::min(largest[0] * largest[1] / width, power_of_two_at_least(box.count(1)));
   BoxLaunch launch;
-  launch.first_column = box.begin[0] / group[0] * group[0];
-  launch.global = cl::NDRange(round_up(box.end[0] - launch.first_column, group[0]), round_up(box.count(1), group[1]),
+  launch.first_column = box.begin[0] / width * width;
+  launch.global = cl::NDRange(round_up(box.end[0] - launch.first_column, width), round_up(box.count(1), rows),
                               box.count(2));
-  launch.local = cl::NDRange(group[0], group[1], 1);
+  launch.local = cl::NDRange(width, rows, 1);
   return launch;
 }
 
@@ -72,7 +77,6 @@ const cl::Program& heat_stencil_program(const Context& context) {
                                              .real_type<T>()
                                              .define("ROW_GROUP", groups.row)
                                              .define("FLAT_KERNELS", runs_flat_kernels(context.device()) ? 1 : 0)
-                                             .define("FLAT_ROWS", groups.flat_rows)
                                              .define("TILE_X", groups.tile_x)
                                              .define("TILE_Y", groups.tile_y)
                                              .str());
@@ -96,7 +100,7 @@ HeatBoxStep<T>::HeatBoxStep(const Context& context, std::size_t dims, HeatCoeffi
   const char* name = names[flat_ ? dims + 1 : dims - 1];
   kernel_ = context.kernel(heat_stencil_program<T>(context), name);
   if (flat_)
-    group_ = {groups.row, groups.flat_rows};
+    group_ = flat_group(device);  // the largest: flat_launch() fits each box's group within it
   else
     group_ = dims == 3 ? std::array<std::size_t, 2>{groups.tile_x, groups.tile_y} : std::array<std::size_t, 2>{groups.row, 1};
   require_work_group(device, kernel_, group_[0] * group_[1], name);
@@ -116,11 +120,12 @@ void HeatBoxStep<T>::enqueue(cl::CommandQueue& queue, const cl::Buffer& in, cons
     local = cl::NDRange(group_[0]);
   } else if (flat_) {
     const BoxLaunch launch = flat_launch(box, group_);
+    const cl_uint flat_first = u32(launch.first_column);
     if (dims_ == 2)
-      set_args(kernel_, "heat2d_flat", in, out, u32(shape.pitch), u32(first), u32(box.begin[0]), u32(box.end[0]),
+      set_args(kernel_, "heat2d_flat", in, out, u32(shape.pitch), flat_first, u32(box.begin[0]), u32(box.end[0]),
                u32(box.begin[1]), u32(box.end[1]), a, b);
     else
-      set_args(kernel_, "heat3d_flat", in, out, u32(shape.pitch), u32(shape.plane), u32(first), u32(box.begin[0]),
+      set_args(kernel_, "heat3d_flat", in, out, u32(shape.pitch), u32(shape.plane), flat_first, u32(box.begin[0]),
                u32(box.end[0]), u32(box.begin[1]), u32(box.end[1]), u32(box.begin[2]), a, b);
     global = launch.global;
     local = launch.local;

@@ -50,12 +50,14 @@ BoxLaunch box_launch_3d(const Box& box, const std::array<std::size_t, 2>& tile, 
 /// keeps it from that); elsewhere the box kernels.
 bool runs_flat_kernels(const DeviceInfo& device);
 
-/// The flat kernels' work-group: a row of up to 256 work-items by up to 16 rows, as the device allows.
+/// The flat kernels' largest work-group: a row of up to 256 work-items by up to 16 rows, as the
+/// device allows.
 std::array<std::size_t, 2> flat_group(const DeviceInfo& device);
 
-/// The flat kernels' launch over `box` in work-groups of `group`: the first column (the group
-/// width's multiple at or below the box's), then columns x rows x planes work-items.
-BoxLaunch flat_launch(const Box& box, const std::array<std::size_t, 2>& group);
+/// The flat kernels' launch over `box`: work-groups of at most `largest`'s work-items, as wide as
+/// the box (a power of two from 8), the first column the group width's multiple at or below the
+/// box's, then columns x rows x planes work-items.
+BoxLaunch flat_launch(const Box& box, const std::array<std::size_t, 2>& largest);
 
 /// The one program of heat_stencil.cl for T on the context's device, every kernel in it (built on
 /// first use; calling it early builds it ahead, e.g. on another thread).

@@ -18,7 +18,7 @@
 // taken for a converged one. max_reduce then folds those partial maxima into one value.
 //
 // Build options: -DREAL (the prologue), -DTILE_X, -DTILE_Y, -DREDUCE_GROUP (max_reduce's width),
-// -DFLAT_KERNELS (1 on CPU devices), -DROW_GROUP and -DFLAT_ROWS (jacobi3d_flat's work-group).
+// -DFLAT_KERNELS (1 on CPU devices), -DFLAT_ITEMS (jacobi3d_flat's largest work-group).
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -72,17 +72,16 @@ void jacobi3d_box(__global const REAL* restrict u, __global REAL* restrict v, __
 }
 
 #if FLAT_KERNELS
-// On CPU devices (ops/heat_stencil.hpp's runs_flat_kernels), work-groups of ROW_GROUP x FLAT_ROWS
-// launched as heat3d_flat: one work-item a node of plane z0 + global id 2, every neighbour read from
-// global memory, the same arithmetic as jacobi3d_box. The sweep has no barrier, so PoCL vectorises
-// it along x (jacobi3d_box's walk along z does not vectorise there); the group's largest update is
-// folded after it.
-__kernel __attribute__((reqd_work_group_size(ROW_GROUP, FLAT_ROWS, 1)))
-void jacobi3d_flat(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
-                   __global REAL* restrict partial, const uint record, const uint pitch, const uint plane,
-                   const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1, const uint z0,
-                   const REAL sixth, const REAL h2) {
-  __local REAL most[ROW_GROUP * FLAT_ROWS];
+// On CPU devices (ops/heat_stencil.hpp's runs_flat_kernels), launched as heat3d_flat (flat_launch:
+// groups as wide as the box, of at most FLAT_ITEMS work-items): one work-item a node of plane z0 +
+// global id 2, every neighbour read from global memory, the same arithmetic as jacobi3d_box. The
+// sweep has no barrier, so PoCL vectorises it along x (jacobi3d_box's walk along z does not
+// vectorise there); the group's largest update is folded after it.
+__kernel void jacobi3d_flat(__global const REAL* restrict u, __global REAL* restrict v, __global const REAL* restrict f,
+                            __global REAL* restrict partial, const uint record, const uint pitch, const uint plane,
+                            const uint first_column, const uint x0, const uint x1, const uint y0, const uint y1,
+                            const uint z0, const REAL sixth, const REAL h2) {
+  __local REAL most[FLAT_ITEMS];
   const uint x = first_column + (uint)get_global_id(0);
   const uint y = y0 + (uint)get_global_id(1);
   REAL update = (REAL)0;
@@ -99,17 +98,18 @@ void jacobi3d_flat(__global const REAL* restrict u, __global REAL* restrict v, _
   // tree of log2(group) barriers cost it 12 passes over the 4096 items (0.77 s a stopping test on
   // a 256^3 grid).
   const uint lx = (uint)get_local_id(0), ly = (uint)get_local_id(1);
-  most[ly * ROW_GROUP + lx] = update;
+  const uint width = (uint)get_local_size(0), rows = (uint)get_local_size(1);
+  most[ly * width + lx] = update;
   barrier(CLK_LOCAL_MEM_FENCE);
   if (ly == 0) {
     REAL column_most = most[lx];
-    for (uint r = 1; r < FLAT_ROWS; ++r) column_most = larger(column_most, most[r * ROW_GROUP + lx]);
+    for (uint r = 1; r < rows; ++r) column_most = larger(column_most, most[r * width + lx]);
     most[lx] = column_most;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (lx == 0 && ly == 0) {
     REAL group_most = most[0];
-    for (uint i = 1; i < ROW_GROUP; ++i) group_most = larger(group_most, most[i]);
+    for (uint i = 1; i < width; ++i) group_most = larger(group_most, most[i]);
     const size_t group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
     partial[group] = group_most;
   }

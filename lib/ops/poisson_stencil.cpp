@@ -17,8 +17,8 @@ std::size_t reduce_group(const DeviceInfo& device) {
   return power_of_two_at_most(std::min<std::size_t>(device.max_work_group_size, 256));
 }
 
-// The sweep's work-group: the box tile, or on CPU devices the flat group, with no more rows than
-// keep its local array of T within half the device's local memory.
+// The sweep's work-group: the box tile, or on CPU devices the largest flat group, with no more rows
+// than keep its local array of T within half the device's local memory.
 template <class T>
 std::array<std::size_t, 2> sweep_group(const DeviceInfo& device) {
   if (!runs_flat_kernels(device)) return box_tile(device);
@@ -39,8 +39,7 @@ const cl::Program& poisson_stencil_program(const Context& context) {
                                                 .define("TILE_Y", tile[1])
                                                 .define("REDUCE_GROUP", reduce_group(context.device()))
                                                 .define("FLAT_KERNELS", runs_flat_kernels(context.device()) ? 1 : 0)
-                                                .define("ROW_GROUP", flat[0])
-                                                .define("FLAT_ROWS", flat[1])
+                                                .define("FLAT_ITEMS", flat[0] * flat[1])
                                                 .str());
 }
 
@@ -63,7 +62,7 @@ BoxLaunch JacobiBoxSweep<T>::launch(const Box& box) const {
 template <class T>
 std::size_t JacobiBoxSweep<T>::groups(const Box& box) const {
   const BoxLaunch l = launch(box);
-  return l.global[0] / tile_[0] * (l.global[1] / tile_[1]) * l.global[2];
+  return l.global[0] / l.local[0] * (l.global[1] / l.local[1]) * l.global[2];
 }
 
 template <class T>

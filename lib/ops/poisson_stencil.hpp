@@ -40,7 +40,7 @@ class JacobiBoxSweep {
   Context context_;
   JacobiCoefficients<T> coefficients_;
   bool flat_;                        ///< jacobi3d_flat (a CPU device) instead of jacobi3d_box
-  std::array<std::size_t, 2> tile_;  ///< the work-group
+  std::array<std::size_t, 2> tile_;  ///< the work-group (flat: the largest)
   cl::Kernel kernel_;
 };
 
