@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/integer_math.hpp"
+#include "ops/heat_stencil.hpp"
 #include "base/kernel_launch.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
@@ -155,7 +156,8 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
       stored_(stored),
       diagonals_(system.k1.offsets.size()),
       plane_dofs_(system.dims * system.nx * (system.dims == 3 ? system.ny : 1)),
-      walk_(walk ? *walk : plan_walk(context.device(), system)) {
+      walk_(walk ? *walk : plan_walk(context.device(), system)),
+      points_in_step_(!detail::runs_flat_kernels(context.device())) {
   require_precision<T>(context.device(), "a wave step in double");
   if (stored.count == 0 || stored.end() > n_)
     throw InvalidArgument("the DOFs [" + std::to_string(stored.first) + ", " + std::to_string(stored.end()) +
@@ -214,8 +216,10 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
                                                                 .define("WAVE_ROWS", walk_.rows_per_item)
                                                                 .define("WAVE_PLANE", plane_dofs_)
                                                                 .define("WAVE_STRIP", strip_dofs_)
+                                                                .define("WAVE_POINTS_IN_STEP", points_in_step_ ? 1 : 0)
                                                                 .str());
   step_ = context.kernel(program, "wave_step");
+  if (!points_in_step_) points_ = context.kernel(program, "wave_points");
 }
 
 // K1's rows [first, end) of every diagonal, straight from the system (no host copy), in as few
@@ -267,12 +271,29 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
                    static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first), static_cast<cl_uint>(stored_.count),
                    static_cast<cl_uint>(computed.first), static_cast<cl_uint>(computed.count),
                    static_cast<cl_uint>(planes), source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
-                   T(amplitude), receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(receivers_),
-                   recorded, static_cast<cl_uint>(recording.offset));
+                   T(points_in_step_ ? amplitude : 0), receiver_dofs_.get(), receiver_slots_.get(),
+                   static_cast<cl_uint>(points_in_step_ ? receivers_ : 0), recorded,
+                   static_cast<cl_uint>(recording.offset));
   check(context_.compute_queue().enqueueNDRangeKernel(
             step_, cl::NullRange, cl::NDRange(detail::ceil_div(positions, rows * group) * group), cl::NDRange(group),
             wait_for.empty() ? nullptr : &wait_for, &done),
         "clEnqueueNDRangeKernel", "a wave step");
+  return done;
+}
+
+template <class T>
+cl::Event WaveStep<T>::finish(const cl::Buffer& u3, double amplitude, const Recording& recording) {
+  cl::Event done;
+  if (points_in_step_ || (sources_ == 0 && receivers_ == 0)) return done;
+  if (receivers_ > 0 && recording.recorded.get() == nullptr)
+    throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
+  const cl::Buffer& recorded = receivers_ > 0 ? recording.recorded : weights_.get();
+  detail::set_args(points_, "wave_points", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
+                   T(amplitude), receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(receivers_), recorded,
+                   static_cast<cl_uint>(recording.offset));
+  check(context_.compute_queue().enqueueNDRangeKernel(points_, cl::NullRange, cl::NDRange(1), cl::NDRange(1), nullptr,
+                                                      &done),
+        "clEnqueueNDRangeKernel", "adding the source and recording the receivers");
   return done;
 }
 

@@ -198,6 +198,7 @@ struct WaveSolver<T>::Impl {
                        &u3 = part.layers[next()].get();
       if (!exchange) {
         part.step.update(u1, u2, u3, all, amplitude, recording(part));
+        part.step.finish(u3, amplitude, recording(part));
       } else {
         const DofRange inner = part.interior(band);
         part.step.update(u1, u2, u3, inner, amplitude, recording(part));
@@ -214,6 +215,7 @@ struct WaveSolver<T>::Impl {
                        &u3 = part.layers[next()].get();
       part.step.update(u1, u2, u3, rest[2 * p], amplitude, recording(part), arrived[p]);
       part.step.update(u1, u2, u3, rest[2 * p + 1], amplitude, recording(part), arrived[p]);
+      part.step.finish(u3, amplitude, recording(part));
       check(part.context.compute_queue().flush(), "clFlush", "wave steps");
     }
   }

@@ -439,6 +439,7 @@ TEST_CASE_TEMPLATE("3D wave step: K1 held in several buffers gives the bits of o
           CAPTURE(per_part);
           WaveStep<T> step(context, system, source, {0, n}, per_part * diagonal_bytes);
           step.update(d1.get(), d2.get(), d3.get(), {0, n}, 0.75);
+          step.finish(d3.get(), 0.75);
           std::vector<T> got(n);
           copy_to_host(context.compute_queue(), d3, got.data());
           CHECK(got == want);

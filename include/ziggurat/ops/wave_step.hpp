@@ -109,6 +109,11 @@ class WaveStep {
   /// parts, each position computed once, with the same bits. Returns the command's event.
   cl::Event update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
                    double amplitude, const Recording& recording = {}, const std::vector<cl::Event>& wait_for = {});
+  /// Once every part of a step is enqueued: on CPU devices, where update() leaves the source and
+  /// the receivers out (a search in the step keeps PoCL from vectorising it), adds the source's
+  /// term and records the receivers (one small launch); elsewhere update() did, and this does
+  /// nothing. Call it after each step's updates with the same amplitude and recording.
+  cl::Event finish(const cl::Buffer& u3, double amplitude, const Recording& recording = {});
   void set_receivers(const std::vector<std::uint32_t>& local_dofs);
   std::size_t receivers() const noexcept { return receivers_; }
 
@@ -122,10 +127,11 @@ class WaveStep {
   std::size_t plane_dofs_;       ///< a plane of nodes' DOFs (3D), a row's (2D)
   std::size_t strip_dofs_ = 0;  ///< a strip's DOFs, 0 for the DOFs in order
   WaveWalk walk_;
+  bool points_in_step_;  ///< update() adds the source and records the receivers (not on CPU devices)
   std::vector<DeviceBuffer<T>> k1_parts_;  ///< per_part_ diagonals each, the last possibly fewer
   DeviceBuffer<T> k2_, inverse_mass_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_, receiver_slots_;  ///< each sorted by DOF
-  cl::Kernel step_;
+  cl::Kernel step_, points_;  ///< points_: wave_points, where the step leaves the points out
 };
 
 }  // namespace ziggurat::wave
