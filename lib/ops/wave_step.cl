@@ -156,3 +156,26 @@ __kernel void wave_step(K1_PARTS, __global const REAL* restrict k2, __global con
     wave_store(l[r], -acc[r] * inverse_mass[l[r]], u3, POINTS);
   }
 }
+
+#if !WAVE_POINTS_IN_STEP
+// On CPU devices the interior, one DOF a work-item, `count` in order from `lo`, with none of the bounds
+// tests, walk or loop of wave_step: the same sums in the same order, which PoCL vectorises across
+// work-items (wave_step it does not). The vector's ends go through wave_step.
+__kernel void wave_step_flat(K1_PARTS, __global const REAL* restrict k2, __global const REAL* restrict inverse_mass,
+                             __global const REAL* restrict u1, __global const REAL* restrict u2,
+                             __global REAL* restrict u3, const uint stride, const uint lo, const uint count) {
+  if ((uint)get_global_id(0) >= count) return;
+  const uint l = lo + (uint)get_global_id(0);
+  REAL acc = 0;
+  acc += k1_0[l] * u2[l];
+#pragma unroll
+  for (uint d = 1; d < WAVE_DIAGONALS; ++d) {
+    const uint o = (uint)wave_offsets[d];
+    __global const REAL* diagonal = k1_diagonal(d, stride, k1_0, k1_1, k1_2, k1_3);
+    acc += diagonal[l] * u2[l + o];
+    acc += diagonal[l - o] * u2[l - o];
+  }
+  acc += k2[l] * u1[l];
+  u3[l] = -acc * inverse_mass[l];
+}
+#endif

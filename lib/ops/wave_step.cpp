@@ -157,6 +157,7 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
       diagonals_(system.k1.offsets.size()),
       plane_dofs_(system.dims * system.nx * (system.dims == 3 ? system.ny : 1)),
       walk_(walk ? *walk : plan_walk(context.device(), system)),
+      band_(system.k1.offsets.empty() ? 0 : system.k1.offsets.back()),
       points_in_step_(!detail::runs_flat_kernels(context.device())) {
   require_precision<T>(context.device(), "a wave step in double");
   if (stored.count == 0 || stored.end() > n_)
@@ -219,7 +220,10 @@ WaveStep<T>::WaveStep(const Context& context, const WaveSystem<T>& system, const
                                                                 .define("WAVE_POINTS_IN_STEP", points_in_step_ ? 1 : 0)
                                                                 .str());
   step_ = context.kernel(program, "wave_step");
-  if (!points_in_step_) points_ = context.kernel(program, "wave_points");
+  if (!points_in_step_) {
+    points_ = context.kernel(program, "wave_points");
+    flat_ = context.kernel(program, "wave_step_flat");
+  }
 }
 
 // K1's rows [first, end) of every diagonal, straight from the system (no host copy), in as few
@@ -256,6 +260,20 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
   if (computed.end() > stored_.count) throw InvalidArgument("a wave step outside the part's stored DOFs");
   if (receivers_ > 0 && recording.recorded.get() == nullptr)
     throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
+  const Launch launch{u1, u2, u3, amplitude, recording, wait_for.empty() ? nullptr : &wait_for};
+  if (points_in_step_) return walk(launch, computed);
+  // CPU devices: the interior (every term there) flat, the vector's ends through the walk.
+  const std::size_t band = std::size_t(band_), a = stored_.first + computed.first, e = a + computed.count;
+  const std::size_t lo = std::clamp(band, a, e), hi = std::clamp(n_ > band ? n_ - band : 0, lo, e);
+  cl::Event done;
+  if (lo > a) done = walk(launch, {computed.first, lo - a});
+  if (hi > lo) done = flat(launch, {lo - stored_.first, hi - lo});
+  if (e > hi) done = walk(launch, {hi - stored_.first, e - hi});
+  return done;
+}
+
+template <class T>
+cl::Event WaveStep<T>::walk(const Launch& launch, DofRange computed) {
   cl::Event done;
   if (computed.count == 0) return done;
   const std::size_t group = group_size(context_), rows = walk_.rows_per_item;
@@ -266,17 +284,31 @@ cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const 
   const std::size_t positions =
       strip_dofs_ == 0 ? computed.count : detail::ceil_div(plane_dofs_, strip_dofs_) * planes * strip_dofs_;
   // Without receivers the kernel writes no recording: any buffer of the type stands in.
-  const cl::Buffer& recorded = receivers_ > 0 ? recording.recorded : weights_.get();
-  detail::set_args(step_, "wave_step", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(), u1, u2, u3,
-                   static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first), static_cast<cl_uint>(stored_.count),
-                   static_cast<cl_uint>(computed.first), static_cast<cl_uint>(computed.count),
-                   static_cast<cl_uint>(planes), source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
-                   T(points_in_step_ ? amplitude : 0), receiver_dofs_.get(), receiver_slots_.get(),
-                   static_cast<cl_uint>(points_in_step_ ? receivers_ : 0), recorded,
-                   static_cast<cl_uint>(recording.offset));
+  const cl::Buffer& recorded = receivers_ > 0 ? launch.recording.recorded : weights_.get();
+  detail::set_args(step_, "wave_step", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(), launch.u1,
+                   launch.u2, launch.u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
+                   static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
+                   static_cast<cl_uint>(computed.count), static_cast<cl_uint>(planes), source_dofs_.get(),
+                   weights_.get(), static_cast<cl_uint>(sources_), T(points_in_step_ ? launch.amplitude : 0),
+                   receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(points_in_step_ ? receivers_ : 0),
+                   recorded, static_cast<cl_uint>(launch.recording.offset));
   check(context_.compute_queue().enqueueNDRangeKernel(
             step_, cl::NullRange, cl::NDRange(detail::ceil_div(positions, rows * group) * group), cl::NDRange(group),
-            wait_for.empty() ? nullptr : &wait_for, &done),
+            launch.wait_for, &done),
+        "clEnqueueNDRangeKernel", "a wave step");
+  return done;
+}
+
+template <class T>
+cl::Event WaveStep<T>::flat(const Launch& launch, DofRange interior) {
+  const auto part = [&](std::size_t p) { return k1_parts_[std::min(p, k1_parts_.size() - 1)].get(); };
+  detail::set_args(flat_, "wave_step_flat", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(),
+                   launch.u1, launch.u2, launch.u3, static_cast<cl_uint>(stored_.count),
+                   static_cast<cl_uint>(interior.first), static_cast<cl_uint>(interior.count));
+  const std::size_t group = group_size(context_);
+  cl::Event done;
+  check(context_.compute_queue().enqueueNDRangeKernel(flat_, cl::NullRange, cl::NDRange(detail::round_up(interior.count, group)),
+                                                      cl::NDRange(group), launch.wait_for, &done),
         "clEnqueueNDRangeKernel", "a wave step");
   return done;
 }

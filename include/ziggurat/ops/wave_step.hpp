@@ -118,7 +118,16 @@ class WaveStep {
   std::size_t receivers() const noexcept { return receivers_; }
 
  private:
+  /// What every kernel of one update() is given.
+  struct Launch {
+    const cl::Buffer &u1, &u2, &u3;
+    double amplitude;
+    const Recording& recording;
+    const std::vector<cl::Event>* wait_for;
+  };
   void upload_k1(const WaveSystem<T>& system, std::size_t part_bytes);
+  cl::Event walk(const Launch& launch, DofRange computed);   ///< wave_step over `computed`
+  cl::Event flat(const Launch& launch, DofRange interior);  ///< wave_step_flat (CPU devices)
 
   Context context_;
   std::size_t n_;
@@ -127,11 +136,12 @@ class WaveStep {
   std::size_t plane_dofs_;       ///< a plane of nodes' DOFs (3D), a row's (2D)
   std::size_t strip_dofs_ = 0;  ///< a strip's DOFs, 0 for the DOFs in order
   WaveWalk walk_;
+  std::int64_t band_;    ///< K1's largest offset: the DOFs within it of the vector's ends lack terms
   bool points_in_step_;  ///< update() adds the source and records the receivers (not on CPU devices)
   std::vector<DeviceBuffer<T>> k1_parts_;  ///< per_part_ diagonals each, the last possibly fewer
   DeviceBuffer<T> k2_, inverse_mass_, weights_;
   DeviceBuffer<std::uint32_t> source_dofs_, receiver_dofs_, receiver_slots_;  ///< each sorted by DOF
-  cl::Kernel step_, points_;  ///< points_: wave_points, where the step leaves the points out
+  cl::Kernel step_, points_, flat_;  ///< points_ and flat_: wave_points and wave_step_flat (CPU devices)
 };
 
 }  // namespace ziggurat::wave
