@@ -7,9 +7,9 @@
 #include <string>
 
 #include "base/integer_math.hpp"
-#include "ops/heat_stencil.hpp"
 #include "base/kernel_launch.hpp"
 #include "base/parallel.hpp"
+#include "ops/heat_stencil.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/precision.hpp"
 #include "ziggurat/base/program.hpp"
@@ -258,9 +258,8 @@ template <class T>
 cl::Event WaveStep<T>::update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
                               double amplitude, const Recording& recording, const std::vector<cl::Event>& wait_for) {
   if (computed.end() > stored_.count) throw InvalidArgument("a wave step outside the part's stored DOFs");
-  if (receivers_ > 0 && recording.recorded.get() == nullptr)
-    throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
-  const Launch launch{u1, u2, u3, amplitude, recording, wait_for.empty() ? nullptr : &wait_for};
+  const Launch launch{u1, u2, u3, amplitude, recorded_in(recording), recording.offset,
+                      wait_for.empty() ? nullptr : &wait_for};
   if (points_in_step_) return walk(launch, computed);
   // CPU devices: the interior (every term there) flat, the vector's ends through the walk.
   const std::size_t band = std::size_t(band_), a = stored_.first + computed.first, e = a + computed.count;
@@ -277,21 +276,18 @@ cl::Event WaveStep<T>::walk(const Launch& launch, DofRange computed) {
   cl::Event done;
   if (computed.count == 0) return done;
   const std::size_t group = group_size(context_), rows = walk_.rows_per_item;
-  const auto part = [&](std::size_t p) { return k1_parts_[std::min(p, k1_parts_.size() - 1)].get(); };
   // The walk's positions: the range's DOFs in order, or every strip of every plane it touches.
   const std::size_t a = stored_.first + computed.first;
   const std::size_t planes = (a + computed.count - 1) / plane_dofs_ - a / plane_dofs_ + 1;
   const std::size_t positions =
       strip_dofs_ == 0 ? computed.count : detail::ceil_div(plane_dofs_, strip_dofs_) * planes * strip_dofs_;
-  // Without receivers the kernel writes no recording: any buffer of the type stands in.
-  const cl::Buffer& recorded = receivers_ > 0 ? launch.recording.recorded : weights_.get();
-  detail::set_args(step_, "wave_step", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(), launch.u1,
-                   launch.u2, launch.u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
+  detail::set_args(step_, "wave_step", k1_part(0), k1_part(1), k1_part(2), k1_part(3), k2_.get(), inverse_mass_.get(),
+                   launch.u1, launch.u2, launch.u3, static_cast<cl_uint>(n_), static_cast<cl_uint>(stored_.first),
                    static_cast<cl_uint>(stored_.count), static_cast<cl_uint>(computed.first),
                    static_cast<cl_uint>(computed.count), static_cast<cl_uint>(planes), source_dofs_.get(),
-                   weights_.get(), static_cast<cl_uint>(sources_), T(points_in_step_ ? launch.amplitude : 0),
-                   receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(points_in_step_ ? receivers_ : 0),
-                   recorded, static_cast<cl_uint>(launch.recording.offset));
+                   weights_.get(), static_cast<cl_uint>(sources_), T(launch.amplitude), receiver_dofs_.get(),
+                   receiver_slots_.get(), static_cast<cl_uint>(receivers_), launch.recorded,
+                   static_cast<cl_uint>(launch.offset));
   check(context_.compute_queue().enqueueNDRangeKernel(
             step_, cl::NullRange, cl::NDRange(detail::ceil_div(positions, rows * group) * group), cl::NDRange(group),
             launch.wait_for, &done),
@@ -301,8 +297,7 @@ cl::Event WaveStep<T>::walk(const Launch& launch, DofRange computed) {
 
 template <class T>
 cl::Event WaveStep<T>::flat(const Launch& launch, DofRange interior) {
-  const auto part = [&](std::size_t p) { return k1_parts_[std::min(p, k1_parts_.size() - 1)].get(); };
-  detail::set_args(flat_, "wave_step_flat", part(0), part(1), part(2), part(3), k2_.get(), inverse_mass_.get(),
+  detail::set_args(flat_, "wave_step_flat", k1_part(0), k1_part(1), k1_part(2), k1_part(3), k2_.get(), inverse_mass_.get(),
                    launch.u1, launch.u2, launch.u3, static_cast<cl_uint>(stored_.count),
                    static_cast<cl_uint>(interior.first), static_cast<cl_uint>(interior.count));
   const std::size_t group = group_size(context_);
@@ -314,12 +309,25 @@ cl::Event WaveStep<T>::flat(const Launch& launch, DofRange interior) {
 }
 
 template <class T>
+const cl::Buffer& WaveStep<T>::k1_part(std::size_t p) const {
+  return k1_parts_[std::min(p, k1_parts_.size() - 1)].get();  // the kernels take four: the last stands in
+}
+
+// The buffer the receivers' values go to; without receivers the kernels write none, and any buffer
+// of the type stands in.
+template <class T>
+const cl::Buffer& WaveStep<T>::recorded_in(const Recording& recording) const {
+  if (receivers_ == 0) return weights_.get();
+  if (recording.recorded.get() == nullptr)
+    throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
+  return recording.recorded;
+}
+
+template <class T>
 cl::Event WaveStep<T>::finish(const cl::Buffer& u3, double amplitude, const Recording& recording) {
   cl::Event done;
   if (points_in_step_ || (sources_ == 0 && receivers_ == 0)) return done;
-  if (receivers_ > 0 && recording.recorded.get() == nullptr)
-    throw InvalidArgument("a wave step with receivers needs a buffer to record them in");
-  const cl::Buffer& recorded = receivers_ > 0 ? recording.recorded : weights_.get();
+  const cl::Buffer& recorded = recorded_in(recording);
   detail::set_args(points_, "wave_points", u3, source_dofs_.get(), weights_.get(), static_cast<cl_uint>(sources_),
                    T(amplitude), receiver_dofs_.get(), receiver_slots_.get(), static_cast<cl_uint>(receivers_), recorded,
                    static_cast<cl_uint>(recording.offset));

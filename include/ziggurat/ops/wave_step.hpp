@@ -105,8 +105,9 @@ class WaveStep {
   /// local positions `computed` (relative to stored(): u2 must be valid within the band's
   /// half-width around them, u1 on them), after the commands `wait_for` (empty: in queue order),
   /// and writes u3 at the receivers among them to recorded[offset + r] (r: their order in
-  /// set_receivers(); a Recording without a buffer when there are none). A step may be cut into any
-  /// parts, each position computed once, with the same bits. Returns the command's event.
+  /// set_receivers(); a Recording without a buffer when there are none). On CPU devices the source
+  /// and the receivers wait for finish(). A step may be cut into any parts, each position computed
+  /// once, with the same bits. Returns the last command's event.
   cl::Event update(const cl::Buffer& u1, const cl::Buffer& u2, const cl::Buffer& u3, DofRange computed,
                    double amplitude, const Recording& recording = {}, const std::vector<cl::Event>& wait_for = {});
   /// Once every part of a step is enqueued: on CPU devices, where update() leaves the source and
@@ -122,10 +123,13 @@ class WaveStep {
   struct Launch {
     const cl::Buffer &u1, &u2, &u3;
     double amplitude;
-    const Recording& recording;
+    const cl::Buffer& recorded;
+    std::size_t offset;
     const std::vector<cl::Event>* wait_for;
   };
   void upload_k1(const WaveSystem<T>& system, std::size_t part_bytes);
+  const cl::Buffer& k1_part(std::size_t p) const;
+  const cl::Buffer& recorded_in(const Recording& recording) const;
   cl::Event walk(const Launch& launch, DofRange computed);   ///< wave_step over `computed`
   cl::Event flat(const Launch& launch, DofRange interior);  ///< wave_step_flat (CPU devices)
 
