@@ -13,11 +13,19 @@
 
 namespace ziggurat::detail {
 
+/// Sets argument `index` of `kernel` to `arg`; `what` names the kernel in errors. (The message is
+/// made only on failure: launchers set arguments at every launch.)
+template <class Arg>
+void set_arg(cl::Kernel& kernel, cl_uint index, std::string_view what, const Arg& arg) {
+  const cl_int err = kernel.setArg(index, arg);
+  if (err != CL_SUCCESS) check(err, "clSetKernelArg", "setting the arguments of " + std::string(what));
+}
+
 /// Sets arguments 0, 1, 2, ... of `kernel` to `args`; `what` names the kernel in errors.
 template <class... Args>
 void set_args(cl::Kernel& kernel, std::string_view what, const Args&... args) {
   cl_uint index = 0;
-  (check(kernel.setArg(index++, args), "clSetKernelArg", "setting the arguments of " + std::string(what)), ...);
+  (set_arg(kernel, index++, what, args), ...);
 }
 
 /// The most work-items a work-group of `kernel` may have on `device`.

@@ -14,6 +14,7 @@ namespace ziggurat::sparse {
 namespace {
 
 using ziggurat::detail::round_up;
+using ziggurat::detail::set_arg;
 using ziggurat::detail::set_args;
 
 constexpr cl_uint kNoFailure = std::numeric_limits<cl_uint>::max();
@@ -218,20 +219,34 @@ Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
 
 template <class T>
 Span DeviceBlockIlu<T>::apply_levels(const VectorRef& r, const VectorRef& z) {
-  Span span;
   const std::size_t per_row = block_size_ * k_;
-  for (std::size_t level = 0; level < lower_.levels(); ++level) {
-    const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
-    set_args(lower_solve_, "lower_solve", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
-             first, count, r.buffer, cl_ulong(r.offset), work_.get());
-    span.last = launch(context_, lower_solve_, count * per_row, "the forward solve of ILU(0)");
-    if (level == 0) span.first = span.last;
-  }
-  for (std::size_t level = 0; level < upper_.levels(); ++level) {
-    const cl_uint first = upper_.level_ptr[level], count = upper_.level_ptr[level + 1] - first;
-    set_args(upper_solve_, "upper_solve", row_ptr_, col_, diagonal_.get(), values_.get(), upper_rows_.get(),
-             first, count, work_.get(), z.buffer, cl_ulong(z.offset));
-    span.last = launch(context_, upper_solve_, count * per_row, "the backward solve of ILU(0)");
+  set_args(lower_solve_, "lower_solve", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0),
+           cl_uint(0), r.buffer, cl_ulong(r.offset), work_.get());
+  set_args(upper_solve_, "upper_solve", row_ptr_, col_, diagonal_.get(), values_.get(), upper_rows_.get(), cl_uint(0),
+           cl_uint(0), work_.get(), z.buffer, cl_ulong(z.offset));
+  const Span lower = launch_levels(lower_solve_, lower_, per_row, "the forward solve of ILU(0)");
+  const Span upper = launch_levels(upper_solve_, upper_, per_row, "the backward solve of ILU(0)");
+  return {lower.first, upper.last};
+}
+
+// One launch of `solve` a level, its other arguments set: a level changes only its first row and
+// count (arguments 5 and 6), and only the first and last launches carry events. A sweep in natural
+// order has hundreds of levels, and each launch's host cost is on its path.
+template <class T>
+Span DeviceBlockIlu<T>::launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row,
+                                      const char* what) {
+  Span span;
+  for (std::size_t level = 0; level < levels.levels(); ++level) {
+    const cl_uint first = levels.level_ptr[level], count = levels.level_ptr[level + 1] - first;
+    set_arg(solve, 5, what, first);
+    set_arg(solve, 6, what, count);
+    const bool ends = level == 0 || level + 1 == levels.levels();
+    cl::Event event;
+    check(context_.compute_queue().enqueueNDRangeKernel(solve, cl::NullRange, round_up(count * per_row, kLocal), kLocal,
+                                                        nullptr, ends ? &event : nullptr),
+          "clEnqueueNDRangeKernel", what);
+    if (level == 0) span.first = event;
+    if (ends) span.last = event;
   }
   return span;
 }

@@ -76,6 +76,7 @@ class DeviceBlockIlu {
   void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal, const DeviceBsr<T>* matrix);
   Span factorize(double shift);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
+  Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
   cl_uint next_epoch();
   Context context_;
