@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 
+#include "base/kernel_launch.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/log.hpp"
 #include "ziggurat/base/program.hpp"
@@ -200,12 +201,8 @@ std::size_t Context::preferred_work_group_multiple() const {
   std::call_once(impl_->probed, [this] {
     // A kernel of its own: the base layer builds no kernel family of a higher layer.
     const char* source = "__kernel void probe(__global float* x) { x[get_global_id(0)] = 0; }";
-    cl::Kernel probe = kernel(program_from_source("work-group probe", source), "probe");
-    cl_int err = CL_SUCCESS;
-    const auto multiple =
-        probe.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(impl_->device.device, &err);
-    check(err, "clGetKernelWorkGroupInfo", "asking for the preferred work-group multiple");
-    impl_->work_group_multiple = multiple > 0 ? multiple : 1;
+    const cl::Kernel probe = kernel(program_from_source("work-group probe", source), "probe");
+    impl_->work_group_multiple = detail::preferred_multiple(impl_->device, probe, "the work-group probe");
   });
   return impl_->work_group_multiple;
 }

@@ -31,6 +31,10 @@ void set_args(cl::Kernel& kernel, std::string_view what, const Args&... args) {
 /// The most work-items a work-group of `kernel` may have on `device`.
 std::size_t work_group_limit(const DeviceInfo& device, const cl::Kernel& kernel, std::string_view what);
 
+/// The multiple of work-items that work-groups of `kernel` should have on `device` (1 where the
+/// driver names none).
+std::size_t preferred_multiple(const DeviceInfo& device, const cl::Kernel& kernel, std::string_view what);
+
 /// Throws UnsupportedFeature unless work-groups of `items` work-items can run `kernel` on `device`.
 void require_work_group(const DeviceInfo& device, const cl::Kernel& kernel, std::size_t items, std::string_view what);
 

@@ -155,7 +155,7 @@ NaiveHeatStep<T>::NaiveHeatStep(const Context& context, std::size_t width, std::
   kernel_ = context.kernel(heat_stencil_program<T>(context), "heat2d_naive");
   // Work-groups of up to 256 work-items, rows of 32 (a whole warp or a CPU vector multiple).
   const std::size_t limit = std::min<std::size_t>(256, work_group_limit(context.device(), kernel_, "heat2d_naive"));
-  const std::size_t lx = std::min(limit, round_up(32, context.preferred_work_group_multiple()));
+  const std::size_t lx = std::min(limit, round_up(32, preferred_multiple(context.device(), kernel_, "heat2d_naive")));
   const std::size_t ly = std::max<std::size_t>(1, limit / lx);
   local_ = cl::NDRange(lx, ly);
   global_ = cl::NDRange(round_up(width - 2, lx), round_up(height - 2, ly));

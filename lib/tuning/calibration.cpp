@@ -639,7 +639,6 @@ DeviceProfile calibrate(const Context& context, const ProfileNeeds& wanted) {
     if (needed("heat", 8) || needed(kJacobiKernel, 8)) build([&context] { detail::stream_program<double>(context); });
     if (needed(kJacobiKernel, 4)) build([&context] { detail::poisson_stencil_program<float>(context); });
     if (needed(kJacobiKernel, 8)) build([&context] { detail::poisson_stencil_program<double>(context); });
-    build([&context] { context.preferred_work_group_multiple(); });  // the naive step's launch shape
     if (needs.vector_calls) build([&context] { build_clblast_axpy(context); });
   }
   std::atomic<std::size_t> next{0};
