@@ -616,7 +616,7 @@ struct EbeOperator<T>::Impl {
     if (x.buffer().get()() == y.buffer().get()()) throw InvalidArgument("Y = K X needs distinct X and Y");
     begin_timing();
     sparse::Span span;
-    span.first = detail::enqueue_fill<T>(context, context.compute_queue(), y.buffer().get(), y.buffer().size(), T(0));
+    span.first = detail::enqueue_zero(context, context.compute_queue(), y.buffer().get(), y.buffer().bytes());
     span.last = span.first;
     const cl::Buffer& xb = x.buffer().get();
     const cl::Buffer& yb = y.buffer().get();

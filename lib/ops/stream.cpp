@@ -22,11 +22,13 @@ const cl::Program& stream_program(const Context& context) {
   return context.program("stream", BuildOptions().real_type<T>().str());
 }
 
-template <class T>
-cl::Event enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count,
-                       T value) {
-  cl::Kernel fill = stream_kernel<T>(context, "fill");
-  set_args(fill, "fill", buffer, value, static_cast<cl_ulong>(count));
+cl::Event enqueue_zero(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes) {
+  if (bytes % sizeof(float) != 0) {
+    throw InvalidArgument("zeroing " + std::to_string(bytes) + " bytes: the fill kernel writes whole floats (4 bytes)");
+  }
+  const std::size_t count = bytes / sizeof(float);
+  cl::Kernel fill = stream_kernel<float>(context, "fill");
+  set_args(fill, "fill", buffer, 0.0f, static_cast<cl_ulong>(count));
   cl::Event done;
   check(queue.enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(round_up(count, 64)), cl::NDRange(64), nullptr,
                                    &done),
@@ -59,8 +61,6 @@ void EmptyKernel::enqueue(cl::CommandQueue& queue, cl::Event* done) {
 
 template const cl::Program& stream_program<float>(const Context&);
 template const cl::Program& stream_program<double>(const Context&);
-template cl::Event enqueue_fill<float>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, float);
-template cl::Event enqueue_fill<double>(const Context&, cl::CommandQueue&, const cl::Buffer&, std::size_t, double);
 template class CopyKernel<float>;
 template class CopyKernel<double>;
 

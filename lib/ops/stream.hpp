@@ -11,11 +11,11 @@ namespace ziggurat::detail {
 template <class T>
 const cl::Program& stream_program(const Context& context);
 
-/// Enqueues a kernel that sets the first `count` values of `buffer` to `value`. (A kernel, not
-/// clEnqueueFillBuffer: Oclgrind's uninitialised-value check sees what kernels write.) Returns its
-/// event.
-template <class T>
-cl::Event enqueue_fill(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t count, T value);
+/// Enqueues a kernel that sets the first `bytes` of `buffer` (a multiple of 4) to zero bits, +0 in
+/// float and in double alike: float's program serves both precisions, and a double run builds no
+/// stream program of its own. (A kernel, not clEnqueueFillBuffer: Oclgrind's uninitialised-value
+/// check sees what kernels write.) Returns its event.
+cl::Event enqueue_zero(const Context& context, cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes);
 
 /// The `copy` kernel from one buffer of `count` values to another, in work-groups of up to 256.
 template <class T>

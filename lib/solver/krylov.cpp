@@ -1103,7 +1103,7 @@ void KrylovSolver<T>::Impl::begin_deflation(std::size_t m) {
   if (m > rows) throw InvalidArgument("deflation by " + std::to_string(m) + " vectors of " + std::to_string(rows) + " rows");
   const auto zeros = [&](DeviceBuffer<T>& buffer, const char* what) {
     if (buffer.size() != padded * m) buffer = DeviceBuffer<T>(context, padded * m, what);
-    ::ziggurat::detail::enqueue_fill<T>(context, context.compute_queue(), buffer.get(), buffer.size(), T(0));
+    ::ziggurat::detail::enqueue_zero(context, context.compute_queue(), buffer.get(), buffer.bytes());
   };
   zeros(deflation_scaled, "deflation W E^-1");
   zeros(deflation_w, "deflation vectors W");

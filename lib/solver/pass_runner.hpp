@@ -184,11 +184,11 @@ class PassRunner {
     for (auto& slot : slots_) {
       for (auto& layer : slot.layer) {
         layer = DeviceBuffer<T>(context, values, "pyramid task buffer");
-        enqueue_fill(context, context.compute_queue(), layer.get(), values, T(0));
+        enqueue_zero(context, context.compute_queue(), layer.get(), values * sizeof(T));
       }
       for (std::size_t i = 0; i < inputs; ++i) {
         slot.inputs.emplace_back(context, values, "pyramid task input");
-        enqueue_fill(context, context.compute_queue(), slot.inputs.back().get(), values, T(0));
+        enqueue_zero(context, context.compute_queue(), slot.inputs.back().get(), values * sizeof(T));
       }
     }
     device_bytes_ = static_cast<std::uint64_t>(values) * sizeof(T) * (2 + inputs) * slots_.size();

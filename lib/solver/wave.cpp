@@ -56,7 +56,7 @@ struct WavePart {
       : context(c), owned(own), stored(store), step(c, system, source, store, 0, walk) {
     for (DeviceBuffer<T>& layer : layers) {  // the medium at rest
       layer = DeviceBuffer<T>(c, stored.count, "wave field layer");
-      detail::enqueue_fill<T>(c, c.compute_queue(), layer.get(), layer.size(), T(0));
+      detail::enqueue_zero(c, c.compute_queue(), layer.get(), layer.bytes());
     }
   }
 

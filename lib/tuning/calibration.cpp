@@ -204,8 +204,8 @@ StencilGrid stencil_grid(const Context& context, std::size_t dims, std::size_t b
 
 // tau_a of a stencil kernel of `dims` dimensions (the aligned kernels every solver mode runs), on
 // the interior of `grid`, in the steady state: well beyond the
-// caches. The buffers are filled on the device with a constant, a fixed point of the heat scheme,
-// so that the values stay ordinary numbers and no grid crosses the bus. `step` enqueues one step
+// caches. The buffers are zeroed on the device: zero is a fixed point of the heat scheme, so the
+// values stay ordinary numbers, and no grid crosses the bus. `step` enqueues one step
 // of a box from one buffer into another (extra buffers it needs are its own, made beforehand).
 template <class T, class Step>
 KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, const StencilGrid& grid,
@@ -214,7 +214,7 @@ KernelRate measure_stencil(const Context& context, const DeviceTimer& timer, con
   const detail::BufferShape& shape = grid.shape;
   const std::size_t dims = extents.size(), values = grid.values;
   DeviceBuffer<T> in(context, values, "calibration grid"), out(context, values, "calibration grid");
-  for (const auto* buffer : {&in, &out}) detail::enqueue_fill(context, context.compute_queue(), buffer->get(), values, T(0.5));
+  for (const auto* buffer : {&in, &out}) detail::enqueue_zero(context, context.compute_queue(), buffer->get(), buffer->bytes());
   detail::Box interior;
   double nodes = 1;
   for (std::size_t axis = 0; axis < dims; ++axis) {
@@ -249,14 +249,14 @@ KernelRate measure_heat(const Context& context, const DeviceTimer& timer, std::s
                             });
 }
 
-// tau_a of the seven-point Jacobi sweep (the Poisson solver's kernel), with f = 0: the constant
-// field stays a fixed point.
+// tau_a of the seven-point Jacobi sweep (the Poisson solver's kernel), with f = 0: the zero field
+// stays a fixed point.
 template <class T>
 KernelRate measure_jacobi(const Context& context, const DeviceTimer& timer, std::size_t bytes) {
   detail::JacobiBoxSweep<T> sweep(context, jacobi_coefficients<T>(1.0));
   const StencilGrid grid = stencil_grid<T>(context, 3, bytes);
   DeviceBuffer<T> f(context, grid.values, "calibration right-hand side");
-  detail::enqueue_fill(context, context.compute_queue(), f.get(), grid.values, T(0));
+  detail::enqueue_zero(context, context.compute_queue(), f.get(), f.bytes());
   return measure_stencil<T>(context, timer, grid, kJacobiKernel,
                             [&](const cl::Buffer& in, const cl::Buffer& out, const detail::BufferShape& shape,
                                 const detail::Box& box, cl::Event* done) {
@@ -289,7 +289,7 @@ OverlapMeasurement measure_overlap(const Context& context, const DeviceTimer& ti
   const double upload_s = upload_fit.seconds(static_cast<double>(moved));
   const std::size_t side = std::max<std::size_t>(64, static_cast<std::size_t>(std::sqrt(static_cast<double>(bytes / 4))));
   DeviceBuffer<float> a(context, side * side, "overlap grid"), b(context, side * side, "overlap grid");
-  for (const auto* grid : {&a, &b}) detail::enqueue_fill(context, context.compute_queue(), grid->get(), side * side, 0.5f);
+  for (const auto* grid : {&a, &b}) detail::enqueue_zero(context, context.compute_queue(), grid->get(), grid->bytes());
   detail::NaiveHeatStep<float> step(context, side, side, side, heat_coefficients<float>(0.2, 2));
   // As many steps as take about as long as one upload, so that each engine has similar work: the
   // step's own time, not a stencil rate, which a run may not have needed.
@@ -632,11 +632,9 @@ DeviceProfile calibrate(const Context& context, const ProfileNeeds& wanted) {
         return (rate.kernel == kJacobiKernel) == (std::string(kernel) == kJacobiKernel) && rate.value_bytes == value_bytes;
       });
     };
-    // The stream programs fill the rates' grids.
     build([&context] { detail::heat_stencil_program<float>(context); });  // the overlap's step too
-    build([&context] { detail::stream_program<float>(context); });
+    build([&context] { detail::stream_program<float>(context); });  // zeroes the grids of both precisions
     if (needed("heat", 8)) build([&context] { detail::heat_stencil_program<double>(context); });
-    if (needed("heat", 8) || needed(kJacobiKernel, 8)) build([&context] { detail::stream_program<double>(context); });
     if (needed(kJacobiKernel, 4)) build([&context] { detail::poisson_stencil_program<float>(context); });
     if (needed(kJacobiKernel, 8)) build([&context] { detail::poisson_stencil_program<double>(context); });
     if (needs.vector_calls) build([&context] { build_clblast_axpy(context); });
