@@ -201,14 +201,16 @@ __kernel void upper_solve(__global const uint* restrict row_ptr, __global const 
 // The host cuts every level into chunks of at most ROWS block rows (chunk_ptr into level_rows);
 // one work-group of ROWS x B x K work-items solves a chunk (work-item: row of the chunk, line l,
 // vector j), so the rows of a group never depend on each other. Groups take their chunks in level
-// order by a ticket (tickets[0], incremented atomically): a chunk waits only for rows of earlier
-// tickets, whose groups have started and so run to the end (the order in which a device starts
-// groups does not matter, and no group waits for one that may not have started). One work-item
-// per row polls its dependencies' flags, then the group computes. A finished row publishes
-// ready[row] = epoch (the host gives each launch a new epoch, so the flags never need
-// clearing); its values are written and fenced before the flag, and read through volatile
-// pointers after it (no stale cache lines). The last group to finish resets the tickets for the
-// next launch. Every sum runs in the order of the level-scheduled kernels: the same bits.
+// order by a ticket (tickets[0], incremented atomically). tickets[1] counts the chunks finished;
+// a chunk waits until it reaches level_chunk[chunk], the number of chunks of the earlier levels.
+// A chunk finishes only after the earlier levels all have, so the count reaches that number only
+// once they are all done; the chunks it waits for hold earlier tickets, so their groups have
+// started and run to the end (no group waits for one that may not have started). One work-item
+// of a group polls one counter: a row's own dependencies, polled row by row, cost more in polls
+// that load the memory system than they save in waiting. Values are written and fenced before
+// the count, and read through volatile pointers after it (no stale cache lines). The last group
+// to finish resets the tickets for the next launch. Every sum runs in the order of the
+// level-scheduled kernels: the same bits.
 
 // `slot`: a __local uint of the kernel (OpenCL 1.2 declares local memory at kernel scope only).
 uint take_ticket(volatile __global uint* tickets, __local uint* slot) {
@@ -217,18 +219,21 @@ uint take_ticket(volatile __global uint* tickets, __local uint* slot) {
   return *slot;
 }
 
-void wait_for(volatile __global const uint* ready, const uint row, const uint epoch) {
-  while (ready[row] != epoch) {
+// Until the chunks of the earlier levels (`earlier` of them) have finished (uniform control flow:
+// every work-item calls it).
+void wait_for_levels(volatile __global uint* tickets, const uint earlier) {
+  if (get_local_id(0) == 0) {
+    while (tickets[1] < earlier) {
+    }
   }
+  barrier(CLK_GLOBAL_MEM_FENCE);
   read_mem_fence(CLK_GLOBAL_MEM_FENCE);
 }
 
 // After every work-item of the group has stored its value (uniform control flow: all call it).
-void publish(volatile __global uint* ready, volatile __global uint* tickets, const uint row, const bool leads,
-             const uint epoch, const uint chunks) {
+void publish(volatile __global uint* tickets, const uint chunks) {
   write_mem_fence(CLK_GLOBAL_MEM_FENCE);
   barrier(CLK_GLOBAL_MEM_FENCE);
-  if (leads) atomic_xchg(&ready[row], epoch);
   if (get_local_id(0) == 0 && atomic_inc(&tickets[1]) == chunks - 1) {
     tickets[0] = 0;
     tickets[1] = 0;
@@ -239,9 +244,9 @@ void publish(volatile __global uint* ready, volatile __global uint* tickets, con
 __kernel void lower_solve_sync_free(__global const uint* restrict row_ptr, __global const uint* restrict col,
                                     __global const uint* restrict diag, __global const REAL* restrict values,
                                     __global const uint* restrict level_rows, __global const uint* restrict chunk_ptr,
-                                    const uint chunks, __global const REAL* restrict r, const ulong r_offset,
-                                    volatile __global REAL* y, volatile __global uint* ready,
-                                    volatile __global uint* tickets, const uint epoch) {
+                                    __global const uint* restrict level_chunk, const uint chunks,
+                                    __global const REAL* restrict r, const ulong r_offset, volatile __global REAL* y,
+                                    volatile __global uint* tickets) {
   __local uint ticket;
   const uint c = take_ticket(tickets, &ticket);
   const uint first = chunk_ptr[c], count = chunk_ptr[c + 1] - first;
@@ -250,15 +255,10 @@ __kernel void lower_solve_sync_free(__global const uint* restrict row_ptr, __glo
   const bool mine = slot < count;
   const uint i = mine ? level_rows[first + slot] : 0;
   const uint begin = mine ? row_ptr[i] : 0, end = mine ? diag[i] : 0;
-  // One work-item per row polls (the others would only load the memory system); the group then
-  // goes on together.
-  if (mine && in_row == 0) {
-    for (uint p = begin; p < end; ++p) wait_for(ready, col[p], epoch);
-  }
-  barrier(CLK_GLOBAL_MEM_FENCE);
+  r += r_offset;
+  REAL acc = mine ? AT(r, i * B + l, j) : (REAL)0;  // r needs nothing of other rows: before the wait
+  wait_for_levels(tickets, level_chunk[c]);
   if (mine) {
-    r += r_offset;
-    REAL acc = AT(r, i * B + l, j);
     for (uint p = begin; p < end; ++p) {
       const uint k = col[p];
       __global const REAL* line = values + (size_t)p * BB + l * B;
@@ -266,16 +266,16 @@ __kernel void lower_solve_sync_free(__global const uint* restrict row_ptr, __glo
     }
     AT(y, i * B + l, j) = acc;
   }
-  publish(ready, tickets, i, mine && in_row == 0, epoch, chunks);
+  publish(tickets, chunks);
 }
 
 // z = U^-1 y, chunk by chunk in the upper levels' order.
 __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __global const uint* restrict col,
                                     __global const uint* restrict diag, __global const REAL* restrict values,
                                     __global const uint* restrict level_rows, __global const uint* restrict chunk_ptr,
-                                    const uint chunks, __global const REAL* restrict y, volatile __global REAL* z,
-                                    const ulong z_offset, volatile __global uint* ready, volatile __global uint* tickets,
-                                    const uint epoch) {
+                                    __global const uint* restrict level_chunk, const uint chunks,
+                                    __global const REAL* restrict y, volatile __global REAL* z, const ulong z_offset,
+                                    volatile __global uint* tickets) {
   __local uint ticket;
   const uint c = take_ticket(tickets, &ticket);
   const uint first = chunk_ptr[c], count = chunk_ptr[c + 1] - first;
@@ -288,11 +288,8 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
   if (mine) {  // D_i^-1 y_i needs nothing of other rows: before the wait
     __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
     for (uint e = 0; e < B; ++e) acc += dline[e] * AT(y, i * B + e, j);
-    if (in_row == 0) {
-      for (uint q = begin; q < end; ++q) wait_for(ready, col[q], epoch);
-    }
   }
-  barrier(CLK_GLOBAL_MEM_FENCE);
+  wait_for_levels(tickets, level_chunk[c]);
   if (mine) {
     z += z_offset;
     for (uint q = begin; q < end; ++q) {
@@ -302,7 +299,7 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
     }
     AT(z, i * B + l, j) = acc;
   }
-  publish(ready, tickets, i, mine && in_row == 0, epoch, chunks);
+  publish(tickets, chunks);
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

@@ -72,16 +72,23 @@ void change_diagonal(const Context& context, const cl::Program& program, const I
   launch(context, scatter, to.size(), "changing the ILU diagonal");
 }
 
-// The levels cut into chunks of at most `rows` rows: offsets into the level rows, first 0.
-std::vector<Index> chunks(const LevelSets& levels, std::size_t rows) {
-  std::vector<Index> ptr{0};
+// The levels cut into chunks of at most `rows` rows: `ptr`, offsets into the level rows (first 0);
+// `earlier`, for each chunk the number of chunks of the levels before its own (what it waits for).
+struct Chunks {
+  std::vector<Index> ptr{0}, earlier;
+};
+
+Chunks chunks(const LevelSets& levels, std::size_t rows) {
+  Chunks c;
   for (std::size_t level = 0; level < levels.levels(); ++level) {
+    const auto before = static_cast<Index>(c.earlier.size());
     for (Index at = levels.level_ptr[level]; at < levels.level_ptr[level + 1];) {
       at = static_cast<Index>(std::min<std::size_t>(at + rows, levels.level_ptr[level + 1]));
-      ptr.push_back(at);
+      c.ptr.push_back(at);
+      c.earlier.push_back(before);
     }
   }
-  return ptr;
+  return c;
 }
 
 TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower, const LevelSets& upper,
@@ -181,12 +188,13 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
     // A group of at most 256 work-items (every device runs that), whole rows of b x k.
     const std::size_t per_row = block_size_ * k_;
     rows_per_group_ = std::max<std::size_t>(1, std::min<std::size_t>(256, context.device().max_work_group_size) / per_row);
-    const std::vector<Index> lower_chunks = chunks(lower_, rows_per_group_), upper_chunks = chunks(upper_, rows_per_group_);
-    lower_chunk_count_ = static_cast<cl_uint>(lower_chunks.size() - 1);
-    upper_chunk_count_ = static_cast<cl_uint>(upper_chunks.size() - 1);
-    lower_chunk_ptr_ = upload(context, lower_chunks, "ILU sync-free lower chunks");
-    upper_chunk_ptr_ = upload(context, upper_chunks, "ILU sync-free upper chunks");
-    ready_ = upload(context, std::vector<Index>(block_rows_, 0), "ILU sync-free row flags");
+    const Chunks lower_chunks = chunks(lower_, rows_per_group_), upper_chunks = chunks(upper_, rows_per_group_);
+    lower_chunk_count_ = static_cast<cl_uint>(lower_chunks.earlier.size());
+    upper_chunk_count_ = static_cast<cl_uint>(upper_chunks.earlier.size());
+    lower_chunk_ptr_ = upload(context, lower_chunks.ptr, "ILU sync-free lower chunks");
+    upper_chunk_ptr_ = upload(context, upper_chunks.ptr, "ILU sync-free upper chunks");
+    lower_chunk_waits_ = upload(context, lower_chunks.earlier, "ILU sync-free lower chunks' waits");
+    upper_chunk_waits_ = upload(context, upper_chunks.earlier, "ILU sync-free upper chunks' waits");
     tickets_ = upload(context, std::vector<Index>(2, 0), "ILU sync-free tickets");
     lower_sync_free_ = context.kernel(program, "lower_solve_sync_free");
     upper_sync_free_ = context.kernel(program, "upper_solve_sync_free");
@@ -251,32 +259,20 @@ Span DeviceBlockIlu<T>::launch_levels(cl::Kernel& solve, const LevelSets& levels
   return span;
 }
 
-// A new epoch for the row flags; after 2^32 - 1 sweeps the flags are cleared and counting restarts.
-template <class T>
-cl_uint DeviceBlockIlu<T>::next_epoch() {
-  if (++epoch_ == 0) {
-    const cl_uint zero = 0;
-    check(context_.compute_queue().enqueueFillBuffer(ready_.get(), zero, 0, ready_.bytes()), "clEnqueueFillBuffer",
-          "clearing the sync-free row flags");
-    epoch_ = 1;
-  }
-  return epoch_;
-}
-
 template <class T>
 Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) {
   const std::size_t group = rows_per_group_ * block_size_ * k_;
   const cl_uint lower = lower_chunk_count_, upper = upper_chunk_count_;
   Span span;
   set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
-           lower_rows_.get(), lower_chunk_ptr_.get(), lower, r.buffer, cl_ulong(r.offset), work_.get(), ready_.get(),
-           tickets_.get(), next_epoch());
+           lower_rows_.get(), lower_chunk_ptr_.get(), lower_chunk_waits_.get(), lower, r.buffer, cl_ulong(r.offset),
+           work_.get(), tickets_.get());
   check(context_.compute_queue().enqueueNDRangeKernel(lower_sync_free_, cl::NullRange, cl::NDRange(lower * group),
                                                       cl::NDRange(group), nullptr, &span.first),
         "clEnqueueNDRangeKernel", "the sync-free forward solve of ILU(0)");
   set_args(upper_sync_free_, "upper_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
-           upper_rows_.get(), upper_chunk_ptr_.get(), upper, work_.get(), z.buffer, cl_ulong(z.offset), ready_.get(),
-           tickets_.get(), next_epoch());
+           upper_rows_.get(), upper_chunk_ptr_.get(), upper_chunk_waits_.get(), upper, work_.get(), z.buffer,
+           cl_ulong(z.offset), tickets_.get());
   check(context_.compute_queue().enqueueNDRangeKernel(upper_sync_free_, cl::NullRange, cl::NDRange(upper * group),
                                                       cl::NDRange(group), nullptr, &span.last),
         "clEnqueueNDRangeKernel", "the sync-free backward solve of ILU(0)");

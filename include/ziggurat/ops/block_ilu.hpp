@@ -21,8 +21,8 @@ namespace ziggurat::sparse {
 /// How the triangular solves of ILU(0) run on the device.
 enum class TriangularSweep {
   levels,     ///< one launch per level, every row of the level at once: best with few levels (colours)
-  sync_free,  ///< one launch per solve, each block row waiting for its own dependencies (flags in
-              ///< device memory): best with many levels of blocks of 4 or more (natural and levels
+  sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
+              ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
   automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels and blocks of
               ///< kSyncFreeBlock or more, else levels (a waiting work-group of smaller blocks has too
@@ -78,7 +78,6 @@ class DeviceBlockIlu {
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
-  cl_uint next_epoch();
   Context context_;
   std::size_t block_size_, k_, block_rows_;
   LevelSets lower_, upper_;
@@ -86,11 +85,10 @@ class DeviceBlockIlu {
   cl::Buffer row_ptr_, col_;  // the pattern: shared with the device matrix, or uploaded
   DeviceBuffer<Index> diagonal_, lower_rows_, upper_rows_, status_;
   // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level
-  // rows), per block row the epoch it was last solved in, and the tickets.
+  // rows), per chunk the chunks of the earlier levels it waits for, and the tickets.
   std::size_t rows_per_group_ = 1;
   cl_uint lower_chunk_count_ = 0, upper_chunk_count_ = 0;
-  DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, ready_, tickets_;
-  cl_uint epoch_ = 0;
+  DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, lower_chunk_waits_, upper_chunk_waits_, tickets_;
   DeviceBuffer<T> values_;
   DeviceBuffer<T> work_;  // the forward solve's result
   cl::Kernel eliminate_, invert_, lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_;
