@@ -230,6 +230,47 @@ void wait_for_levels(volatile __global uint* tickets, const uint earlier) {
   read_mem_fence(CLK_GLOBAL_MEM_FENCE);
 }
 
+// The first PRELOAD entries of a row's range [begin, end): their block columns and the line l of
+// their blocks, loaded before the wait, which only the values they multiply need to follow; the
+// wait's path then holds one load instead of three.
+#define PRELOAD 4
+typedef struct {
+  uint col[PRELOAD];
+  REAL line[PRELOAD][B];
+} Preloaded;
+
+Preloaded preload(__global const uint* restrict col, __global const REAL* restrict values, const uint begin,
+                  const uint end, const uint l) {
+  Preloaded pre;
+#pragma unroll
+  for (uint q = 0; q < PRELOAD; ++q) {
+    const bool in_row = begin + q < end;
+    pre.col[q] = in_row ? col[begin + q] : 0;
+#pragma unroll
+    for (uint e = 0; e < B; ++e) pre.line[q][e] = in_row ? values[(size_t)(begin + q) * BB + l * B + e] : (REAL)0;
+  }
+  return pre;
+}
+
+// acc minus the entries [begin, end) of line l times x (vector j), in order: the first PRELOAD from
+// `pre`, the rest loaded here.
+REAL subtract_row(REAL acc, const Preloaded* pre, __global const uint* restrict col,
+                  __global const REAL* restrict values, const uint begin, const uint end, const uint l, const uint j,
+                  volatile __global const REAL* x) {
+#pragma unroll
+  for (uint q = 0; q < PRELOAD; ++q) {
+    if (begin + q < end) {
+      for (uint e = 0; e < B; ++e) acc -= pre->line[q][e] * AT(x, pre->col[q] * B + e, j);
+    }
+  }
+  for (uint p = begin + PRELOAD; p < end; ++p) {
+    const uint k = col[p];
+    __global const REAL* line = values + (size_t)p * BB + l * B;
+    for (uint e = 0; e < B; ++e) acc -= line[e] * AT(x, k * B + e, j);
+  }
+  return acc;
+}
+
 // After every work-item of the group has stored its value (uniform control flow: all call it).
 void publish(volatile __global uint* tickets, const uint chunks) {
   write_mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -256,16 +297,10 @@ __kernel void lower_solve_sync_free(__global const uint* restrict row_ptr, __glo
   const uint i = mine ? level_rows[first + slot] : 0;
   const uint begin = mine ? row_ptr[i] : 0, end = mine ? diag[i] : 0;
   r += r_offset;
-  REAL acc = mine ? AT(r, i * B + l, j) : (REAL)0;  // r needs nothing of other rows: before the wait
+  const REAL own = mine ? AT(r, i * B + l, j) : (REAL)0;  // needs nothing of other rows: before the wait
+  const Preloaded pre = preload(col, values, begin, end, l);
   wait_for_levels(tickets, level_chunk[c]);
-  if (mine) {
-    for (uint p = begin; p < end; ++p) {
-      const uint k = col[p];
-      __global const REAL* line = values + (size_t)p * BB + l * B;
-      for (uint e = 0; e < B; ++e) acc -= line[e] * AT(y, k * B + e, j);
-    }
-    AT(y, i * B + l, j) = acc;
-  }
+  if (mine) AT(y, i * B + l, j) = subtract_row(own, &pre, col, values, begin, end, l, j, y);
   publish(tickets, chunks);
 }
 
@@ -284,21 +319,15 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
   const bool mine = slot < count;
   const uint i = mine ? level_rows[first + slot] : 0;
   const uint begin = mine ? diag[i] + 1 : 0, end = mine ? row_ptr[i + 1] : 0;
-  REAL acc = 0;
+  REAL own = 0;
   if (mine) {  // D_i^-1 y_i needs nothing of other rows: before the wait
     __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
-    for (uint e = 0; e < B; ++e) acc += dline[e] * AT(y, i * B + e, j);
+    for (uint e = 0; e < B; ++e) own += dline[e] * AT(y, i * B + e, j);
   }
+  const Preloaded pre = preload(col, values, begin, end, l);
   wait_for_levels(tickets, level_chunk[c]);
-  if (mine) {
-    z += z_offset;
-    for (uint q = begin; q < end; ++q) {
-      const uint k = col[q];
-      __global const REAL* line = values + (size_t)q * BB + l * B;
-      for (uint e = 0; e < B; ++e) acc -= line[e] * AT(z, k * B + e, j);
-    }
-    AT(z, i * B + l, j) = acc;
-  }
+  z += z_offset;
+  if (mine) AT(z, i * B + l, j) = subtract_row(own, &pre, col, values, begin, end, l, j, z);
   publish(tickets, chunks);
 }
 

@@ -298,12 +298,13 @@ TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-sched
             }
           }
         }
-        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels of blocks of
-        // kSyncFreeBlock or more; levels below, for smaller blocks, or on a CPU.
+        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels, whatever the
+        // block size; levels below, or on a CPU.
         const bool gpu = context.device().type == DeviceType::gpu;
-        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 4), 1).sweep() ==
-              (gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
-        CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, 3), 1).sweep() == TriangularSweep::levels);
+        for (const std::size_t b : {1, 3, 4}) {
+          CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, b), 1).sweep() ==
+                (gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
+        }
         CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 4), 1).sweep() == TriangularSweep::levels);
       },
       test::needs_for<T>());

@@ -24,21 +24,17 @@ enum class TriangularSweep {
   sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
               ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
-  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels and blocks of
-              ///< kSyncFreeBlock or more, else levels (a waiting work-group of smaller blocks has too
-              ///< little to do; on a CPU device it holds a core: both measured slower)
+  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels, else levels
+              ///< (on a CPU device a waiting work-group holds a core)
 };
 const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
 /// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
-/// waiting (bench/results/2026-11-28-design-measurements.md).
+/// waiting (bench/results/2026-11-28-design-measurements.md). Measured per block size on an H200
+/// in the natural order of 0.5-2 M block rows (bench/results/2026-11-28-h200-sync-free.md), the
+/// sync-free solves took 0.51-0.73x the level-by-level time at every b from 1 to 5.
 constexpr std::size_t kSyncFreeLevels = 16;
-/// The least block size that `automatic` runs sync-free: measured per block size on an H100 in
-/// the natural order of about 2 M rows (bench/results/2026-11-28-h100-solve-suite.md), sync-free
-/// solves took 1.8-5.2x the level-by-level time at b = 1, 1.0-1.4x at b = 2, 0.9-1.2x at b = 3 with
-/// seven points and 2.9-3.0x with 27, and 0.7-0.8x at b = 4 and 5.
-constexpr std::size_t kSyncFreeBlock = 4;
 
 template <class T>
 class DeviceBlockIlu {
