@@ -411,6 +411,17 @@ TEST_CASE("block fills of the 5 x 5 example, and b = 1 for a scattered matrix") 
   CHECK(propose_block_size(random_csr<double>(200, 200, 0.02, 3)) == 1);
 }
 
+TEST_CASE("block fills count the blocks that conversion makes, for every b, on scattered and banded matrices") {
+  for (const auto& a : {random_csr<double>(300, 277, 0.03, 5), random_csr<double>(1000, 1000, 0.002, 6),
+                        to_csr(seven_point_bsr<double>(9, 8, 7, 1, 2))}) {
+    const auto fills = block_fills(a);
+    for (std::size_t b = 1; b <= 16; ++b) {
+      CAPTURE(b);
+      CHECK(fills[b - 1].blocks == to_bsr(a, b).blocks());
+    }
+  }
+}
+
 TEST_CASE("to_dia of a tridiagonal matrix") {
   // A(i, i) = 2 + i, A(i, i + 1) = -1 - i, A(i + 1, i) = 0.5 + i.
   const std::size_t n = 5;
