@@ -167,6 +167,22 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
   check(queue.finish(), "clFinish", "copying to the device");
 }
 
+void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes) {
+  const bool cpu = queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
+  if (!cpu || bytes < kMappedFrom) {
+    check(queue.enqueueCopyBuffer(from, to, 0, 0, bytes), "clEnqueueCopyBuffer", "copying between device buffers");
+    return;
+  }
+  cl_int err = CL_SUCCESS;
+  void* source = queue.enqueueMapBuffer(from, CL_TRUE, CL_MAP_READ, 0, bytes, nullptr, nullptr, &err);
+  check(err, "clEnqueueMapBuffer", "mapping a CPU device's buffer to copy from it");
+  write_mapped(queue, to, source, bytes, 0);
+  cl::Event unmapped;
+  check(queue.enqueueUnmapMemObject(from, source, nullptr, &unmapped), "clEnqueueUnmapMemObject",
+        "copying between device buffers");
+  check(unmapped.wait(), "clWaitForEvents", "copying between device buffers");
+}
+
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,
                  std::size_t buffer_offset) {
   check(queue.enqueueReadBuffer(buffer, CL_TRUE, buffer_offset, bytes, destination), "clEnqueueReadBuffer",

@@ -33,6 +33,9 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
                   std::size_t buffer_offset = 0);
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,
                  std::size_t buffer_offset = 0);
+/// The first `bytes` bytes of `from` into `to`, in the queue's order (on CPU devices a large copy
+/// is made on every core before the call returns).
+void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes);
 }  // namespace detail
 
 /// `count` values of T in device memory.
