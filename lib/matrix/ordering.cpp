@@ -414,19 +414,23 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   ziggurat::detail::resize_large(out.values, a.values.size());
   // Each new row: its blocks sorted by new column (keys: new column, then old position), values
   // copied block by block; on every core.
+  const Index* col = a.block_col.data();
+  const T* values = a.values.data();
+  Index* out_col = out.block_col.data();
+  T* out_values = out.values.data();
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
     std::vector<std::uint64_t> row;
     for (std::size_t r = first; r < last; ++r) {
-      const Index old = p.old_of_new[r];
-      row.clear();
-      for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q)
-        row.push_back(std::uint64_t{new_of_old[a.block_col[q]]} << 32 | q);
+      const Index old = p.old_of_new[r], begin = a.block_row_ptr[old], end = a.block_row_ptr[old + 1];
+      row.resize(end - begin);
+      for (Index q = begin; q < end; ++q) row[q - begin] = std::uint64_t{new_of_old[col[q]]} << 32 | q;
       sort_short(row);
       std::size_t at = out.block_row_ptr[r];
       for (const std::uint64_t key : row) {
-        out.block_col[at] = static_cast<Index>(key >> 32);
-        const T* from = a.values.data() + (key & 0xffffffffu) * bb;
-        for (std::size_t e = 0; e < bb; ++e) out.values[at * bb + e] = from[e];
+        const std::size_t q = key & 0xffffffffu;
+        out_col[at] = static_cast<Index>(key >> 32);
+        if (bb == 1) out_values[at] = values[q];  // scalar rows: no copy call an entry
+        else std::copy_n(values + q * bb, bb, out_values + at * bb);
         ++at;
       }
     }
