@@ -111,15 +111,19 @@ void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std
   };
   std::vector<std::size_t> first_bad(chunks, kNone);
   detail::for_chunks(rows, kChunk, [&](std::size_t first, std::size_t last) {
-    // Increasing columns within each row and the last below cols: every entry is in range.
-    bool fault = false;
+    // The chunk's entries in one flat pass: their descents (a column not after the one before)
+    // and their largest column. Only the descents where a non-empty row starts are allowed, and
+    // with increasing rows the largest column is the largest of the rows' last ones.
+    const std::size_t begin = ptr[first], end = ptr[last];
+    std::size_t descents = 0, at_starts = 0;
+    Index largest = 0;
+    for (std::size_t p = begin; p < end; ++p) largest = std::max(largest, col[p]);
+    for (std::size_t p = begin + 1; p < end; ++p) descents += col[p] <= col[p - 1];
     for (std::size_t i = first; i < last; ++i) {
-      const std::size_t begin = ptr[i], end = ptr[i + 1];
-      if (begin == end) continue;
-      fault |= col[end - 1] >= cols;
-      for (std::size_t p = begin + 1; p < end; ++p) fault |= col[p] <= col[p - 1];
+      const std::size_t start = ptr[i];
+      if (start > begin && start < ptr[i + 1]) at_starts += col[start] <= col[start - 1];
     }
-    if (!fault) return;
+    if (descents == at_starts && (begin == end || largest < cols)) return;
     for (std::size_t i = first; i < last && first_bad[first / kChunk] == kNone; ++i)
       for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p)
         if (bad(i, p)) first_bad[first / kChunk] = i;
