@@ -1,8 +1,10 @@
 #include "ziggurat/base/memory.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ziggurat/base/error.hpp"
 
@@ -27,6 +29,28 @@ std::string mebibytes(std::uint64_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB";
 }
 
+// A CPU device's large buffer over memory of the library's own on huge pages: the device's own
+// allocation faults each 4 KiB page at its first touch, which costs more than the copy into it.
+// OpenCL frees the memory when it releases the buffer; null where the memory or the buffer is
+// refused (the caller then asks the device).
+constexpr std::size_t kHugeBufferFrom = std::size_t{4} << 20, kHugePage = std::size_t{2} << 20;
+
+cl::Buffer huge_page_buffer(const Context& context, cl_mem_flags flags, std::size_t bytes) {
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* memory = std::aligned_alloc(kHugePage, rounded);
+  if (memory == nullptr) return {};
+  advise_huge_pages(memory, rounded);
+  cl_int err = CL_SUCCESS;
+  cl::Buffer buffer(context.cl_context(), flags | CL_MEM_USE_HOST_PTR, bytes, memory, &err);
+  if (err != CL_SUCCESS ||
+      clSetMemObjectDestructorCallback(buffer(), [](cl_mem, void* m) { std::free(m); }, memory) != CL_SUCCESS) {
+    buffer = cl::Buffer();  // released before its memory is freed
+    std::free(memory);
+    return {};
+  }
+  return buffer;
+}
+
 }  // namespace
 
 cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t element_size,
@@ -43,6 +67,11 @@ cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t 
                             device.label() + ", whose largest allocation is " +
                             mebibytes(device.max_alloc_bytes) +
                             ": make the problem smaller or choose a device with more memory");
+  }
+  if (host == nullptr && device.type == DeviceType::cpu && bytes >= kHugeBufferFrom &&
+      (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) == 0) {
+    cl::Buffer buffer = huge_page_buffer(context, flags, bytes);
+    if (buffer() != nullptr) return buffer;
   }
   cl_int err = CL_SUCCESS;
   cl::Buffer buffer(context.cl_context(), flags, bytes, host, &err);
@@ -67,6 +96,7 @@ namespace {
 
 constexpr std::size_t kStagedFrom = std::size_t{16} << 20;  // pageable copies below this size
 constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
+constexpr std::size_t kMappedFrom = std::size_t{4} << 20;  // CPU devices: mapped copies from this size
 
 // A page-locked staging area for write_buffer, mapped while it lives.
 struct Staging {
@@ -88,13 +118,34 @@ struct Staging {
   Staging& operator=(const Staging&) = delete;
 };
 
+// A CPU device's buffer is host memory: a large write maps it and copies on every core (the
+// device's own write is one thread's copy, and staging would copy every byte twice).
+void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
+                  std::size_t buffer_offset) {
+  cl_int err = CL_SUCCESS;
+  void* to = queue.enqueueMapBuffer(buffer, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, buffer_offset, bytes, nullptr,
+                                    nullptr, &err);
+  check(err, "clEnqueueMapBuffer", "mapping a CPU device's buffer to copy into it");
+  const char* from = static_cast<const char*>(source);
+  parallel_for(bytes, std::size_t{1} << 20, [&](std::size_t first, std::size_t last) {
+    std::copy(from + first, from + last, static_cast<char*>(to) + first);
+  });
+  cl::Event unmapped;
+  check(queue.enqueueUnmapMemObject(buffer, to, nullptr, &unmapped), "clEnqueueUnmapMemObject",
+        "copying to the device");
+  check(unmapped.wait(), "clWaitForEvents", "copying to the device");
+}
+
 }  // namespace
 
 // Large copies go through two pinned staging buffers in turn: the host copies a chunk into one
 // (on every core) while the previous chunk travels from the other at full bus speed. A pageable
 // copy of the same size runs at a fraction of it (bench/results/2026-11-28-design-measurements.md).
+// CPU devices have no bus to cross: their large writes are mapped copies.
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
                   std::size_t buffer_offset) {
+  const bool cpu = queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
+  if (cpu && bytes >= kMappedFrom) return write_mapped(queue, buffer, source, bytes, buffer_offset);
   if (bytes < kStagedFrom) {
     check(queue.enqueueWriteBuffer(buffer, CL_TRUE, buffer_offset, bytes, source), "clEnqueueWriteBuffer",
           "copying to the device");
@@ -114,6 +165,22 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
           "clEnqueueWriteBuffer", "copying to the device");
   }
   check(queue.finish(), "clFinish", "copying to the device");
+}
+
+void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes) {
+  const bool cpu = queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
+  if (!cpu || bytes < kMappedFrom) {
+    check(queue.enqueueCopyBuffer(from, to, 0, 0, bytes), "clEnqueueCopyBuffer", "copying between device buffers");
+    return;
+  }
+  cl_int err = CL_SUCCESS;
+  void* source = queue.enqueueMapBuffer(from, CL_TRUE, CL_MAP_READ, 0, bytes, nullptr, nullptr, &err);
+  check(err, "clEnqueueMapBuffer", "mapping a CPU device's buffer to copy from it");
+  write_mapped(queue, to, source, bytes, 0);
+  cl::Event unmapped;
+  check(queue.enqueueUnmapMemObject(from, source, nullptr, &unmapped), "clEnqueueUnmapMemObject",
+        "copying between device buffers");
+  check(unmapped.wait(), "clWaitForEvents", "copying between device buffers");
 }
 
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,

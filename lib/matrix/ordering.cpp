@@ -68,20 +68,32 @@ struct Graph {
   std::size_t vertices() const noexcept { return ptr.size() - 1; }
 };
 
-// Whether every stored block (i, j) has a stored (j, i), checked on every core.
+// Whether every stored block (i, j) has a stored (j, i), checked on every core. Only the blocks
+// above the diagonal are looked up: when each (i, j), j > i, has its (j, i) and there are as many
+// blocks below the diagonal as above, those mirrors are all the blocks below (a row's columns are
+// distinct).
 template <class T>
 bool structurally_symmetric(const Bsr<T>& a) {
-  std::vector<char> mirrored(ziggurat::detail::ceil_div(a.block_rows, kRowChunk), 1);
+  const std::size_t chunks = ziggurat::detail::ceil_div(a.block_rows, kRowChunk);
+  std::vector<char> mirrored(chunks, 1);
+  std::vector<std::ptrdiff_t> above_minus_below(chunks, 0);
   ziggurat::detail::for_chunks(a.block_rows, kRowChunk, [&](std::size_t first, std::size_t last) {
+    std::ptrdiff_t balance = 0;
     for (std::size_t i = first; i < last && mirrored[first / kRowChunk]; ++i) {
-      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
-        const Index j = a.block_col[p];
-        const auto row = a.block_col.begin() + a.block_row_ptr[j], end = a.block_col.begin() + a.block_row_ptr[j + 1];
-        if (!std::binary_search(row, end, static_cast<Index>(i))) mirrored[first / kRowChunk] = 0;
+      const auto begin = a.block_col.begin() + a.block_row_ptr[i], end = a.block_col.begin() + a.block_row_ptr[i + 1];
+      const auto above = std::upper_bound(begin, end, static_cast<Index>(i));
+      const auto diagonal = above != begin && above[-1] == i ? 1 : 0;
+      balance += (end - above) - (above - begin - diagonal);
+      for (auto p = above; p < end; ++p) {
+        const auto row = a.block_col.begin() + a.block_row_ptr[*p], row_end = a.block_col.begin() + a.block_row_ptr[*p + 1];
+        if (!std::binary_search(row, row_end, static_cast<Index>(i))) mirrored[first / kRowChunk] = 0;
       }
     }
+    above_minus_below[first / kRowChunk] = balance;
   });
-  return std::all_of(mirrored.begin(), mirrored.end(), [](char m) { return m != 0; });
+  std::ptrdiff_t balance = 0;
+  for (const std::ptrdiff_t b : above_minus_below) balance += b;
+  return balance == 0 && std::all_of(mirrored.begin(), mirrored.end(), [](char m) { return m != 0; });
 }
 
 // The pattern made symmetric: row i's neighbours are the columns it stores and the rows that
@@ -255,6 +267,22 @@ std::vector<Index> triangle_levels(std::size_t n, RowOf row_of, PositionOf posit
   return level;
 }
 
+// Sorts a row's keys: by insertion when the row is short (a PDE row's few blocks), where
+// std::sort's set-up costs more than the sort.
+void sort_short(std::vector<std::uint64_t>& keys) {
+  constexpr std::size_t kShort = 32;
+  if (keys.size() > kShort) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const std::uint64_t key = keys[i];
+    std::size_t j = i;
+    for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
+    keys[j] = key;
+  }
+}
+
 void check_permutation(const Permutation& p, std::size_t n, const char* what) {
   if (p.old_of_new.size() != n) {
     throw InvalidArgument(std::string(what) + ": the permutation has " + std::to_string(p.old_of_new.size()) +
@@ -386,19 +414,23 @@ Bsr<T> permute(const Bsr<T>& a, const Permutation& p) {
   ziggurat::detail::resize_large(out.values, a.values.size());
   // Each new row: its blocks sorted by new column (keys: new column, then old position), values
   // copied block by block; on every core.
+  const Index* col = a.block_col.data();
+  const T* values = a.values.data();
+  Index* out_col = out.block_col.data();
+  T* out_values = out.values.data();
   ziggurat::detail::for_chunks(n, kRowChunk, [&](std::size_t first, std::size_t last) {
     std::vector<std::uint64_t> row;
     for (std::size_t r = first; r < last; ++r) {
-      const Index old = p.old_of_new[r];
-      row.clear();
-      for (Index q = a.block_row_ptr[old]; q < a.block_row_ptr[old + 1]; ++q)
-        row.push_back(std::uint64_t{new_of_old[a.block_col[q]]} << 32 | q);
-      std::sort(row.begin(), row.end());
+      const Index old = p.old_of_new[r], begin = a.block_row_ptr[old], end = a.block_row_ptr[old + 1];
+      row.resize(end - begin);
+      for (Index q = begin; q < end; ++q) row[q - begin] = std::uint64_t{new_of_old[col[q]]} << 32 | q;
+      sort_short(row);
       std::size_t at = out.block_row_ptr[r];
       for (const std::uint64_t key : row) {
-        out.block_col[at] = static_cast<Index>(key >> 32);
-        const T* from = a.values.data() + (key & 0xffffffffu) * bb;
-        for (std::size_t e = 0; e < bb; ++e) out.values[at * bb + e] = from[e];
+        const std::size_t q = key & 0xffffffffu;
+        out_col[at] = static_cast<Index>(key >> 32);
+        if (bb == 1) out_values[at] = values[q];  // scalar rows: no copy call an entry
+        else std::copy_n(values + q * bb, bb, out_values + at * bb);
         ++at;
       }
     }

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "base/integer_math.hpp"
 #include "base/large_arrays.hpp"
@@ -84,8 +85,19 @@ void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std
                           str(rows + 1));
   }
   if (ptr[0] != 0) throw InvalidArgument(at + n.ptr + "[0] is " + str(ptr[0]) + ", expected 0");
-  for (std::size_t i = 0; i < rows; ++i) {
-    if (ptr[i + 1] < ptr[i]) {
+  // The pointers, then each row's columns, on every core, chunk by chunk without a branch per
+  // entry; the least row that fails is named.
+  constexpr std::size_t kChunk = 16384, kNone = ~std::size_t{0};
+  const std::size_t chunks = ceil_div(rows, kChunk);
+  std::vector<char> falls(chunks, 0);
+  detail::for_chunks(rows, kChunk, [&](std::size_t first, std::size_t last) {
+    bool fall = false;
+    for (std::size_t i = first; i < last; ++i) fall |= ptr[i + 1] < ptr[i];
+    falls[first / kChunk] = fall;
+  });
+  for (std::size_t c = 0; c < chunks; ++c) {
+    for (std::size_t i = c * kChunk; falls[c] && i < rows; ++i) {
+      if (ptr[i + 1] >= ptr[i]) continue;
       throw InvalidArgument(at + n.ptr + "[" + str(i + 1) + "] = " + str(ptr[i + 1]) + " is less than " + n.ptr +
                             "[" + str(i) + "] = " + str(ptr[i]) + " (it must be non-decreasing)");
     }
@@ -94,13 +106,24 @@ void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std
     throw InvalidArgument(at + n.col + " has " + str(col.size()) + " entries, expected " + n.ptr + "[" + n.row +
                           "s] = " + str(ptr[rows]));
   }
-  // Each row's columns, on every core; the least row that fails is named.
   const auto bad = [&](std::size_t i, std::size_t p) {
     return col[p] >= cols || (p > ptr[i] && col[p] <= col[p - 1]);
   };
-  constexpr std::size_t kChunk = 16384, kNone = ~std::size_t{0};
-  std::vector<std::size_t> first_bad(ceil_div(rows, kChunk), kNone);
+  std::vector<std::size_t> first_bad(chunks, kNone);
   detail::for_chunks(rows, kChunk, [&](std::size_t first, std::size_t last) {
+    // The chunk's entries in one flat pass: their descents (a column not after the one before)
+    // and their largest column. Only the descents where a non-empty row starts are allowed, and
+    // with increasing rows the largest column is the largest of the rows' last ones.
+    const std::size_t begin = ptr[first], end = ptr[last];
+    std::size_t descents = 0, at_starts = 0;
+    Index largest = 0;
+    for (std::size_t p = begin; p < end; ++p) largest = std::max(largest, col[p]);
+    for (std::size_t p = begin + 1; p < end; ++p) descents += col[p] <= col[p - 1];
+    for (std::size_t i = first; i < last; ++i) {
+      const std::size_t start = ptr[i];
+      if (start > begin && start < ptr[i + 1]) at_starts += col[start] <= col[start - 1];
+    }
+    if (descents == at_starts && (begin == end || largest < cols)) return;
     for (std::size_t i = first; i < last && first_bad[first / kChunk] == kNone; ++i)
       for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p)
         if (bad(i, p)) first_bad[first / kChunk] = i;
@@ -386,24 +409,48 @@ Csr<T> to_csr(const Bsr<T>& a) {
 
 namespace {
 
-// The blocks of size b in the block rows [0, block_rows) whose index is a multiple of `stride`,
-// and the entries of their rows, counted on every core.
-template <class T>
-std::pair<std::size_t, std::size_t> count_blocks(const Csr<T>& a, std::size_t b, std::size_t stride) {
-  const std::size_t sampled = ceil_div(ceil_div(a.rows, b), stride);
-  std::vector<std::size_t> blocks(sampled), entries(sampled);
-  detail::for_chunks(sampled, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
-    std::vector<Index> columns;
+// The blocks of size B in the block rows [0, block_rows) whose index is a multiple of `stride`,
+// and the entries of their rows, counted on every core in one pass over the entries: a block
+// column is counted when its stamp (the last block row that met it) is not this block row's. B is
+// a constant, so that the division by it is a multiplication.
+template <std::size_t B, class T>
+std::pair<std::size_t, std::size_t> count_blocks_of(const Csr<T>& a, std::size_t stride) {
+  const std::size_t sampled = ceil_div(ceil_div(a.rows, B), stride);
+  std::vector<std::size_t> blocks(sampled);
+  detail::parallel_for(sampled, std::max<std::size_t>(1, kBlockRowChunk / B), [&](std::size_t first, std::size_t last) {
+    std::vector<Index> stamp(ceil_div(a.cols, B), ~Index{0});  // block rows < 2^32 - 1: no stamp is ~0
     for (std::size_t s = first; s < last; ++s) {
-      const std::size_t br = s * stride;
-      block_columns(a, b, br, columns);
-      blocks[s] = columns.size();
-      entries[s] = a.row_ptr[std::min(a.rows, (br + 1) * b)] - a.row_ptr[br * b];
+      const auto br = static_cast<Index>(s * stride);
+      const std::size_t end = a.row_ptr[std::min<std::size_t>(a.rows, (br + std::size_t{1}) * B)];
+      std::size_t count = 0;
+      for (std::size_t p = a.row_ptr[br * B]; p < end; ++p) {
+        Index& seen = stamp[a.col[p] / static_cast<Index>(B)];
+        count += seen != br;
+        seen = br;
+      }
+      blocks[s] = count;
     }
   });
   std::pair<std::size_t, std::size_t> total{0, 0};
-  for (std::size_t s = 0; s < sampled; ++s) total.first += blocks[s], total.second += entries[s];
+  for (std::size_t s = 0; s < sampled; ++s) {
+    const std::size_t br = s * stride;
+    total.first += blocks[s];
+    total.second += a.row_ptr[std::min(a.rows, (br + 1) * B)] - a.row_ptr[br * B];
+  }
   return total;
+}
+
+template <class T, std::size_t... B>
+std::pair<std::size_t, std::size_t> count_blocks(const Csr<T>& a, std::size_t b, std::size_t stride,
+                                                 std::index_sequence<B...>) {
+  std::pair<std::size_t, std::size_t> total;
+  ((b == B + 1 ? (total = count_blocks_of<B + 1>(a, stride), 0) : 0), ...);
+  return total;
+}
+
+template <class T>
+std::pair<std::size_t, std::size_t> count_blocks(const Csr<T>& a, std::size_t b, std::size_t stride) {
+  return count_blocks(a, b, stride, std::make_index_sequence<16>{});
 }
 
 BlockFill fill_of(std::size_t b, std::pair<std::size_t, std::size_t> counted) {

@@ -135,8 +135,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   prepare_solves(a, pattern.diagonal, &matrix);
   status_ = upload(context, std::vector<Index>{kNoFailure}, "ILU status");
   values_ = DeviceBuffer<T>(context, matrix.values().size(), "ILU factors");
-  check(context.compute_queue().enqueueCopyBuffer(matrix.values().get(), values_.get(), 0, 0, values_.bytes()),
-        "clEnqueueCopyBuffer", "copying the matrix into the ILU factors");
+  ziggurat::detail::copy_buffer(context.compute_queue(), matrix.values().get(), values_.get(), values_.bytes());
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   change_diagonal(context, program, pattern, block_size_, values_);
   eliminate_ = context.kernel(program, "ilu_eliminate");

@@ -42,7 +42,7 @@ Arrays shape_of(const py::tuple& arrays) {
   return {arrays[0].cast<std::size_t>(), arrays[1].cast<std::size_t>(), arrays[2].cast<std::size_t>()};
 }
 
-// The arrays as they are: a Bsr of their b (b = 1 for CSR).
+// The arrays as they are, not yet validated: a Bsr of their b (b = 1 for CSR).
 template <class T>
 sparse::Bsr<T> own_blocks(const py::tuple& arrays) {
   const Arrays a = shape_of(arrays);
@@ -55,7 +55,24 @@ sparse::Bsr<T> own_blocks(const py::tuple& arrays) {
   m.block_row_ptr = index_vector(arrays[3], "indptr");
   m.block_col = index_vector(arrays[4], "indices");
   m.values = value_vector<T>(arrays[5]);
-  sparse::validate(m);
+  return m;
+}
+
+// A Bsr of b = 1 as the CSR it is, and back: the same arrays, moved.
+template <class T>
+sparse::Csr<T> entries_of(sparse::Bsr<T>&& m) {
+  return {m.rows, m.cols, std::move(m.block_row_ptr), std::move(m.block_col), std::move(m.values)};
+}
+
+template <class T>
+sparse::Bsr<T> scalar_blocks_of(sparse::Csr<T>&& csr) {
+  sparse::Bsr<T> m;
+  m.rows = m.block_rows = csr.rows;
+  m.cols = m.block_cols = csr.cols;
+  m.block_size = 1;
+  m.block_row_ptr = std::move(csr.row_ptr);
+  m.block_col = std::move(csr.col);
+  m.values = std::move(csr.values);
   return m;
 }
 
@@ -63,25 +80,26 @@ sparse::Bsr<T> own_blocks(const py::tuple& arrays) {
 
 template <class T>
 sparse::Csr<T> csr_of(const py::tuple& arrays) {
-  const Arrays a = shape_of(arrays);
-  if (a.block_size != 1) return sparse::to_csr(own_blocks<T>(arrays));
-  sparse::Csr<T> m;
-  m.rows = a.rows;
-  m.cols = a.cols;
-  m.row_ptr = index_vector(arrays[3], "indptr");
-  m.col = index_vector(arrays[4], "indices");
-  m.values = value_vector<T>(arrays[5]);
+  if (shape_of(arrays).block_size != 1) return sparse::to_csr(own_blocks<T>(arrays));  // to_csr validates
+  sparse::Csr<T> m = entries_of(own_blocks<T>(arrays));
   sparse::validate(m);
   return m;
 }
 
+// Each path validates the arrays once: validate(), propose_block_size() or to_bsr().
 template <class T>
 sparse::Bsr<T> bsr_of(const py::tuple& arrays, std::optional<std::size_t> block_size) {
   const Arrays a = shape_of(arrays);
-  if (a.block_size != 1 && (!block_size || *block_size == a.block_size)) return own_blocks<T>(arrays);
-  sparse::Csr<T> csr = csr_of<T>(arrays);
+  if (a.block_size != 1 && (!block_size || *block_size == a.block_size)) {
+    sparse::Bsr<T> m = own_blocks<T>(arrays);
+    sparse::validate(m);
+    return m;
+  }
+  if (a.block_size != 1) return sparse::to_bsr(csr_of<T>(arrays), *block_size);
+  sparse::Csr<T> csr = entries_of(own_blocks<T>(arrays));
   const std::size_t b = block_size ? *block_size : sparse::propose_block_size(csr);
-  return sparse::to_bsr(std::move(csr), b);
+  if (block_size || b != 1) return sparse::to_bsr(std::move(csr), b);
+  return scalar_blocks_of(std::move(csr));
 }
 
 template sparse::Csr<float> csr_of<float>(const py::tuple&);

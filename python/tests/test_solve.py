@@ -60,6 +60,18 @@ def test_several_right_hand_sides_and_a_first_guess(context):
     assert report["iterations"] <= 1
 
 
+def test_a_csr_goes_in_with_the_same_bits_whether_its_block_size_is_chosen_or_given(context):
+    a = convection(16, np.float32)  # a scattered pattern: the block size of least fill is 1
+    wide = a.copy()
+    wide.indptr, wide.indices = wide.indptr.astype(np.int64), wide.indices.astype(np.int64)
+    b = np.random.default_rng(3).uniform(-1, 1, a.shape[0]).astype(np.float32)
+    x, report = ziggurat.solve(a, b, rtol=1e-6, context=context)
+    assert report["block_size"] == 1 and report["converged"]
+    for given in ({"A": a, "block_size": 1}, {"A": wide}, {"A": wide, "block_size": 1}):
+        again, other = ziggurat.solve(b=b, rtol=1e-6, context=context, **given)
+        assert again.tobytes() == x.tobytes() and other["iterations"] == report["iterations"]
+
+
 def test_float32_stays_float32(context):
     a = laplacian(12, np.float32)
     b = np.ones(a.shape[0], np.float32)

@@ -135,6 +135,31 @@ TEST_CASE("validate names the first inconsistency of a CSR matrix") {
                     "CSR: rows = 4294967296: more than 2^32 - 1");
 }
 
+TEST_CASE("validate checks many rows chunk by chunk and names the least faulty row, empty rows between") {
+  // 70,000 rows of a band (row i: columns i - 1, i, i + 1 within 0..n - 1), every fifth row empty:
+  // the rows' first columns fall below the previous rows' last ones, which is no fault.
+  const std::size_t n = 70000;
+  Csr<double> good;
+  good.rows = good.cols = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i == 0 ? 0 : i - 1; i % 5 != 4 && j <= std::min(n - 1, i + 1); ++j) {
+      good.col.push_back(static_cast<Index>(j));
+      good.values.push_back(1.0);
+    }
+    good.row_ptr.push_back(static_cast<Index>(good.col.size()));
+  }
+  CHECK_NOTHROW(validate(good));
+  using M = Csr<double>;
+  const auto at = [&](std::size_t row, std::size_t k) { return good.row_ptr[row] + k; };
+  check_rejected<M>(good, [&](M& a) { a.col[at(52001, 1)] = a.col[at(52001, 0)]; },
+                    "CSR: row 52001: column 52000 not after column 52000");
+  check_rejected<M>(good, [&](M& a) { a.col[at(60000, 2)] = n; }, "CSR: row 60000: column 70000 is out of range");
+  check_rejected<M>(good, [&](M& a) { std::swap(a.col[at(n - 2, 0)], a.col[at(n - 2, 1)]); },
+                    "CSR: row 69998: column 69997 not after column 69998");
+  check_rejected<M>(good, [&](M& a) { a.col[at(40001, 0)] = n + 1, a.col[at(3, 2)] = 2; },
+                    "CSR: row 3: column 2 not after column 3");
+}
+
 TEST_CASE("foreign index arrays convert on every core; the first entry out of range is named") {
   std::vector<std::int64_t> wide(300000);
   for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::int64_t(i) * 14321;  // up to 4.3e9: past 2^32 - 1
@@ -409,6 +434,17 @@ TEST_CASE("block fills of the 5 x 5 example, and b = 1 for a scattered matrix") 
   CHECK(fills[1].fill == 7.0 * 4 / 8);
   CHECK(fills[2].blocks == to_bsr(five_by_five(), 3).blocks());
   CHECK(propose_block_size(random_csr<double>(200, 200, 0.02, 3)) == 1);
+}
+
+TEST_CASE("block fills count the blocks that conversion makes, for every b, on scattered and banded matrices") {
+  for (const auto& a : {random_csr<double>(300, 277, 0.03, 5), random_csr<double>(1000, 1000, 0.002, 6),
+                        to_csr(seven_point_bsr<double>(9, 8, 7, 1, 2))}) {
+    const auto fills = block_fills(a);
+    for (std::size_t b = 1; b <= 16; ++b) {
+      CAPTURE(b);
+      CHECK(fills[b - 1].blocks == to_bsr(a, b).blocks());
+    }
+  }
 }
 
 TEST_CASE("to_dia of a tridiagonal matrix") {

@@ -20,17 +20,22 @@ void check_device_buffers(const DeviceInfo& device, std::size_t count, std::uint
 
 namespace detail {
 /// Creates a buffer of count * element_size bytes (over `host` where flags hold
-/// CL_MEM_USE_HOST_PTR). Throws InvalidArgument for zero or overflowing sizes and
+/// CL_MEM_USE_HOST_PTR; on CPU devices, a buffer of 4 MiB or more that names no host memory lies
+/// over the library's own, on huge pages). Throws InvalidArgument for zero or overflowing sizes and
 /// OutOfDeviceMemory when the size exceeds the device's largest allocation.
 cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t element_size,
                          cl_mem_flags flags, std::string_view purpose, void* host = nullptr);
 void* map_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes);
 void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* pointer) noexcept;
-/// Blocking copies of `bytes` bytes at byte `buffer_offset` of the buffer.
+/// Blocking copies of `bytes` bytes at byte `buffer_offset` of the buffer (large writes: staged
+/// through pinned memory on GPUs, mapped and copied on every core on CPU devices).
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
                   std::size_t buffer_offset = 0);
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,
                  std::size_t buffer_offset = 0);
+/// The first `bytes` bytes of `from` into `to`, in the queue's order (on CPU devices a large copy
+/// is made on every core before the call returns).
+void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes);
 }  // namespace detail
 
 /// `count` values of T in device memory.
