@@ -91,12 +91,10 @@ Chunks chunks(const LevelSets& levels, std::size_t rows) {
   return c;
 }
 
-TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower,
-                        const LevelSets& upper) {
+TriangularSweep resolve(TriangularSweep sweep, const LevelSets& lower, const LevelSets& upper) {
   if (sweep != TriangularSweep::automatic) return sweep;
-  return device.type == DeviceType::gpu && std::max(lower.levels(), upper.levels()) > kSyncFreeLevels
-             ? TriangularSweep::sync_free
-             : TriangularSweep::levels;
+  return std::max(lower.levels(), upper.levels()) > kSyncFreeLevels ? TriangularSweep::sync_free
+                                                                     : TriangularSweep::levels;
 }
 
 }  // namespace
@@ -126,7 +124,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
       block_rows_(a.block_rows),
       lower_(sparse::lower_levels(a)),
       upper_(sparse::upper_levels(a)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      sweep_(resolve(sweep, lower_, upper_)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -157,7 +155,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
       block_rows_(factors.block_rows),
       lower_(sparse::lower_levels(factors)),
       upper_(sparse::upper_levels(factors)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      sweep_(resolve(sweep, lower_, upper_)) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {

@@ -298,12 +298,11 @@ TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-sched
             }
           }
         }
-        // The automatic choice: sync-free on a GPU above kSyncFreeLevels levels, whatever the
-        // block size; levels below, or on a CPU.
-        const bool gpu = context.device().type == DeviceType::gpu;
+        // The automatic choice: sync-free above kSyncFreeLevels levels, whatever the block size
+        // and the device; levels below.
         for (const std::size_t b : {1, 3, 4}) {
           CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, b), 1).sweep() ==
-                (gpu ? TriangularSweep::sync_free : TriangularSweep::levels));
+                TriangularSweep::sync_free);
         }
         CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 4), 1).sweep() == TriangularSweep::levels);
       },

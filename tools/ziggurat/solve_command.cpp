@@ -286,8 +286,8 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(whole_number(1));
   command->add_option("--sweep", options->settings.sweep, "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free "
-                                                 "(one launch, each level's rows wait for the earlier levels) or auto (sync-free on a GPU "
-                                                 "above 16 levels)")
+                                                 "(one launch, each level's rows wait for the earlier levels) or auto (sync-free above 16 "
+                                                 "levels)")
       ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
   command->add_option("--kernel", options->settings.kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "

@@ -24,16 +24,16 @@ enum class TriangularSweep {
   sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
               ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
-  automatic,  ///< sync_free on a GPU when a solve has more than kSyncFreeLevels levels, else levels
-              ///< (on a CPU device a waiting work-group holds a core)
+  automatic,  ///< sync_free when a solve has more than kSyncFreeLevels levels, else levels
 };
 const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
-/// The level count above which `automatic` runs sync-free on a GPU: launches then cost more than
-/// waiting (bench/results/2026-11-28-design-measurements.md). Measured per block size on an H200
-/// in the natural order of 0.5-2 M block rows (bench/results/2026-11-28-h200-sync-free.md), the
-/// sync-free solves took 0.51-0.73x the level-by-level time at every b from 1 to 5.
+/// The level count above which `automatic` runs sync-free: launches then cost more than waiting
+/// (bench/results/2026-11-28-design-measurements.md). Measured per block size in the natural order
+/// (bench/results/2026-11-28-h200-sync-free.md), the sync-free solves took 0.51-0.73x the
+/// level-by-level time at every b from 1 to 5 on an H200 (0.5-2 M block rows), and 0.65-0.73x at
+/// b = 1 and 0.81-1.05x at b = 2 to 5 on PoCL's 2 cores (2,700-14,000 block rows).
 constexpr std::size_t kSyncFreeLevels = 16;
 
 template <class T>
