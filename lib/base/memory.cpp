@@ -118,6 +118,10 @@ struct Staging {
   Staging& operator=(const Staging&) = delete;
 };
 
+bool on_cpu_device(const cl::CommandQueue& queue) {
+  return queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
+}
+
 // A CPU device's buffer is host memory: a large write maps it and copies on every core (the
 // device's own write is one thread's copy, and staging would copy every byte twice).
 void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
@@ -144,8 +148,7 @@ void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
 // CPU devices have no bus to cross: their large writes are mapped copies.
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
                   std::size_t buffer_offset) {
-  const bool cpu = queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
-  if (cpu && bytes >= kMappedFrom) return write_mapped(queue, buffer, source, bytes, buffer_offset);
+  if (on_cpu_device(queue) && bytes >= kMappedFrom) return write_mapped(queue, buffer, source, bytes, buffer_offset);
   if (bytes < kStagedFrom) {
     check(queue.enqueueWriteBuffer(buffer, CL_TRUE, buffer_offset, bytes, source), "clEnqueueWriteBuffer",
           "copying to the device");
@@ -168,8 +171,7 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
 }
 
 void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes) {
-  const bool cpu = queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
-  if (!cpu || bytes < kMappedFrom) {
+  if (!on_cpu_device(queue) || bytes < kMappedFrom) {
     check(queue.enqueueCopyBuffer(from, to, 0, 0, bytes), "clEnqueueCopyBuffer", "copying between device buffers");
     return;
   }

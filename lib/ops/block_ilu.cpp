@@ -38,10 +38,12 @@ void check_k(std::size_t k) {
   if (k < 1 || k > 16) throw InvalidArgument("preconditioners take 1 to 16 vectors, not " + std::to_string(k));
 }
 
-cl::Event launch(const Context& context, cl::Kernel& kernel, std::size_t items, const char* what) {
+// Enqueues `kernel` over `items` work-items in groups of kLocal; its event, or none unless `timed`
+// (an event costs the host a little at every launch of a sweep's hundreds).
+cl::Event launch(const Context& context, cl::Kernel& kernel, std::size_t items, const char* what, bool timed = true) {
   cl::Event event;
   check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(items, kLocal), kLocal, nullptr,
-                                                     &event),
+                                                     timed ? &event : nullptr),
         "clEnqueueNDRangeKernel", what);
   return event;
 }
@@ -200,17 +202,25 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
 template <class T>
 Span DeviceBlockIlu<T>::factorize(double shift) {
   Span span;
+  // As in launch_levels: a level sets only its first row and count (eliminate's arguments 5 and 6,
+  // invert's 4 and 5), and only the first and last inversions carry events.
+  set_args(eliminate_, "ilu_eliminate", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0),
+           cl_uint(0), status_.get());
+  set_args(invert_, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0), cl_uint(0),
+           status_.get());
   for (std::size_t level = 0; level < lower_.levels(); ++level) {
     const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
     if (level > 0) {  // level 0 has no lower blocks to eliminate
-      set_args(eliminate_, "ilu_eliminate", row_ptr_, col_, diagonal_.get(), values_.get(),
-               lower_rows_.get(), first, count, status_.get());
-      launch(context_, eliminate_, std::size_t(count) * block_size_, "ILU(0) elimination");
+      set_arg(eliminate_, 5, "ilu_eliminate", first);
+      set_arg(eliminate_, 6, "ilu_eliminate", count);
+      launch(context_, eliminate_, std::size_t(count) * block_size_, "ILU(0) elimination", false);
     }
-    set_args(invert_, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), first, count,
-             status_.get());
-    span.last = launch(context_, invert_, count, "ILU(0) diagonal inversion");
-    if (level == 0) span.first = span.last;
+    set_arg(invert_, 4, "ilu_invert", first);
+    set_arg(invert_, 5, "ilu_invert", count);
+    const bool ends = level == 0 || level + 1 == lower_.levels();
+    const cl::Event inverted = launch(context_, invert_, count, "ILU(0) diagonal inversion", ends);
+    if (level == 0) span.first = inverted;
+    if (ends) span.last = inverted;
   }
   check_status(context_, status_, shift);
   return span;
@@ -245,10 +255,7 @@ Span DeviceBlockIlu<T>::launch_levels(cl::Kernel& solve, const LevelSets& levels
     set_arg(solve, 5, what, first);
     set_arg(solve, 6, what, count);
     const bool ends = level == 0 || level + 1 == levels.levels();
-    cl::Event event;
-    check(context_.compute_queue().enqueueNDRangeKernel(solve, cl::NullRange, round_up(count * per_row, kLocal), kLocal,
-                                                        nullptr, ends ? &event : nullptr),
-          "clEnqueueNDRangeKernel", what);
+    const cl::Event event = launch(context_, solve, count * per_row, what, ends);
     if (level == 0) span.first = event;
     if (ends) span.last = event;
   }

@@ -25,7 +25,6 @@ struct BoxGroups {
         tile_y(box_tile(device)[1]) {}
 };
 
-
 }  // namespace
 
 std::size_t rows_per_group(std::size_t rows, std::size_t groups_per_row, unsigned compute_units) {
