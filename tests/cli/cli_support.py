@@ -171,14 +171,19 @@ def stop_after_first_progress(command, marker, stop, env=None):
     job = subprocess.Popen(list(map(str, command)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            env={**(env or os.environ), "ZIGGURAT_PROGRESS_SECONDS": "0"})
     seen = ""
-    while marker not in seen:
-        line = job.stderr.readline()
-        if not line:
-            job.wait()
-            raise AssertionError(f"the run ended before its first progress line ({marker}):\n{seen}")
-        seen += line
-    stop(job)
-    _, err = job.communicate(timeout=300)
+    try:
+        while marker not in seen:
+            line = job.stderr.readline()
+            if not line:
+                job.wait()
+                raise AssertionError(f"the run ended before its first progress line ({marker}):\n{seen}")
+            seen += line
+        stop(job)
+        _, err = job.communicate(timeout=300)
+    finally:
+        if job.poll() is None:  # a failed stop() or a timeout: no run outlives its test
+            job.kill()
+            job.communicate()
     return job.returncode, seen + err
 
 

@@ -162,11 +162,12 @@ class StopUnderMpi(ScratchFolderTest):
         return err
 
     def test_a_signal_to_one_heat_rank_stops_both_after_the_same_pass_with_the_field_whole(self):
-        heat = ("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--steps", 4000)
+        steps = 400_000  # far more than finding rank 1 takes: 4,000 could end first on a CPU
+        heat = ("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--steps", steps)
         err = self.stopped_ranks((*heat, "--out", self.path("stopped.npy")), "heat: steps")
-        done = int(re.search(r"stopped by SIGTERM after (\d+) of 4000 steps", err).group(1))
-        self.assertTrue(0 < done < 4000 and done % 4 == 0, err)  # halo intervals of 4 steps
-        self.assertIn(f"--init {self.path('stopped.npy')} --steps {4000 - done}", err)
+        done = int(re.search(rf"stopped by SIGTERM after (\d+) of {steps} steps", err).group(1))
+        self.assertTrue(0 < done < steps and done % 4 == 0, err)  # halo intervals of 4 steps
+        self.assertIn(f"--init {self.path('stopped.npy')} --steps {steps - done}", err)
         run("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--steps", done, "--quiet",
             "--out", self.path("same_steps.npy"))
         self.assertEqual(np.load(self.path("stopped.npy")).tobytes(), np.load(self.path("same_steps.npy")).tobytes())

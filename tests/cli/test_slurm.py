@@ -119,6 +119,25 @@ class OneNodeSlurm:
                     break
                 time.sleep(0.2)
 
+    def jobs(self):
+        """The ids squeue lists, or None where it could not answer."""
+        done = subprocess.run(["squeue", "-h", "-o", "%A"], capture_output=True, text=True, env=self.environment)
+        return done.stdout.split() if done.returncode == 0 else None
+
+    def only_job(self):
+        """The one job's id. squeue can miss an answer on a loaded machine: it is asked again."""
+        deadline = time.monotonic() + 60
+        while (jobs := self.jobs()) is None or len(jobs) != 1:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"squeue lists {jobs}, not one job")
+            time.sleep(0.5)
+        return jobs[0]
+
+    def cancel_all(self):
+        """Kills what a failed test left queued or running, so that it holds no later test's node."""
+        for job in self.jobs() or ():
+            subprocess.run(["scancel", "--signal=KILL", "--full", job], env=self.environment)
+
     def srun(self, *args, mpi="pmix"):
         return subprocess.run(["srun", f"--mpi={mpi}", "-n", "2", "--kill-on-bad-exit=1", support.ZIGGURAT,
                                *map(str, args)], capture_output=True, text=True, timeout=600, env=self.environment)
@@ -155,6 +174,7 @@ class UnderSlurm(ScratchFolderTest):
             self.skipTest(SKIP_REASON)
         super().setUp()
         self.device = "name:" + json.loads(run("heat", "--size", "9x9", "--steps", "1", "--json")[0])["device"]
+        self.addCleanup(SLURM.cancel_all)
 
     def split_run(self, command, common):
         """One process, then two Slurm tasks; the reports and the two outputs."""
@@ -186,21 +206,19 @@ class UnderSlurm(ScratchFolderTest):
 
     def test_scancel_signal_term_stops_both_tasks_after_the_same_pass_with_the_field_whole(self):
         heat = ("heat", "--size", "256x256", "--height", 4, "--precision", "f32", "--device", self.device)
+        steps = 400_000  # far more than squeue and scancel take to stop it: 4,000 could end first on a CPU
 
         def scancel(job):
-            jobs = subprocess.run(["squeue", "-h", "-o", "%A"], capture_output=True, text=True,
-                                  env=SLURM.environment).stdout.split()
-            self.assertEqual(len(jobs), 1, jobs)
-            subprocess.run(["scancel", "--signal=TERM", jobs[0]], check=True, env=SLURM.environment)
+            subprocess.run(["scancel", "--signal=TERM", SLURM.only_job()], check=True, env=SLURM.environment)
 
         status, err = stop_after_first_progress(
-            ["srun", "--mpi=pmix", "-n", "2", support.ZIGGURAT, *heat, "--steps", 4000, "--out", self.path("two.npy"),
+            ["srun", "--mpi=pmix", "-n", "2", support.ZIGGURAT, *heat, "--steps", steps, "--out", self.path("two.npy"),
              "--progress", "always"], "heat: steps", scancel, env=SLURM.environment)
         self.assertNotEqual(status, 0, err)
-        found = re.search(r"stopped by SIGTERM after (\d+) of 4000 steps", err)
+        found = re.search(rf"stopped by SIGTERM after (\d+) of {steps} steps", err)
         self.assertIsNotNone(found, err)
         done = int(found.group(1))
-        self.assertTrue(0 < done < 4000 and done % 4 == 0, err)
+        self.assertTrue(0 < done < steps and done % 4 == 0, err)
         run(*heat, "--steps", done, "--quiet", "--out", self.path("one.npy"))
         self.assert_same_bits()
 
