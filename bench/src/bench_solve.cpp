@@ -116,7 +116,8 @@ struct ZigguratConfig {
   sparse::SolverOptions options;
 };
 
-std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite) {
+// `cpu`: the device is a CPU, the only kind where a sequential sweep (one work-item) is worth a row.
+std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite, bool cpu) {
   using sparse::KrylovMethod;
   using sparse::Ordering;
   using sparse::PreconditionerKind;
@@ -138,10 +139,12 @@ std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_i
       return config("bicgstab+ilu0 " + std::move(name), KrylovMethod::bicgstab, PreconditionerKind::ilu0, ordering,
                     true, sweep);
     };
-    return {ilu("auto", Ordering::automatic),  // the defaults, as a user calls them
-            ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
-            ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free), ilu("colours", Ordering::colours),
-            ilu("block-colours", Ordering::block_colours)};
+    std::vector<ZigguratConfig> rows = {ilu("auto", Ordering::automatic),  // the defaults, as a user calls them
+                                        ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
+                                        ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free),
+                                        ilu("colours", Ordering::colours), ilu("block-colours", Ordering::block_colours)};
+    if (cpu) rows.insert(rows.begin() + 3, ilu("natural sequential", Ordering::natural, TriangularSweep::sequential));
+    return rows;
   }
   return {config("bicgstab+ilu0 natural", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::natural),
           config("bicgstab+ilu0 levels", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::levels),
@@ -243,7 +246,8 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
   // Large enough (28 levels in natural order) that the warm-up runs the sweep the real system will.
   const BenchSystem<T> warm_up =
       make_system<T>("warm-up", sparse::convection_diffusion_bsr<T>(10, 10, 10, s.bsr.block_size));
-  const std::vector<ZigguratConfig> configs = ziggurat_configs(tolerance, options.max_iterations, options.suite);
+  const std::vector<ZigguratConfig> configs =
+      ziggurat_configs(tolerance, options.max_iterations, options.suite, context.device().type == DeviceType::cpu);
   warm_up_system(context, s, configs.front());
   std::vector<SolveRow> rows;
   for (const ZigguratConfig& config : configs) rows.push_back(run_ziggurat(context, s, warm_up, config));

@@ -2,7 +2,7 @@
 """The user's whole path through Python: ziggurat.solve and ziggurat.spmm on SciPy arrays, wall
 time against the report's own times, beside SciPy's A @ x on the same matrix.
 
-Usage: python_path.py [--n N] [--device SPEC] [--repeat R] [--json]
+Usage: python_path.py [--n N] [--device SPEC] [--repeat R] [--ordering ORDERING] [--json]
 
 Systems: -Laplace u (seven points) on N^3 nodes as a SciPy CSR (b = 1), and the same operator for
 3-vectors as a SciPy BSR of 3 x 3 blocks (b = 3, (N^3 * 3) rows), both built with scipy.sparse.
@@ -41,7 +41,7 @@ def timed(call):
     return time.perf_counter() - start, result
 
 
-def measure(name, a, device, repeat):
+def measure(name, a, device, repeat, ordering):
     b = np.ones(a.shape[0])
     x = np.ones(a.shape[0])
     scipy_8 = min(timed(lambda: [a @ x for _ in range(8)])[0] for _ in range(3))
@@ -49,7 +49,7 @@ def measure(name, a, device, repeat):
     for call, count in (("first", 1), ("second", repeat)):
         calls = []
         for _ in range(count):
-            wall, (_, report) = timed(lambda: ziggurat.solve(a, b, context=device))
+            wall, (_, report) = timed(lambda: ziggurat.solve(a, b, ordering=ordering, context=device))
             calls.append((wall - report["times"]["solve_s"], wall, report))
         outside, wall, report = min(calls, key=lambda c: c[0])
         t = report["times"]
@@ -68,6 +68,7 @@ def main():
     parser.add_argument("--n", type=int, default=128)
     parser.add_argument("--device", default=None)
     parser.add_argument("--repeat", type=int, default=1, help="calls after the first; the least is reported")
+    parser.add_argument("--ordering", default="auto", help="ziggurat.solve's ordering (default auto, as users call it)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     device = ziggurat.Context(args.device) if args.device else None
@@ -75,8 +76,8 @@ def main():
     vector = sp.kron(scalar, sp.identity(3) * 2 + sp.eye(3, k=1) - sp.eye(3, k=-1), format="bsr").tobsr((3, 3))
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    rows = measure(f"laplace7 {args.n}^3 (CSR)", scalar, device, args.repeat)
-    rows += measure(f"laplace7 x 3x3 {args.n}^3 (BSR)", vector, device, args.repeat)
+    rows = measure(f"laplace7 {args.n}^3 (CSR)", scalar, device, args.repeat, args.ordering)
+    rows += measure(f"laplace7 x 3x3 {args.n}^3 (BSR)", vector, device, args.repeat, args.ordering)
     label = (device or ziggurat.Context()).device["label"]
     if args.json:
         print(json.dumps({"device": label, "date": time.strftime("%Y-%m-%d"), "scipy": scipy.__version__,

@@ -1,6 +1,9 @@
 #include "ziggurat/matrix/sparse.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <charconv>
 #include <limits>
 #include <random>
@@ -411,22 +414,27 @@ namespace {
 
 // The blocks of size B in the block rows [0, block_rows) whose index is a multiple of `stride`,
 // and the entries of their rows, counted on every core in one pass over the entries: a block
-// column is counted when its stamp (the last block row that met it) is not this block row's. B is
-// a constant, so that the division by it is a multiplication.
+// column is counted when its stamp (1 + the last block row that met it, 0 for none) is not this
+// block row's. The stamps are calloc's zeroed pages, so a thread faults in only the pages its rows'
+// columns touch, not the whole array (a filled std::vector cost every thread a page fault a 4 KiB
+// of columns, for every B). B is a constant, so that the division by it is a multiplication.
 template <std::size_t B, class T>
 std::pair<std::size_t, std::size_t> count_blocks_of(const Csr<T>& a, std::size_t stride) {
   const std::size_t sampled = ceil_div(ceil_div(a.rows, B), stride);
   std::vector<std::size_t> blocks(sampled);
   detail::parallel_for(sampled, std::max<std::size_t>(1, kBlockRowChunk / B), [&](std::size_t first, std::size_t last) {
-    std::vector<Index> stamp(ceil_div(a.cols, B), ~Index{0});  // block rows < 2^32 - 1: no stamp is ~0
+    const std::unique_ptr<Index[], decltype(&std::free)> stamp(
+        static_cast<Index*>(std::calloc(std::max<std::size_t>(1, ceil_div(a.cols, B)), sizeof(Index))), &std::free);
+    if (!stamp) throw std::bad_alloc();
     for (std::size_t s = first; s < last; ++s) {
-      const auto br = static_cast<Index>(s * stride);
-      const std::size_t end = a.row_ptr[std::min<std::size_t>(a.rows, (br + std::size_t{1}) * B)];
+      const std::size_t br = s * stride;
+      const auto mark = static_cast<Index>(br + 1);  // block rows < 2^32 - 1
+      const std::size_t end = a.row_ptr[std::min(a.rows, (br + 1) * B)];
       std::size_t count = 0;
       for (std::size_t p = a.row_ptr[br * B]; p < end; ++p) {
         Index& seen = stamp[a.col[p] / static_cast<Index>(B)];
-        count += seen != br;
-        seen = br;
+        count += seen != mark;
+        seen = mark;
       }
       blocks[s] = count;
     }

@@ -1,12 +1,12 @@
 // Block ILU(0) on the device: the factorisation level by level, the triangular solves level by
-// level or sync-free, and block Jacobi (inverted diagonal blocks). The factor layout and the order of every sum
-// are those of the sequential reference, lib/matrix/ilu_factors.cpp; the host side is
-// lib/ops/block_ilu.cpp.
+// level, sync-free or sequential, and block Jacobi (inverted diagonal blocks). The factor layout
+// and the order of every sum are those of the sequential reference, lib/matrix/ilu_factors.cpp;
+// the host side is lib/ops/block_ilu.cpp.
 //
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
 // first + count); rows of one level never depend on each other, and only the sync-free sweeps
-// (below) have barriers.
+// (below) have barriers. The sequential sweeps take every row in one work-item.
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
 // once it is set, later levels do nothing.
 
@@ -56,16 +56,10 @@ int invert_block(REAL* d, REAL* inv) {
   return 1;
 }
 
-// Elimination of one level: work-item (row of the level, line l) updates line l of every block of
-// its row (the lines of a block row are independent until the diagonal block is inverted).
-__kernel void ilu_eliminate(__global const uint* restrict row_ptr, __global const uint* restrict col,
-                            __global const uint* restrict diag, __global REAL* restrict values,
-                            __global const uint* restrict level_rows, const uint first, const uint count,
-                            __global const uint* restrict status) {
-  const uint t = (uint)get_global_id(0);
-  const uint slot = t / B, l = t - slot * B;
-  if (slot >= count || *status != NO_FAILURE) return;
-  const uint i = level_rows[first + slot];
+// Line l of every block of block row i eliminated (the lines of a block row are independent until
+// the diagonal block is inverted); the rows it reads are factorised.
+void eliminate_line(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                    __global const uint* restrict diag, __global REAL* restrict values, const uint i, const uint l) {
   const uint end = row_ptr[i + 1];
   REAL a[B];
   for (uint p = row_ptr[i]; p < diag[i]; ++p) {
@@ -96,21 +90,14 @@ __kernel void ilu_eliminate(__global const uint* restrict row_ptr, __global cons
   }
 }
 
-// The diagonal blocks of one level inverted, and each row's upper blocks scaled by the inverse:
-// one work-item per block row.
-__kernel void ilu_invert(__global const uint* restrict row_ptr, __global const uint* restrict diag,
-                         __global REAL* restrict values, __global const uint* restrict level_rows,
-                         const uint first, const uint count, __global uint* restrict status) {
-  const uint slot = (uint)get_global_id(0);
-  if (slot >= count || *status != NO_FAILURE) return;
-  const uint i = level_rows[first + slot];
+// Block row i's diagonal block inverted and its upper blocks scaled by the inverse, once its lines
+// are eliminated. Returns 0, changing nothing, when the block is singular.
+int invert_row(__global const uint* restrict row_ptr, __global const uint* restrict diag,
+               __global REAL* restrict values, const uint i) {
   REAL d[BB], inv[BB], column[B];
   __global REAL* block = values + (size_t)diag[i] * BB;
   for (uint e = 0; e < BB; ++e) d[e] = block[e];
-  if (!invert_block(d, inv)) {
-    atomic_min(status, i);
-    return;
-  }
+  if (!invert_block(d, inv)) return 0;
   for (uint e = 0; e < BB; ++e) block[e] = inv[e];
   const uint end = row_ptr[i + 1];
   for (uint q = diag[i] + 1; q < end; ++q) {
@@ -122,6 +109,50 @@ __kernel void ilu_invert(__global const uint* restrict row_ptr, __global const u
         for (uint e = 0; e < B; ++e) s += inv[r * B + e] * column[e];
         u[r * B + c] = s;
       }
+    }
+  }
+  return 1;
+}
+
+// Elimination of one level: work-item (row of the level, line l).
+__kernel void ilu_eliminate(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                            __global const uint* restrict diag, __global REAL* restrict values,
+                            __global const uint* restrict level_rows, const uint first, const uint count,
+                            __global const uint* restrict status) {
+  const uint t = (uint)get_global_id(0);
+  const uint slot = t / B, l = t - slot * B;
+  if (slot >= count || *status != NO_FAILURE) return;
+  eliminate_line(row_ptr, col, diag, values, level_rows[first + slot], l);
+}
+
+// The diagonal blocks of one level inverted, and each row's upper blocks scaled by the inverse:
+// one work-item per block row.
+__kernel void ilu_invert(__global const uint* restrict row_ptr, __global const uint* restrict diag,
+                         __global REAL* restrict values, __global const uint* restrict level_rows,
+                         const uint first, const uint count, __global uint* restrict status) {
+  const uint slot = (uint)get_global_id(0);
+  if (slot >= count || *status != NO_FAILURE) return;
+  const uint i = level_rows[first + slot];
+  if (!invert_row(row_ptr, diag, values, i)) atomic_min(status, i);
+}
+
+// The whole factorisation in one work-item, level after level (CPU devices, as the sequential
+// sweeps below): each row eliminated, then inverted. A level with a singular block finishes, and
+// its least failing row is the status, as in the level-scheduled kernels.
+__kernel void ilu_factor_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                                    __global const uint* restrict diag, __global REAL* restrict values,
+                                    __global const uint* restrict level_rows, __global const uint* restrict level_ptr,
+                                    const uint levels, __global uint* restrict status) {
+  for (uint level = 0; level < levels; ++level) {
+    uint failed = NO_FAILURE;
+    for (uint at = level_ptr[level]; at < level_ptr[level + 1]; ++at) {
+      const uint i = level_rows[at];
+      for (uint l = 0; l < B; ++l) eliminate_line(row_ptr, col, diag, values, i, l);
+      if (!invert_row(row_ptr, diag, values, i)) failed = min(failed, i);
+    }
+    if (failed != NO_FAILURE) {
+      *status = failed;
+      return;
     }
   }
 }
@@ -329,6 +360,57 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
   z += z_offset;
   if (mine) AT(z, i * B + l, j) = subtract_row(own, &pre, col, values, begin, end, l, j, z);
   publish(tickets, chunks);
+}
+
+// ---- Sequential sweeps: one work-item walks every row (CPU devices) ----
+//
+// A CPU device runs a few work-groups at a time: a launch a level, or a work-group's wait, costs
+// more there than the rows it solves. One work-item walks the rows in their own order instead (an
+// L entry lies left of its row, a U entry right of it), without level sets or waits. Every sum
+// runs in the order of the level-scheduled kernels: the same bits.
+
+// y = L^-1 r, rows 0 to block_rows - 1.
+__kernel void lower_solve_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                                     __global const uint* restrict diag, __global const REAL* restrict values,
+                                     const uint block_rows, __global const REAL* restrict r, const ulong r_offset,
+                                     __global REAL* restrict y) {
+  r += r_offset;
+  for (uint i = 0; i < block_rows; ++i) {
+    const uint begin = row_ptr[i], end = diag[i];
+    for (uint l = 0; l < B; ++l)
+      for (uint j = 0; j < K; ++j) {
+        REAL acc = AT(r, i * B + l, j);
+        for (uint p = begin; p < end; ++p) {
+          __global const REAL* line = values + (size_t)p * BB + l * B;
+          const uint c0 = col[p] * B;
+          for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
+        }
+        AT(y, i * B + l, j) = acc;
+      }
+  }
+}
+
+// z = U^-1 y, rows block_rows - 1 down to 0.
+__kernel void upper_solve_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                                     __global const uint* restrict diag, __global const REAL* restrict values,
+                                     const uint block_rows, __global const REAL* restrict y, __global REAL* restrict z,
+                                     const ulong z_offset) {
+  z += z_offset;
+  for (uint i = block_rows; i-- > 0;) {
+    const uint begin = diag[i] + 1, end = row_ptr[i + 1];
+    for (uint l = 0; l < B; ++l)
+      for (uint j = 0; j < K; ++j) {
+        __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
+        REAL acc = 0;
+        for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
+        for (uint q = begin; q < end; ++q) {
+          __global const REAL* line = values + (size_t)q * BB + l * B;
+          const uint c0 = col[q] * B;
+          for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
+        }
+        AT(z, i * B + l, j) = acc;
+      }
+  }
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

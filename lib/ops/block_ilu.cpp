@@ -93,10 +93,11 @@ Chunks chunks(const LevelSets& levels, std::size_t rows) {
   return c;
 }
 
-TriangularSweep resolve(TriangularSweep sweep, const LevelSets& lower, const LevelSets& upper) {
+TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const LevelSets& lower,
+                        const LevelSets& upper) {
   if (sweep != TriangularSweep::automatic) return sweep;
-  return std::max(lower.levels(), upper.levels()) > kSyncFreeLevels ? TriangularSweep::sync_free
-                                                                     : TriangularSweep::levels;
+  if (std::max(lower.levels(), upper.levels()) <= kSyncFreeLevels) return TriangularSweep::levels;
+  return device.type == DeviceType::cpu ? TriangularSweep::sequential : TriangularSweep::sync_free;
 }
 
 }  // namespace
@@ -105,16 +106,19 @@ const char* to_string(TriangularSweep sweep) {
   switch (sweep) {
     case TriangularSweep::levels: return "levels";
     case TriangularSweep::sync_free: return "sync-free";
+    case TriangularSweep::sequential: return "sequential";
     case TriangularSweep::automatic: return "auto";
   }
   return "?";
 }
 
 TriangularSweep parse_triangular_sweep(std::string_view text) {
-  for (auto s : {TriangularSweep::levels, TriangularSweep::sync_free, TriangularSweep::automatic}) {
+  for (auto s : {TriangularSweep::levels, TriangularSweep::sync_free, TriangularSweep::sequential,
+                 TriangularSweep::automatic}) {
     if (text == to_string(s)) return s;
   }
-  throw InvalidArgument("unknown triangular sweep '" + std::string(text) + "': use levels, sync-free or auto");
+  throw InvalidArgument("unknown triangular sweep '" + std::string(text) +
+                        "': use levels, sync-free, sequential or auto");
 }
 
 template <class T>
@@ -126,7 +130,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
       block_rows_(a.block_rows),
       lower_(sparse::lower_levels(a)),
       upper_(sparse::upper_levels(a)),
-      sweep_(resolve(sweep, lower_, upper_)) {
+      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -138,9 +142,8 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   ziggurat::detail::copy_buffer(context.compute_queue(), matrix.values().get(), values_.get(), values_.bytes());
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   change_diagonal(context, program, pattern, block_size_, values_);
-  eliminate_ = context.kernel(program, "ilu_eliminate");
-  invert_ = context.kernel(program, "ilu_invert");
-  factorization_ = factorize(shift);
+  factorization_ = sweep_ == TriangularSweep::sequential ? factorize_sequentially(program, shift)
+                                                         : factorize(program, shift);
 }
 
 template <class T>
@@ -157,7 +160,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
       block_rows_(factors.block_rows),
       lower_(sparse::lower_levels(factors)),
       upper_(sparse::upper_levels(factors)),
-      sweep_(resolve(sweep, lower_, upper_)) {
+      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {
@@ -182,6 +185,10 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   lower_solve_ = context.kernel(program, "lower_solve");
   upper_solve_ = context.kernel(program, "upper_solve");
+  if (sweep_ == TriangularSweep::sequential) {
+    lower_sequential_ = context.kernel(program, "lower_solve_sequential");
+    upper_sequential_ = context.kernel(program, "upper_solve_sequential");
+  }
   if (sweep_ == TriangularSweep::sync_free) {
     // A group of at most 256 work-items (every device runs that), whole rows of b x k.
     const std::size_t per_row = block_size_ * k_;
@@ -200,25 +207,27 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
 }
 
 template <class T>
-Span DeviceBlockIlu<T>::factorize(double shift) {
+Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
+  cl::Kernel eliminate = context_.kernel(program, "ilu_eliminate");
+  cl::Kernel invert = context_.kernel(program, "ilu_invert");
   Span span;
   // As in launch_levels: a level sets only its first row and count (eliminate's arguments 5 and 6,
   // invert's 4 and 5), and only the first and last inversions carry events.
-  set_args(eliminate_, "ilu_eliminate", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0),
+  set_args(eliminate, "ilu_eliminate", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0),
            cl_uint(0), status_.get());
-  set_args(invert_, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0), cl_uint(0),
+  set_args(invert, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0), cl_uint(0),
            status_.get());
   for (std::size_t level = 0; level < lower_.levels(); ++level) {
     const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
     if (level > 0) {  // level 0 has no lower blocks to eliminate
-      set_arg(eliminate_, 5, "ilu_eliminate", first);
-      set_arg(eliminate_, 6, "ilu_eliminate", count);
-      launch(context_, eliminate_, std::size_t(count) * block_size_, "ILU(0) elimination", false);
+      set_arg(eliminate, 5, "ilu_eliminate", first);
+      set_arg(eliminate, 6, "ilu_eliminate", count);
+      launch(context_, eliminate, std::size_t(count) * block_size_, "ILU(0) elimination", false);
     }
-    set_arg(invert_, 4, "ilu_invert", first);
-    set_arg(invert_, 5, "ilu_invert", count);
+    set_arg(invert, 4, "ilu_invert", first);
+    set_arg(invert, 5, "ilu_invert", count);
     const bool ends = level == 0 || level + 1 == lower_.levels();
-    const cl::Event inverted = launch(context_, invert_, count, "ILU(0) diagonal inversion", ends);
+    const cl::Event inverted = launch(context_, invert, count, "ILU(0) diagonal inversion", ends);
     if (level == 0) span.first = inverted;
     if (ends) span.last = inverted;
   }
@@ -226,9 +235,30 @@ Span DeviceBlockIlu<T>::factorize(double shift) {
   return span;
 }
 
+// The same factors in one launch of one work-item (the sequential sweeps' devices), level after
+// level, the same status on a singular block.
+template <class T>
+Span DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program, double shift) {
+  const DeviceBuffer<Index> level_ptr = upload(context_, lower_.level_ptr, "ILU lower level pointers");
+  cl::Kernel factor = context_.kernel(program, "ilu_factor_sequential");
+  set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
+           level_ptr.get(), cl_uint(lower_.levels()), status_.get());
+  Span span;
+  check(context_.compute_queue().enqueueNDRangeKernel(factor, cl::NullRange, cl::NDRange(1), cl::NDRange(1), nullptr,
+                                                      &span.first),
+        "clEnqueueNDRangeKernel", "the sequential ILU(0) factorisation");
+  span.last = span.first;
+  check_status(context_, status_, shift);
+  return span;
+}
+
 template <class T>
 Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
-  return sweep_ == TriangularSweep::sync_free ? apply_sync_free(r, z) : apply_levels(r, z);
+  switch (sweep_) {
+    case TriangularSweep::sync_free: return apply_sync_free(r, z);
+    case TriangularSweep::sequential: return apply_sequential(r, z);
+    default: return apply_levels(r, z);
+  }
 }
 
 template <class T>
@@ -279,6 +309,23 @@ Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) 
   check(context_.compute_queue().enqueueNDRangeKernel(upper_sync_free_, cl::NullRange, cl::NDRange(upper * group),
                                                       cl::NDRange(group), nullptr, &span.last),
         "clEnqueueNDRangeKernel", "the sync-free backward solve of ILU(0)");
+  return span;
+}
+
+template <class T>
+Span DeviceBlockIlu<T>::apply_sequential(const VectorRef& r, const VectorRef& z) {
+  const auto rows = static_cast<cl_uint>(block_rows_);
+  Span span;
+  set_args(lower_sequential_, "lower_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows, r.buffer,
+           cl_ulong(r.offset), work_.get());
+  check(context_.compute_queue().enqueueNDRangeKernel(lower_sequential_, cl::NullRange, cl::NDRange(1),
+                                                      cl::NDRange(1), nullptr, &span.first),
+        "clEnqueueNDRangeKernel", "the sequential forward solve of ILU(0)");
+  set_args(upper_sequential_, "upper_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows,
+           work_.get(), z.buffer, cl_ulong(z.offset));
+  check(context_.compute_queue().enqueueNDRangeKernel(upper_sequential_, cl::NullRange, cl::NDRange(1),
+                                                      cl::NDRange(1), nullptr, &span.last),
+        "clEnqueueNDRangeKernel", "the sequential backward solve of ILU(0)");
   return span;
 }
 

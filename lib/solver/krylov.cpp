@@ -1182,10 +1182,13 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
 
 }  // namespace
 
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size) {
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size,
+                         const DeviceInfo& device) {
   if (ordering != Ordering::automatic) return ordering;
   if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
-  return preconditioner == PreconditionerKind::ilu0 && block_size <= 3 ? Ordering::colours : Ordering::natural;
+  if (preconditioner != PreconditionerKind::ilu0) return Ordering::natural;
+  if (device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores) return Ordering::natural;
+  return block_size <= 3 ? Ordering::colours : Ordering::natural;
 }
 
 template <class T>
@@ -1194,7 +1197,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
-  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a.block_size);
+  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a.block_size, context.device());
   Permutation permutation;
   Pivoted<T> pivoted;
   std::size_t colours = 0;

@@ -48,6 +48,24 @@ def test_solutions_match_spsolve(context, method, preconditioner, ordering, bloc
         assert report["times"]["solve_s"] > 0 and "deflation_s" in report["times"]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_triangular_sweep_gives_the_same_bits(context, dtype):
+    if dtype == np.float64 and not context.device["fp64"]:
+        pytest.skip("float64 solves need fp64")
+    a = convection(20, dtype)  # natural order: 39 levels each way, past auto's 16
+    b = np.random.default_rng(3).uniform(-1, 1, a.shape[0]).astype(dtype)
+    solutions = {}
+    for sweep in ("levels", "sync-free", "sequential", "auto"):
+        x, report = ziggurat.solve(a, b, ordering="natural", sweep=sweep, rtol=1e-5, context=context)
+        assert report["converged"], report["reason"]
+        assert report["sweep"] == sweep if sweep != "auto" else report["sweep"] in ("sync-free", "sequential")
+        solutions[sweep] = x
+    for sweep, x in solutions.items():
+        assert x.tobytes() == solutions["levels"].tobytes(), sweep
+    with pytest.raises(ziggurat.InvalidArgument, match="levels, sync-free, sequential or auto"):
+        ziggurat.solve(a, b, sweep="fast", context=context)
+
+
 def test_several_right_hand_sides_and_a_first_guess(context):
     if not context.device["fp64"]:
         pytest.skip("float64 solves need fp64")

@@ -5,6 +5,7 @@ plan a run must show, the test's own Matrix Market reader; and, from tests/suppo
 Each test file runs as: test_FILE.py PATH/TO/ziggurat (main() reads the path).
 """
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -65,6 +66,20 @@ def tuned_or_given(summary, args):
         return 1, "default"
     depth, _, group = chosen.partition("/")
     return int(depth), group or "default"
+
+
+def default_device():
+    """The default device's entry of `ziggurat devices --json` (type, compute_units, ...)."""
+    return next(d for d in json.loads(run("devices", "--json")[0])["devices"] if d["default"])
+
+
+def auto_ilu0_ordering(block_size):
+    """Ordering auto's choice for ILU(0) on the default device (solver/krylov.hpp, chosen_ordering):
+    natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3."""
+    device = default_device()
+    if device["type"] == "cpu" and device["compute_units"] <= 4:
+        return "natural"
+    return "colours" if block_size <= 3 else "natural"
 
 
 def read_mtx(path):

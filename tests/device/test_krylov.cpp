@@ -251,6 +251,10 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
             DeviceBlockIlu<T> ilu(context, a, k);
             INFO("b = " << b << ", ordering " << std::string(to_string(ordering)));
             CHECK(max_difference(ilu.factors(), reference.values) <= 64 * std::numeric_limits<T>::epsilon());
+            // Factorised level by level or in one work-item: the same bits.
+            const std::vector<T> by_levels = DeviceBlockIlu<T>(context, a, k, 0, TriangularSweep::levels).factors();
+            const std::vector<T> in_one = DeviceBlockIlu<T>(context, a, k, 0, TriangularSweep::sequential).factors();
+            CHECK(std::memcmp(by_levels.data(), in_one.data(), in_one.size() * sizeof(T)) == 0);
             if (ordering == Ordering::colours) CHECK(ilu.lower_levels() <= 3);
             // The triangular solves against the reference's.
             const std::size_t n = a.block_rows * b;
@@ -272,7 +276,8 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
       test::needs_for<T>());
 }
 
-TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-scheduled ones", T, float, double) {
+TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of the level-scheduled ones", T, float,
+                   double) {
   test::for_each_device(
       [](Context& context) {
         for (std::size_t b : {1, 3, 4}) {
@@ -281,28 +286,34 @@ TEST_CASE_TEMPLATE("sync-free triangular solves give the bits of the level-sched
             const Bsr<T> a = b == 3 ? read_bsr<T>("bcsstk01.mtx", 5) : convection_diffusion_bsr<T>(7, 6, 5, b, b);
             DeviceBlockIlu<T> levels(context, a, k, 0, TriangularSweep::levels);
             DeviceBlockIlu<T> sync_free(context, a, k, 0, TriangularSweep::sync_free);
+            DeviceBlockIlu<T> sequential(context, a, k, 0, TriangularSweep::sequential);
             CHECK(sync_free.sweep() == TriangularSweep::sync_free);
+            CHECK(sequential.sweep() == TriangularSweep::sequential);
             const std::size_t n = a.block_rows * a.block_size;
-            DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k);
+            DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k), z3(context, n * k);
             // Three applications in a row: the tickets and flags are reused from one to the next.
             for (std::uint64_t seed : {1, 2, 3}) {
               const std::vector<T> r = random_vectors<T>(n, k, seed);
               copy_to_device(context.compute_queue(), r.data(), dr);
               levels.apply(dr, z1);
               sync_free.apply(dr, z2);
-              std::vector<T> x1(n * k), x2(n * k);
+              sequential.apply(dr, z3);
+              std::vector<T> x1(n * k), x2(n * k), x3(n * k);
               copy_to_host(context.compute_queue(), z1, x1.data());
               copy_to_host(context.compute_queue(), z2, x2.data());
+              copy_to_host(context.compute_queue(), z3, x3.data());
               INFO("b = " << a.block_size << ", k = " << k << ", application " << seed);
               CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(T)) == 0);
+              CHECK(std::memcmp(x1.data(), x3.data(), x1.size() * sizeof(T)) == 0);
             }
           }
         }
-        // The automatic choice: sync-free above kSyncFreeLevels levels, whatever the block size
-        // and the device; levels below.
+        // The automatic choice above kSyncFreeLevels levels, whatever the block size: sequential
+        // on a CPU device, sync-free elsewhere; levels below.
+        const TriangularSweep many_levels =
+            context.device().type == DeviceType::cpu ? TriangularSweep::sequential : TriangularSweep::sync_free;
         for (const std::size_t b : {1, 3, 4}) {
-          CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, b), 1).sweep() ==
-                TriangularSweep::sync_free);
+          CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, b), 1).sweep() == many_levels);
         }
         CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 4), 1).sweep() == TriangularSweep::levels);
       },
@@ -321,13 +332,16 @@ TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
     // lower neighbours instead for an exact zero at factorisation: block row 0.
     double* d0 = a.values.data() + shape.diagonal[0] * 4;
     d0[0] = d0[1] = d0[2] = d0[3] = 0;
-    try {
-      DeviceBlockIlu<double> ilu(context, a, 1);
-      FAIL("no ZeroPivot");
-    } catch (const ZeroPivot& error) {
-      CHECK(error.block_row() == 0);
-      CHECK(std::string(error.what()).find("block row 0") != std::string::npos);
-      CHECK(std::string(error.what()).find("shift") != std::string::npos);
+    for (const TriangularSweep sweep : {TriangularSweep::levels, TriangularSweep::sequential}) {
+      try {
+        DeviceBlockIlu<double> ilu(context, a, 1, 0, sweep);
+        FAIL("no ZeroPivot");
+      } catch (const ZeroPivot& error) {
+        INFO(to_string(sweep));
+        CHECK(error.block_row() == 0);
+        CHECK(std::string(error.what()).find("block row 0") != std::string::npos);
+        CHECK(std::string(error.what()).find("shift") != std::string::npos);
+      }
     }
     CHECK_THROWS_AS(factorize_ilu0(prepare_ilu(a)), ZeroPivot);
     CHECK_THROWS_AS(DeviceBlockJacobi<double>(context, a, ilu_pattern(a), 1), ZeroPivot);
@@ -445,7 +459,7 @@ TEST_CASE("the same solve gives the same bits; fused and unfused agree; iteratio
     const SolveReport unfused = solve(context, a, rhs, x3, 1, options);
     CHECK(unfused.converged);
     CHECK(relative_error(x3, x1) < 1e-8);
-    // Either triangular sweep: the same bits.
+    // Every triangular sweep: the same bits.
     options.fuse = true;
     std::vector<double> x4, x5;
     options.sweep = TriangularSweep::levels;
@@ -453,8 +467,13 @@ TEST_CASE("the same solve gives the same bits; fused and unfused agree; iteratio
     options.sweep = TriangularSweep::sync_free;
     const SolveReport sync_free = solve(context, a, rhs, x5, 1, options);
     CHECK(sync_free.sweep == "sync-free");
+    std::vector<double> x6;
+    options.sweep = TriangularSweep::sequential;
+    const SolveReport sequential = solve(context, a, rhs, x6, 1, options);
+    CHECK(sequential.sweep == "sequential");
     CHECK(std::memcmp(x4.data(), x1.data(), x1.size() * sizeof(double)) == 0);
     CHECK(std::memcmp(x5.data(), x1.data(), x1.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(x6.data(), x1.data(), x1.size() * sizeof(double)) == 0);
     const std::size_t reference = reference_bicgstab_iterations(a, rhs, 1e-10, 1000);
     INFO("device " << first.iterations << ", reference " << reference);
     CHECK(first.iterations + 1 >= reference);
@@ -639,11 +658,14 @@ TEST_CASE("the automatic ordering follows its stated rule, and the report names 
         SolverOptions options;
         options.preconditioner = preconditioner;
         REQUIRE(options.ordering == Ordering::automatic);
+        const DeviceInfo& device = context.device();
+        const bool few_cpu_cores = device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores;
         const Ordering expected = preconditioner == PreconditionerKind::ilu2 ? Ordering::nested_dissection
-                                  : preconditioner == PreconditionerKind::ilu0 && b <= 3 ? Ordering::colours
-                                                                                        : Ordering::natural;
-        CHECK(chosen_ordering(Ordering::automatic, preconditioner, b) == expected);
-        CHECK(chosen_ordering(Ordering::levels, preconditioner, b) == Ordering::levels);
+                                  : preconditioner == PreconditionerKind::ilu0 && b <= 3 && !few_cpu_cores
+                                      ? Ordering::colours
+                                      : Ordering::natural;
+        CHECK(chosen_ordering(Ordering::automatic, preconditioner, b, device) == expected);
+        CHECK(chosen_ordering(Ordering::levels, preconditioner, b, device) == Ordering::levels);
         KrylovSolver<double> solver(context, a, 1, options);
         CHECK(solver.options().ordering == expected);
         std::vector<double> x;

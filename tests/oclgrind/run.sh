@@ -167,6 +167,7 @@ fi
 # coefficients into slots of a ring buffer.
 if in_part cli-solve; then
   check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --kernel rule --quiet
+  check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep sequential --vectors 2 --kernel rule --quiet
   check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --rtol 1e-5 --kernel rule --quiet
   check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --preconditioner block-jacobi --vectors 2 --kernel rule --quiet
   check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --preconditioner jacobi --method cg --unfused --max-iterations 400 --kernel rule --quiet

@@ -1,9 +1,10 @@
 #pragma once
 // Block ILU(0) and block Jacobi on a device (method notes, section 3): the factorisation runs on
-// the device level by level (the host only computes the level sets), with the b x b diagonal
-// blocks inverted once; the triangular solves run level by level, every (block row, line, vector)
+// the device level by level (the host only computes the level sets; with sequential sweeps, in one
+// work-item level after level), with the b x b diagonal blocks inverted once; the triangular solves run level by level, every (block row, line, vector)
 // of a level at once (parallel across independent rows and inside each block: the paper's P24),
-// or sync-free in one launch per solve (TriangularSweep), with the same bits.
+// sync-free in one launch per solve, or sequentially in one work-item on CPU devices
+// (TriangularSweep), with the same bits.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
 #include <string_view>
@@ -24,16 +25,20 @@ enum class TriangularSweep {
   sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
               ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
-  automatic,  ///< sync_free when a solve has more than kSyncFreeLevels levels, else levels
+  sequential,  ///< one work-item walks every row in order (and factorises), no level sets: best on
+               ///< CPU devices, where a launch a level, or a work-group's wait, costs more than the
+               ///< rows; on a GPU it runs at a single thread's pace
+  automatic,   ///< above kSyncFreeLevels levels: sequential on a CPU device, else sync_free; levels
+               ///< below
 };
 const char* to_string(TriangularSweep sweep);
-/// "levels", "sync-free" or "auto"; InvalidArgument otherwise.
+/// "levels", "sync-free", "sequential" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
-/// The level count above which `automatic` runs sync-free: launches then cost more than waiting
-/// (bench/results/2026-11-28-design-measurements.md). Measured per block size in the natural order
-/// (bench/results/2026-11-28-h200-sync-free.md), the sync-free solves took 0.51-0.73x the
-/// level-by-level time at every b from 1 to 5 on an H200 (0.5-2 M block rows), and 0.65-0.73x at
-/// b = 1 and 0.81-1.05x at b = 2 to 5 on PoCL's 2 cores (2,700-14,000 block rows).
+/// The level count above which `automatic` leaves the level sweeps: launches then cost more than
+/// waiting (bench/results/2026-11-28-design-measurements.md). Measured per block size in the
+/// natural order (bench/results/2026-11-28-h200-sync-free.md), the sync-free solves took 0.51-0.73x
+/// the level-by-level time at every b from 1 to 5 on an H200 (0.5-2 M block rows). On PoCL's 2
+/// cores the sequential solves beat both (bench/results/2026-11-28-pocl-sequential-sweeps.md).
 constexpr std::size_t kSyncFreeLevels = 16;
 
 template <class T>
@@ -58,7 +63,7 @@ class DeviceBlockIlu {
                  TriangularSweep sweep = TriangularSweep::automatic);
   /// z = U^-1 L^-1 r on the compute queue; r and z are block_rows * b x k, distinct.
   Span apply(const VectorRef& r, const VectorRef& z);
-  /// levels or sync_free: the sweep `automatic` resolved to.
+  /// levels, sync_free or sequential: the sweep `automatic` resolved to.
   TriangularSweep sweep() const noexcept { return sweep_; }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
@@ -70,10 +75,12 @@ class DeviceBlockIlu {
  private:
   // The pattern's arrays on the device are the matrix's own when it is given (no second upload).
   void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal, const DeviceBsr<T>* matrix);
-  Span factorize(double shift);
+  Span factorize(const cl::Program& program, double shift);
+  Span factorize_sequentially(const cl::Program& program, double shift);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
+  Span apply_sequential(const VectorRef& r, const VectorRef& z);
   Context context_;
   std::size_t block_size_, k_, block_rows_;
   LevelSets lower_, upper_;
@@ -87,7 +94,7 @@ class DeviceBlockIlu {
   DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, lower_chunk_waits_, upper_chunk_waits_, tickets_;
   DeviceBuffer<T> values_;
   DeviceBuffer<T> work_;  // the forward solve's result
-  cl::Kernel eliminate_, invert_, lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_;
+  cl::Kernel lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_, lower_sequential_, upper_sequential_;
   Span factorization_;
 };
 

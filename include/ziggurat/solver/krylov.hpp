@@ -101,16 +101,26 @@ struct SolverOptions {
   std::function<void(const SolveProgress&)> cycle_end;
 };
 
-/// The ordering that Ordering::automatic stands for, by the time to solution measured on the model
-/// problems of `ziggurat bench solve --suite` on an H100 and on PoCL
-/// (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-pocl-solve-suite.md):
-/// - ilu0: colours for blocks of 1 to 3, whose natural-order triangular solves take a launch per
-///   level of little work (2 to 7 times the iterations, but each 4 to 25 times faster on a GPU);
-///   natural for larger blocks, whose level-scheduled or sync-free sweeps win there;
+/// CPU devices of at most this many compute units take ILU(0) in natural order by default, with
+/// sequential triangular solves (TriangularSweep::sequential). Measured on 2 cores
+/// (bench/results/2026-11-28-pocl-sequential-sweeps.md), natural order's 1.2-4x fewer iterations
+/// outweigh the second core that colours' parallel sweeps use; with more cores the parallel sweeps
+/// gain in proportion, so past 4 the GPUs' rule holds.
+constexpr unsigned kSequentialSweepCores = 4;
+
+/// The ordering that Ordering::automatic stands for on `device`, by the time to solution measured
+/// on the model problems of `ziggurat bench solve --suite` on an H100, an H200 and on PoCL
+/// (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-h200-sync-free.md,
+/// 2026-11-28-pocl-sequential-sweeps.md):
+/// - ilu0 on a CPU device of at most kSequentialSweepCores compute units: natural;
+/// - ilu0 elsewhere: colours for blocks of 1 to 3, whose natural-order triangular solves take a
+///   launch per level of little work (2 to 7 times the iterations, but each 4 to 25 times faster on
+///   a GPU); natural for larger blocks, whose level-scheduled or sync-free sweeps win there;
 /// - ilu2: nested dissection, whose subdomains factorise side by side;
 /// - no ILU: natural (nothing to order).
 /// Any other ordering is returned as it is.
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size);
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size,
+                         const DeviceInfo& device);
 
 /// How a solve ended, per vector; the report's status is the worst over the vectors.
 enum class SolveStatus {
