@@ -6,7 +6,7 @@
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
 // first + count); rows of one level never depend on each other, and only the sync-free sweeps
-// (below) have barriers. The sequential sweeps take every row in one work-item.
+// (below) have barriers. The sequential sweeps take every row in one work-item a vector.
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
 // once it is set, later levels do nothing.
 
@@ -365,51 +365,52 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
 // ---- Sequential sweeps: one work-item walks every row (CPU devices) ----
 //
 // A CPU device runs a few work-groups at a time: a launch a level, or a work-group's wait, costs
-// more there than the rows it solves. One work-item walks the rows in their own order instead (an
-// L entry lies left of its row, a U entry right of it), without level sets or waits. Every sum
-// runs in the order of the level-scheduled kernels: the same bits.
+// more there than the rows it solves. One work-item a vector (work-groups of one, vector j = its
+// id: the vectors never depend on each other) walks the rows in their own order instead (an L
+// entry lies left of its row, a U entry right of it), without level sets or waits. Every sum runs
+// in the order of the level-scheduled kernels: the same bits.
 
-// y = L^-1 r, rows 0 to block_rows - 1.
+// y = L^-1 r for vector j, rows 0 to block_rows - 1.
 __kernel void lower_solve_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
                                      __global const uint* restrict diag, __global const REAL* restrict values,
                                      const uint block_rows, __global const REAL* restrict r, const ulong r_offset,
                                      __global REAL* restrict y) {
+  const uint j = (uint)get_global_id(0);
   r += r_offset;
   for (uint i = 0; i < block_rows; ++i) {
     const uint begin = row_ptr[i], end = diag[i];
-    for (uint l = 0; l < B; ++l)
-      for (uint j = 0; j < K; ++j) {
-        REAL acc = AT(r, i * B + l, j);
-        for (uint p = begin; p < end; ++p) {
-          __global const REAL* line = values + (size_t)p * BB + l * B;
-          const uint c0 = col[p] * B;
-          for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
-        }
-        AT(y, i * B + l, j) = acc;
+    for (uint l = 0; l < B; ++l) {
+      REAL acc = AT(r, i * B + l, j);
+      for (uint p = begin; p < end; ++p) {
+        __global const REAL* line = values + (size_t)p * BB + l * B;
+        const uint c0 = col[p] * B;
+        for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
       }
+      AT(y, i * B + l, j) = acc;
+    }
   }
 }
 
-// z = U^-1 y, rows block_rows - 1 down to 0.
+// z = U^-1 y for vector j, rows block_rows - 1 down to 0.
 __kernel void upper_solve_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
                                      __global const uint* restrict diag, __global const REAL* restrict values,
                                      const uint block_rows, __global const REAL* restrict y, __global REAL* restrict z,
                                      const ulong z_offset) {
+  const uint j = (uint)get_global_id(0);
   z += z_offset;
   for (uint i = block_rows; i-- > 0;) {
     const uint begin = diag[i] + 1, end = row_ptr[i + 1];
-    for (uint l = 0; l < B; ++l)
-      for (uint j = 0; j < K; ++j) {
-        __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
-        REAL acc = 0;
-        for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
-        for (uint q = begin; q < end; ++q) {
-          __global const REAL* line = values + (size_t)q * BB + l * B;
-          const uint c0 = col[q] * B;
-          for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
-        }
-        AT(z, i * B + l, j) = acc;
+    for (uint l = 0; l < B; ++l) {
+      __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
+      REAL acc = 0;
+      for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
+      for (uint q = begin; q < end; ++q) {
+        __global const REAL* line = values + (size_t)q * BB + l * B;
+        const uint c0 = col[q] * B;
+        for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
       }
+      AT(z, i * B + l, j) = acc;
+    }
   }
 }
 

@@ -312,18 +312,19 @@ Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) 
   return span;
 }
 
+// Work-groups of one work-item, one a vector: the vectors' sweeps run side by side.
 template <class T>
 Span DeviceBlockIlu<T>::apply_sequential(const VectorRef& r, const VectorRef& z) {
   const auto rows = static_cast<cl_uint>(block_rows_);
   Span span;
   set_args(lower_sequential_, "lower_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows, r.buffer,
            cl_ulong(r.offset), work_.get());
-  check(context_.compute_queue().enqueueNDRangeKernel(lower_sequential_, cl::NullRange, cl::NDRange(1),
+  check(context_.compute_queue().enqueueNDRangeKernel(lower_sequential_, cl::NullRange, cl::NDRange(k_),
                                                       cl::NDRange(1), nullptr, &span.first),
         "clEnqueueNDRangeKernel", "the sequential forward solve of ILU(0)");
   set_args(upper_sequential_, "upper_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows,
            work_.get(), z.buffer, cl_ulong(z.offset));
-  check(context_.compute_queue().enqueueNDRangeKernel(upper_sequential_, cl::NullRange, cl::NDRange(1),
+  check(context_.compute_queue().enqueueNDRangeKernel(upper_sequential_, cl::NullRange, cl::NDRange(k_),
                                                       cl::NDRange(1), nullptr, &span.last),
         "clEnqueueNDRangeKernel", "the sequential backward solve of ILU(0)");
   return span;

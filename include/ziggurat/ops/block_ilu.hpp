@@ -25,9 +25,9 @@ enum class TriangularSweep {
   sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
               ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
-  sequential,  ///< one work-item walks every row in order (and factorises), no level sets: best on
-               ///< CPU devices, where a launch a level, or a work-group's wait, costs more than the
-               ///< rows; on a GPU it runs at a single thread's pace
+  sequential,  ///< one work-item a vector walks every row in order (one factorises), no level sets:
+               ///< best on CPU devices, where a launch a level, or a work-group's wait, costs more
+               ///< than the rows; on a GPU it runs at a single thread's pace
   automatic,   ///< above kSyncFreeLevels levels: sequential on a CPU device, else sync_free; levels
                ///< below
 };
