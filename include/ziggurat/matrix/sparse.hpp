@@ -94,8 +94,8 @@ std::vector<BlockFill> block_fills(const Csr<T>& a, std::size_t max_block = 16);
 /// (an absolute tolerance >= 0), least being the least fill over b = 2..max_block (ties go to the
 /// larger block, which moves fewer indices); or 1 when that least fill exceeds `max_fill` (blocks
 /// would mostly move zeros), or when max_block is 1. On every core; from 65,536 rows, a block size
-/// whose fill over every 16th block row exceeds 1.25 max_fill is dropped without counting the rest
-/// (so a scalar matrix costs about one pass over its entries).
+/// whose fill over every 61st block row exceeds 1.25 max_fill is dropped without counting the rest
+/// (so a scalar matrix costs about one pass over its entries, its validation's).
 template <class T>
 std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block = 16,
                                double tolerance = 0.0, double max_fill = 1.5);
