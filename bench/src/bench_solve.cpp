@@ -141,9 +141,10 @@ std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_i
     };
     std::vector<ZigguratConfig> rows = {ilu("auto", Ordering::automatic),  // the defaults, as a user calls them
                                         ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
-                                        ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free),
-                                        ilu("colours", Ordering::colours), ilu("block-colours", Ordering::block_colours)};
-    if (cpu) rows.insert(rows.begin() + 3, ilu("natural sequential", Ordering::natural, TriangularSweep::sequential));
+                                        ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free)};
+    if (cpu) rows.push_back(ilu("natural sequential", Ordering::natural, TriangularSweep::sequential));
+    rows.push_back(ilu("colours", Ordering::colours));
+    rows.push_back(ilu("block-colours", Ordering::block_colours));
     return rows;
   }
   return {config("bicgstab+ilu0 natural", KrylovMethod::bicgstab, PreconditionerKind::ilu0, Ordering::natural),

@@ -6,7 +6,8 @@
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
 // first + count); rows of one level never depend on each other, and only the sync-free sweeps
-// (below) have barriers. The sequential sweeps take every row in one work-item a vector.
+// (below) have barriers. The sequential kernels walk every level (the factorisation, by
+// level_ptr) or every row (the sweeps, one work-item a vector) themselves.
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
 // once it is set, later levels do nothing.
 

@@ -97,10 +97,14 @@ TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const L
                         const LevelSets& upper) {
   if (sweep != TriangularSweep::automatic) return sweep;
   if (std::max(lower.levels(), upper.levels()) <= kSyncFreeLevels) return TriangularSweep::levels;
-  return device.type == DeviceType::cpu ? TriangularSweep::sequential : TriangularSweep::sync_free;
+  return prefers_sequential_sweeps(device) ? TriangularSweep::sequential : TriangularSweep::sync_free;
 }
 
 }  // namespace
+
+bool prefers_sequential_sweeps(const DeviceInfo& device) {
+  return device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores;
+}
 
 const char* to_string(TriangularSweep sweep) {
   switch (sweep) {
@@ -142,8 +146,9 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   ziggurat::detail::copy_buffer(context.compute_queue(), matrix.values().get(), values_.get(), values_.bytes());
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   change_diagonal(context, program, pattern, block_size_, values_);
-  factorization_ = sweep_ == TriangularSweep::sequential ? factorize_sequentially(program, shift)
-                                                         : factorize(program, shift);
+  // The same factors either way; one work-item is the CPU's choice, never a GPU's.
+  const bool sequential = sweep_ == TriangularSweep::sequential && context.device().type == DeviceType::cpu;
+  factorization_ = sequential ? factorize_sequentially(program, shift) : factorize(program, shift);
 }
 
 template <class T>
@@ -171,7 +176,7 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
   values_ = upload(context, factors.values, "ILU factors");
 }
 
-// The pattern, its level sets and the solves' kernels and buffers (both sweeps).
+// The pattern, its level sets and the solves' kernels and buffers (every sweep).
 template <class T>
 void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>& diagonal,
                                        const DeviceBsr<T>* matrix) {
@@ -257,8 +262,10 @@ Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
   switch (sweep_) {
     case TriangularSweep::sync_free: return apply_sync_free(r, z);
     case TriangularSweep::sequential: return apply_sequential(r, z);
-    default: return apply_levels(r, z);
+    case TriangularSweep::levels:
+    case TriangularSweep::automatic: break;  // resolved at construction: never automatic here
   }
+  return apply_levels(r, z);
 }
 
 template <class T>

@@ -1187,7 +1187,7 @@ Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, s
   if (ordering != Ordering::automatic) return ordering;
   if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
   if (preconditioner != PreconditionerKind::ilu0) return Ordering::natural;
-  if (device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores) return Ordering::natural;
+  if (prefers_sequential_sweeps(device)) return Ordering::natural;
   return block_size <= 3 ? Ordering::colours : Ordering::natural;
 }
 

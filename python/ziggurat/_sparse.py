@@ -179,13 +179,13 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
-    "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, for ilu0
-    natural on a CPU device of at most 4 cores, else colours for blocks of 1 to 3; nested-dissection
-    for ilu2; else natural; or "natural", "levels", "colours", "block-colours" with `aggregate` rows
-    an aggregate, or "nested-dissection"; the report says which ran; sweep "levels", "sync-free",
-    "sequential" (one work-item walks the rows: CPU devices) or "auto" (above 16 levels sequential
-    on a CPU device, else sync-free); shift adds shift * max_j |a_rj| to each diagonal before
-    factorising).
+    "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, for
+    ilu0 natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3;
+    nested-dissection for ilu2; else natural; or "natural", "levels", "colours", "block-colours"
+    with `aggregate` rows an aggregate, or "nested-dissection"; the report says which ran; sweep
+    "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices) or
+    "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
+    sync-free); shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
     static_pivoting "auto" (on with bicgstab and gmres, off with cg), "on" (rows matched to large

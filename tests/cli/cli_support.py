@@ -4,11 +4,13 @@ plan a run must show, the test's own Matrix Market reader; and, from tests/suppo
 
 Each test file runs as: test_FILE.py PATH/TO/ziggurat (main() reads the path).
 """
+import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -68,6 +70,7 @@ def tuned_or_given(summary, args):
     return int(depth), group or "default"
 
 
+@functools.lru_cache(maxsize=None)
 def default_device():
     """The default device's entry of `ziggurat devices --json` (type, compute_units, ...)."""
     return next(d for d in json.loads(run("devices", "--json")[0])["devices"] if d["default"])
@@ -180,6 +183,17 @@ def mpi_environment():
             "ASAN_OPTIONS": "detect_leaks=0"}
 
 
+def kill_tree(pid):
+    """SIGKILL to `pid` and every process under it, children first (mpirun's ranks, say)."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for child in map(int, children):
+        kill_tree(child)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def stop_after_first_progress(command, marker, stop, env=None):
     """Runs `command` with a progress line at every step of its progress, and calls stop(job) (which
     sends the signal) once stderr shows `marker`. Returns (returncode, stderr)."""
@@ -196,9 +210,9 @@ def stop_after_first_progress(command, marker, stop, env=None):
         stop(job)
         _, err = job.communicate(timeout=300)
     finally:
-        if job.poll() is None:  # a failed stop() or a timeout: no run outlives its test
-            job.kill()
-            job.communicate()
+        if job.poll() is None:  # a failed stop() or a timeout: no run (nor its MPI ranks) outlives its test
+            kill_tree(job.pid)
+            job.communicate(timeout=60)
     return job.returncode, seen + err
 
 

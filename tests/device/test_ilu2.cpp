@@ -73,13 +73,16 @@ TEST_CASE_TEMPLATE("the device's triangular solves apply ILU2 and IC2 factors as
               const std::size_t k = b == 2 ? 2 : 1, n = a.block_rows * b;
               DeviceBlockIlu<T> levels(context, f.factors, f.diagonal, k, TriangularSweep::levels);
               DeviceBlockIlu<T> sync_free(context, f.factors, f.diagonal, k, TriangularSweep::sync_free);
+              DeviceBlockIlu<T> sequential(context, f.factors, f.diagonal, k, TriangularSweep::sequential);
               CHECK(levels.lower_levels() == lower_levels(f.factors).levels());
               CHECK(levels.factors() == f.factors.values);
               const std::vector<T> r = random_vectors<T>(n, k, 5);
-              const std::vector<T> z = device_apply(context, levels, r), z2 = device_apply(context, sync_free, r);
+              const std::vector<T> z = device_apply(context, levels, r), z2 = device_apply(context, sync_free, r),
+                                   z3 = device_apply(context, sequential, r);
               INFO("b = " << b << ", " << std::string(to_string(ordering)) << (symmetric ? ", IC2" : ", ILU2"));
               CHECK(max_difference(z, apply_ilu0(f.factors, f.diagonal, r, k)) <= 256 * std::numeric_limits<T>::epsilon());
               CHECK(std::memcmp(z.data(), z2.data(), z.size() * sizeof(T)) == 0);
+              CHECK(std::memcmp(z.data(), z3.data(), z.size() * sizeof(T)) == 0);
             }
           }
         }

@@ -309,9 +309,9 @@ TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of 
           }
         }
         // The automatic choice above kSyncFreeLevels levels, whatever the block size: sequential
-        // on a CPU device, sync-free elsewhere; levels below.
+        // on a CPU device of few compute units, sync-free elsewhere; levels below.
         const TriangularSweep many_levels =
-            context.device().type == DeviceType::cpu ? TriangularSweep::sequential : TriangularSweep::sync_free;
+            prefers_sequential_sweeps(context.device()) ? TriangularSweep::sequential : TriangularSweep::sync_free;
         for (const std::size_t b : {1, 3, 4}) {
           CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(9, 6, 5, b), 1).sweep() == many_levels);
         }
@@ -333,11 +333,11 @@ TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
     double* d0 = a.values.data() + shape.diagonal[0] * 4;
     d0[0] = d0[1] = d0[2] = d0[3] = 0;
     for (const TriangularSweep sweep : {TriangularSweep::levels, TriangularSweep::sequential}) {
+      INFO(to_string(sweep));
       try {
         DeviceBlockIlu<double> ilu(context, a, 1, 0, sweep);
         FAIL("no ZeroPivot");
       } catch (const ZeroPivot& error) {
-        INFO(to_string(sweep));
         CHECK(error.block_row() == 0);
         CHECK(std::string(error.what()).find("block row 0") != std::string::npos);
         CHECK(std::string(error.what()).find("shift") != std::string::npos);
@@ -659,7 +659,7 @@ TEST_CASE("the automatic ordering follows its stated rule, and the report names 
         options.preconditioner = preconditioner;
         REQUIRE(options.ordering == Ordering::automatic);
         const DeviceInfo& device = context.device();
-        const bool few_cpu_cores = device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores;
+        const bool few_cpu_cores = prefers_sequential_sweeps(device);
         const Ordering expected = preconditioner == PreconditionerKind::ilu2 ? Ordering::nested_dissection
                                   : preconditioner == PreconditionerKind::ilu0 && b <= 3 && !few_cpu_cores
                                       ? Ordering::colours

@@ -278,18 +278,21 @@ void add_solve_command(CLI::App& app) {
                       "ILU2: auto (on with bicgstab and gmres, off with cg), on (rows matched to large diagonal "
                       "blocks, tiny pivots replaced) or off (a tiny pivot is an error)")
       ->capture_default_str();
-  command->add_option("--ordering", options->settings.ordering, "ILU(0)/ILU2 ordering: auto (the solver's rule: natural for ILU(0) on a "
-                      "CPU device of at most 4 cores, else colours for blocks of 1 to 3; nested-dissection for ILU2; "
-                      "else natural), natural, levels, colours, "
-                      "block-colours or nested-dissection (METIS)")
+  command->add_option("--ordering", options->settings.ordering,
+                      "ILU(0)/ILU2 ordering: auto (the solver's rule: for ILU(0) natural on a CPU device of at most " +
+                          std::to_string(sparse::kSequentialSweepCores) +
+                          " compute units, else colours for blocks of 1 to 3; nested-dissection for ILU2; else "
+                          "natural), natural, levels, colours, block-colours or nested-dissection (METIS)")
       ->capture_default_str();
   command->add_option("--aggregate", options->settings.aggregate, "block-colours: block rows per aggregate")
       ->capture_default_str()
       ->check(whole_number(1));
-  command->add_option("--sweep", options->settings.sweep, "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free "
-                                                 "(one launch, each level's rows wait for the earlier levels), sequential (one "
-                                                 "work-item walks the rows: CPU devices) or auto (above 16 levels sequential on a "
-                                                 "CPU device, else sync-free)")
+  command->add_option("--sweep", options->settings.sweep,
+                      "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free (one launch, each "
+                      "level's rows wait for the earlier levels), sequential (one work-item a vector walks the rows: "
+                      "CPU devices) or auto (above " + std::to_string(sparse::kSyncFreeLevels) +
+                          " levels sequential on a CPU device of at most " +
+                          std::to_string(sparse::kSequentialSweepCores) + " compute units, else sync-free)")
       ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
   command->add_option("--kernel", options->settings.kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "

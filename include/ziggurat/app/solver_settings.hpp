@@ -14,7 +14,7 @@ struct SolverSettings {
   std::string method = "bicgstab";       ///< cg, bicgstab or gmres
   std::string preconditioner = "ilu0";   ///< none, jacobi, block-jacobi, ilu0 or ilu2
   std::string ordering = "auto";         ///< auto, natural, levels, colours, block-colours, nested-dissection
-  std::string sweep = "auto";            ///< ILU's triangular solves: auto, levels or sync-free
+  std::string sweep = "auto";            ///< ILU's triangular solves: auto, levels, sync-free or sequential
   std::string static_pivoting = "auto";  ///< ilu2: auto, on or off
   std::string kernel = "auto";           ///< the products' block CSR kernel (product_kernel.hpp)
   double rtol = 1e-8;                    ///< on ||b - A x|| / ||b||, >= 0

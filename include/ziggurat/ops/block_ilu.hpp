@@ -1,10 +1,11 @@
 #pragma once
 // Block ILU(0) and block Jacobi on a device (method notes, section 3): the factorisation runs on
-// the device level by level (the host only computes the level sets; with sequential sweeps, in one
-// work-item level after level), with the b x b diagonal blocks inverted once; the triangular solves run level by level, every (block row, line, vector)
-// of a level at once (parallel across independent rows and inside each block: the paper's P24),
-// sync-free in one launch per solve, or sequentially in one work-item on CPU devices
-// (TriangularSweep), with the same bits.
+// the device level by level (the host only computes the level sets; with sequential sweeps on a
+// CPU device, in one work-item level after level), with the b x b diagonal blocks inverted once.
+// The triangular solves run level by level, every (block row, line, vector) of a level at once
+// (parallel across independent rows and inside each block: the paper's P24), sync-free in one
+// launch per solve, or sequentially in one work-item a vector on CPU devices (TriangularSweep),
+// with the same bits.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
 #include <string_view>
@@ -25,11 +26,12 @@ enum class TriangularSweep {
   sync_free,  ///< one launch per solve, each work-group of a level's rows waiting for the earlier
               ///< levels (a counter in device memory): best with many levels (natural and levels
               ///< orderings of 3D grids)
-  sequential,  ///< one work-item a vector walks every row in order (one factorises), no level sets:
-               ///< best on CPU devices, where a launch a level, or a work-group's wait, costs more
-               ///< than the rows; on a GPU it runs at a single thread's pace
-  automatic,   ///< above kSyncFreeLevels levels: sequential on a CPU device, else sync_free; levels
-               ///< below
+  sequential,  ///< one work-item a vector walks every row in order (on a CPU device one factorises
+               ///< too), no level sets: best on CPU devices, where a launch a level, or a
+               ///< work-group's wait, costs more than the rows; on a GPU the solves run at a single
+               ///< thread's pace
+  automatic,   ///< above kSyncFreeLevels levels: sequential on a CPU device of at most
+               ///< kSequentialSweepCores compute units, else sync_free; levels below
 };
 const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free", "sequential" or "auto"; InvalidArgument otherwise.
@@ -40,6 +42,14 @@ TriangularSweep parse_triangular_sweep(std::string_view text);
 /// the level-by-level time at every b from 1 to 5 on an H200 (0.5-2 M block rows). On PoCL's 2
 /// cores the sequential solves beat both (bench/results/2026-11-28-pocl-sequential-sweeps.md).
 constexpr std::size_t kSyncFreeLevels = 16;
+/// CPU devices of at most this many compute units take the sequential sweeps (and ILU(0) in
+/// natural order, solver/krylov.hpp). Measured on 2
+/// (bench/results/2026-11-28-pocl-sequential-sweeps.md): one work-item walking the rows beat the
+/// level and sync-free sweeps, which use both cores. The parallel
+/// sweeps gain in proportion to the cores, so past 4, an extrapolation, the GPUs' rule holds.
+constexpr unsigned kSequentialSweepCores = 4;
+/// Whether `device` is a CPU device of at most kSequentialSweepCores compute units.
+bool prefers_sequential_sweeps(const DeviceInfo& device);
 
 template <class T>
 class DeviceBlockIlu {
@@ -49,7 +59,7 @@ class DeviceBlockIlu {
   /// host (for the level sets), `pattern` = ilu_pattern(a, shift), whose changes are applied to the
   /// device copy. Throws ZeroPivot naming the least failing block row of the first level that
   /// fails, UnsupportedFeature for double without fp64.
-  /// Both sweeps give the same bits.
+  /// Every sweep gives the same bits.
   DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a, const IluPattern<T>& pattern,
                  std::size_t k, double shift = 0, TriangularSweep sweep = TriangularSweep::automatic);
   /// The same with A uploaded here.

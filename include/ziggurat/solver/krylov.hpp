@@ -13,7 +13,7 @@
 //             one right-hand side at a time
 // Preconditioners: none, jacobi (1 / diagonal entries), block-jacobi (inverted diagonal blocks),
 // ilu0 (block ILU(0), factorised on the device; ordering natural, levels, colours, block-colours
-// or nested-dissection; triangular solves level by level or sync-free, ops/block_ilu.hpp), ilu2
+// or nested-dissection; triangular solves level by level, sync-free or sequential, ops/block_ilu.hpp), ilu2
 // (block ILU2 with threshold tau, factorised on the host, in parallel over the subdomains of the
 // nested-dissection ordering, matrix/ilu2.hpp; the same orderings and device triangular solves;
 // with cg it is IC2, the symmetric form, automatically; with bicgstab and gmres, static pivoting
@@ -101,18 +101,12 @@ struct SolverOptions {
   std::function<void(const SolveProgress&)> cycle_end;
 };
 
-/// CPU devices of at most this many compute units take ILU(0) in natural order by default, with
-/// sequential triangular solves (TriangularSweep::sequential). Measured on 2 cores
-/// (bench/results/2026-11-28-pocl-sequential-sweeps.md), natural order's 1.2-4x fewer iterations
-/// outweigh the second core that colours' parallel sweeps use; with more cores the parallel sweeps
-/// gain in proportion, so past 4 the GPUs' rule holds.
-constexpr unsigned kSequentialSweepCores = 4;
-
 /// The ordering that Ordering::automatic stands for on `device`, by the time to solution measured
 /// on the model problems of `ziggurat bench solve --suite` on an H100, an H200 and on PoCL
 /// (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-h200-sync-free.md,
 /// 2026-11-28-pocl-sequential-sweeps.md):
-/// - ilu0 on a CPU device of at most kSequentialSweepCores compute units: natural;
+/// - ilu0 on a CPU device of at most kSequentialSweepCores compute units (ops/block_ilu.hpp):
+///   natural, whose 1.2-4x fewer iterations outweigh the cores that colours' parallel sweeps use;
 /// - ilu0 elsewhere: colours for blocks of 1 to 3, whose natural-order triangular solves take a
 ///   launch per level of little work (2 to 7 times the iterations, but each 4 to 25 times faster on
 ///   a GPU); natural for larger blocks, whose level-scheduled or sync-free sweeps win there;
@@ -169,7 +163,7 @@ struct SolveReport {
   std::string ordering;                            ///< the ordering the solve ran (automatic resolved)
   std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
   std::size_t colours = 0;                         ///< colours of the colours and block-colours orderings
-  std::string sweep;                               ///< ILU(0)'s triangular sweeps: levels or sync-free
+  std::string sweep;                               ///< ILU's triangular sweeps: levels, sync-free or sequential
   double fill = 0;              ///< ilu0, ilu2: stored blocks of L + U over A's (ILU(0): 1)
   bool matched_rows = false;    ///< ilu2: static pivoting permuted the rows (ilu2.hpp)
   std::size_t replaced_pivots = 0;  ///< ilu2: tiny pivots replaced by static pivoting
