@@ -320,6 +320,33 @@ TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of 
       test::needs_for<T>());
 }
 
+TEST_CASE("a zero pivot in two levels names the least failing row of the first, whatever the sweep") {
+  test::for_each_device([](Context& context) {
+    // Blocks of 2, lower-triangular pattern: no elimination reaches a diagonal block. Row 1
+    // depends on row 0 (level 1), row 2 on none (level 0), row 3 on row 2 (level 1). Rows 1 and 2
+    // are singular: the first failing level is 0, so row 2 is named, not row 1, the first in
+    // natural order.
+    Bsr<double> a;
+    a.rows = a.cols = 8;
+    a.block_size = 2;
+    a.block_rows = a.block_cols = 4;
+    a.block_row_ptr = {0, 1, 3, 4, 6};
+    a.block_col = {0, 0, 1, 2, 2, 3};
+    const std::vector<double> regular = {4, 1, 1, 4}, singular = {1, 2, 2, 4}, coupling = {-1, 0, 0, -1};
+    for (const auto* block : {&regular, &coupling, &singular, &singular, &coupling, &regular})
+      a.values.insert(a.values.end(), block->begin(), block->end());
+    for (const TriangularSweep sweep : {TriangularSweep::levels, TriangularSweep::sequential}) {
+      INFO(to_string(sweep));
+      try {
+        DeviceBlockIlu<double> ilu(context, a, 1, 0, sweep);
+        FAIL("no ZeroPivot");
+      } catch (const ZeroPivot& error) {
+        CHECK(error.block_row() == 2);
+      }
+    }
+  }, test::Needs::fp64);
+}
+
 TEST_CASE("a zero pivot names its block row; the shift is the remedy") {
   test::for_each_device([](Context& context) {
     Bsr<double> a = seven_point_bsr<double>(4, 4, 2, 2, 5);
