@@ -122,6 +122,13 @@ bool on_cpu_device(const cl::CommandQueue& queue) {
   return queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
 }
 
+// Unmaps `mapped` from `buffer`, and waits until it is.
+void unmap(cl::CommandQueue& queue, const cl::Buffer& buffer, void* mapped, const char* what) {
+  cl::Event unmapped;
+  check(queue.enqueueUnmapMemObject(buffer, mapped, nullptr, &unmapped), "clEnqueueUnmapMemObject", what);
+  check(unmapped.wait(), "clWaitForEvents", what);
+}
+
 // A CPU device's buffer is host memory: a large write maps it and copies on every core (the
 // device's own write is one thread's copy, and staging would copy every byte twice).
 void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
@@ -134,10 +141,7 @@ void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
   parallel_for(bytes, std::size_t{1} << 20, [&](std::size_t first, std::size_t last) {
     std::copy(from + first, from + last, static_cast<char*>(to) + first);
   });
-  cl::Event unmapped;
-  check(queue.enqueueUnmapMemObject(buffer, to, nullptr, &unmapped), "clEnqueueUnmapMemObject",
-        "copying to the device");
-  check(unmapped.wait(), "clWaitForEvents", "copying to the device");
+  unmap(queue, buffer, to, "copying to the device");
 }
 
 }  // namespace
@@ -179,10 +183,7 @@ void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buff
   void* source = queue.enqueueMapBuffer(from, CL_TRUE, CL_MAP_READ, 0, bytes, nullptr, nullptr, &err);
   check(err, "clEnqueueMapBuffer", "mapping a CPU device's buffer to copy from it");
   write_mapped(queue, to, source, bytes, 0);
-  cl::Event unmapped;
-  check(queue.enqueueUnmapMemObject(from, source, nullptr, &unmapped), "clEnqueueUnmapMemObject",
-        "copying between device buffers");
-  check(unmapped.wait(), "clWaitForEvents", "copying between device buffers");
+  unmap(queue, from, source, "copying between device buffers");
 }
 
 void read_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* destination, std::size_t bytes,

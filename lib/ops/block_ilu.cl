@@ -184,6 +184,37 @@ __kernel void invert_diagonal(__global REAL* restrict blocks, const uint block_r
 // Vector element: scalar row e of block row i ... (row-major over K interleaved vectors).
 #define AT(v, row, j) v[(size_t)(row) * K + (j)]
 
+// Line l, vector j, of block row i of y = L^-1 r, the rows it depends on solved: the level
+// kernels and the sequential ones share it, so their sums run in one order.
+REAL lower_row(__global const uint* restrict row_ptr, __global const uint* restrict col,
+               __global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* r,
+               __global const REAL* y, const uint i, const uint l, const uint j) {
+  REAL acc = AT(r, i * B + l, j);
+  for (uint p = row_ptr[i]; p < diag[i]; ++p) {
+    __global const REAL* line = values + (size_t)p * BB + l * B;
+    const uint c0 = col[p] * B;
+    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
+  }
+  return acc;
+}
+
+// The same of z = U^-1 y, with the inverted diagonal blocks and the scaled upper blocks:
+// z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j.
+REAL upper_row(__global const uint* restrict row_ptr, __global const uint* restrict col,
+               __global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* y,
+               __global const REAL* z, const uint i, const uint l, const uint j) {
+  __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
+  REAL acc = 0;
+  for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
+  const uint end = row_ptr[i + 1];
+  for (uint q = diag[i] + 1; q < end; ++q) {
+    __global const REAL* line = values + (size_t)q * BB + l * B;
+    const uint c0 = col[q] * B;
+    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
+  }
+  return acc;
+}
+
 // Forward substitution y = L^-1 r on one level: work-item (row of the level, line l, vector j).
 __kernel void lower_solve(__global const uint* restrict row_ptr, __global const uint* restrict col,
                           __global const uint* restrict diag, __global const REAL* restrict values,
@@ -194,18 +225,10 @@ __kernel void lower_solve(__global const uint* restrict row_ptr, __global const 
   if (slot >= count) return;
   const uint l = in_row / K, j = in_row - l * K;
   const uint i = level_rows[first + slot];
-  r += r_offset;
-  REAL acc = AT(r, i * B + l, j);
-  for (uint p = row_ptr[i]; p < diag[i]; ++p) {
-    __global const REAL* line = values + (size_t)p * BB + l * B;
-    const uint c0 = col[p] * B;
-    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
-  }
-  AT(y, i * B + l, j) = acc;
+  AT(y, i * B + l, j) = lower_row(row_ptr, col, diag, values, r + r_offset, y, i, l, j);
 }
 
-// Backward substitution z = U^-1 y on one level, with the inverted diagonal blocks and the scaled
-// upper blocks: z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j.
+// Backward substitution z = U^-1 y on one level (upper_row).
 __kernel void upper_solve(__global const uint* restrict row_ptr, __global const uint* restrict col,
                           __global const uint* restrict diag, __global const REAL* restrict values,
                           __global const uint* restrict level_rows, const uint first, const uint count,
@@ -216,16 +239,7 @@ __kernel void upper_solve(__global const uint* restrict row_ptr, __global const 
   const uint l = in_row / K, j = in_row - l * K;
   const uint i = level_rows[first + slot];
   z += z_offset;
-  __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
-  REAL acc = 0;
-  for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
-  const uint end = row_ptr[i + 1];
-  for (uint q = diag[i] + 1; q < end; ++q) {
-    __global const REAL* line = values + (size_t)q * BB + l * B;
-    const uint c0 = col[q] * B;
-    for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
-  }
-  AT(z, i * B + l, j) = acc;
+  AT(z, i * B + l, j) = upper_row(row_ptr, col, diag, values, y, z, i, l, j);
 }
 
 // ---- Sync-free sweeps: one launch per triangular solve, whatever the number of levels ----
@@ -369,7 +383,7 @@ __kernel void upper_solve_sync_free(__global const uint* restrict row_ptr, __glo
 // more there than the rows it solves. One work-item a vector (work-groups of one, vector j = its
 // id: the vectors never depend on each other) walks the rows in their own order instead (an L
 // entry lies left of its row, a U entry right of it), without level sets or waits. Every sum runs
-// in the order of the level-scheduled kernels: the same bits.
+// in the order of the level-scheduled kernels (lower_row, upper_row): the same bits.
 
 // y = L^-1 r for vector j, rows 0 to block_rows - 1.
 __kernel void lower_solve_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
@@ -378,18 +392,8 @@ __kernel void lower_solve_sequential(__global const uint* restrict row_ptr, __gl
                                      __global REAL* restrict y) {
   const uint j = (uint)get_global_id(0);
   r += r_offset;
-  for (uint i = 0; i < block_rows; ++i) {
-    const uint begin = row_ptr[i], end = diag[i];
-    for (uint l = 0; l < B; ++l) {
-      REAL acc = AT(r, i * B + l, j);
-      for (uint p = begin; p < end; ++p) {
-        __global const REAL* line = values + (size_t)p * BB + l * B;
-        const uint c0 = col[p] * B;
-        for (uint c = 0; c < B; ++c) acc -= line[c] * AT(y, c0 + c, j);
-      }
-      AT(y, i * B + l, j) = acc;
-    }
-  }
+  for (uint i = 0; i < block_rows; ++i)
+    for (uint l = 0; l < B; ++l) AT(y, i * B + l, j) = lower_row(row_ptr, col, diag, values, r, y, i, l, j);
 }
 
 // z = U^-1 y for vector j, rows block_rows - 1 down to 0.
@@ -399,20 +403,8 @@ __kernel void upper_solve_sequential(__global const uint* restrict row_ptr, __gl
                                      const ulong z_offset) {
   const uint j = (uint)get_global_id(0);
   z += z_offset;
-  for (uint i = block_rows; i-- > 0;) {
-    const uint begin = diag[i] + 1, end = row_ptr[i + 1];
-    for (uint l = 0; l < B; ++l) {
-      __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
-      REAL acc = 0;
-      for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
-      for (uint q = begin; q < end; ++q) {
-        __global const REAL* line = values + (size_t)q * BB + l * B;
-        const uint c0 = col[q] * B;
-        for (uint c = 0; c < B; ++c) acc -= line[c] * AT(z, c0 + c, j);
-      }
-      AT(z, i * B + l, j) = acc;
-    }
-  }
+  for (uint i = block_rows; i-- > 0;)
+    for (uint l = 0; l < B; ++l) AT(z, i * B + l, j) = upper_row(row_ptr, col, diag, values, y, z, i, l, j);
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

@@ -38,14 +38,20 @@ void check_k(std::size_t k) {
   if (k < 1 || k > 16) throw InvalidArgument("preconditioners take 1 to 16 vectors, not " + std::to_string(k));
 }
 
-// Enqueues `kernel` over `items` work-items in groups of kLocal; its event, or none unless `timed`
-// (an event costs the host a little at every launch of a sweep's hundreds).
-cl::Event launch(const Context& context, cl::Kernel& kernel, std::size_t items, const char* what, bool timed = true) {
+// Enqueues `kernel` over `global` work-items in groups of `local`; its event, or none unless
+// `timed` (an event costs the host a little at every launch of a sweep's hundreds).
+cl::Event enqueue(const Context& context, cl::Kernel& kernel, std::size_t global, std::size_t local, const char* what,
+                  bool timed = true) {
   cl::Event event;
-  check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, round_up(items, kLocal), kLocal, nullptr,
+  check(context.compute_queue().enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr,
                                                      timed ? &event : nullptr),
         "clEnqueueNDRangeKernel", what);
   return event;
+}
+
+// `items` work-items, rounded up to groups of kLocal.
+cl::Event launch(const Context& context, cl::Kernel& kernel, std::size_t items, const char* what, bool timed = true) {
+  return enqueue(context, kernel, round_up(items, kLocal), kLocal, what, timed);
 }
 
 // Reads the failure status (blocking) and throws ZeroPivot for a failed row.
@@ -249,10 +255,7 @@ Span DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program, doubl
   set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
            level_ptr.get(), cl_uint(lower_.levels()), status_.get());
   Span span;
-  check(context_.compute_queue().enqueueNDRangeKernel(factor, cl::NullRange, cl::NDRange(1), cl::NDRange(1), nullptr,
-                                                      &span.first),
-        "clEnqueueNDRangeKernel", "the sequential ILU(0) factorisation");
-  span.last = span.first;
+  span.first = span.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
   check_status(context_, status_, shift);
   return span;
 }
@@ -307,15 +310,11 @@ Span DeviceBlockIlu<T>::apply_sync_free(const VectorRef& r, const VectorRef& z) 
   set_args(lower_sync_free_, "lower_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
            lower_rows_.get(), lower_chunk_ptr_.get(), lower_chunk_waits_.get(), lower, r.buffer, cl_ulong(r.offset),
            work_.get(), tickets_.get());
-  check(context_.compute_queue().enqueueNDRangeKernel(lower_sync_free_, cl::NullRange, cl::NDRange(lower * group),
-                                                      cl::NDRange(group), nullptr, &span.first),
-        "clEnqueueNDRangeKernel", "the sync-free forward solve of ILU(0)");
+  span.first = enqueue(context_, lower_sync_free_, lower * group, group, "the sync-free forward solve of ILU(0)");
   set_args(upper_sync_free_, "upper_solve_sync_free", row_ptr_, col_, diagonal_.get(), values_.get(),
            upper_rows_.get(), upper_chunk_ptr_.get(), upper_chunk_waits_.get(), upper, work_.get(), z.buffer,
            cl_ulong(z.offset), tickets_.get());
-  check(context_.compute_queue().enqueueNDRangeKernel(upper_sync_free_, cl::NullRange, cl::NDRange(upper * group),
-                                                      cl::NDRange(group), nullptr, &span.last),
-        "clEnqueueNDRangeKernel", "the sync-free backward solve of ILU(0)");
+  span.last = enqueue(context_, upper_sync_free_, upper * group, group, "the sync-free backward solve of ILU(0)");
   return span;
 }
 
@@ -326,14 +325,10 @@ Span DeviceBlockIlu<T>::apply_sequential(const VectorRef& r, const VectorRef& z)
   Span span;
   set_args(lower_sequential_, "lower_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows, r.buffer,
            cl_ulong(r.offset), work_.get());
-  check(context_.compute_queue().enqueueNDRangeKernel(lower_sequential_, cl::NullRange, cl::NDRange(k_),
-                                                      cl::NDRange(1), nullptr, &span.first),
-        "clEnqueueNDRangeKernel", "the sequential forward solve of ILU(0)");
+  span.first = enqueue(context_, lower_sequential_, k_, 1, "the sequential forward solve of ILU(0)");
   set_args(upper_sequential_, "upper_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows,
            work_.get(), z.buffer, cl_ulong(z.offset));
-  check(context_.compute_queue().enqueueNDRangeKernel(upper_sequential_, cl::NullRange, cl::NDRange(k_),
-                                                      cl::NDRange(1), nullptr, &span.last),
-        "clEnqueueNDRangeKernel", "the sequential backward solve of ILU(0)");
+  span.last = enqueue(context_, upper_sequential_, k_, 1, "the sequential backward solve of ILU(0)");
   return span;
 }
 
