@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "base/parallel.hpp"
+
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -19,6 +21,14 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   (void)data;
   (void)bytes;
 #endif
+}
+
+void touch_pages(void* data, std::size_t bytes) {
+  constexpr std::size_t kPage = 4096, kPagesPerPart = 1024;  // 4 MiB a thread at least
+  char* const bytes_at = static_cast<char*>(data);
+  parallel_for(bytes / kPage, kPagesPerPart, [&](std::size_t first, std::size_t last) {
+    for (std::size_t page = first; page < last; ++page) bytes_at[page * kPage] = 0;
+  });
 }
 
 }  // namespace ziggurat::detail
