@@ -9,6 +9,7 @@
 #include "base/kernel_launch.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/log.hpp"
+#include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/program.hpp"
 
 namespace ziggurat {
@@ -44,6 +45,7 @@ struct Context::Impl {
   ProgramBuildStats stats;
   std::once_flag probed;  // the preferred work-group multiple is asked for once
   std::size_t work_group_multiple = 0;
+  std::shared_ptr<detail::StagingArea> staging;  // for write_buffer, while this context lives
 
   Impl(const DeviceInfo& info, BinaryCache binary_cache) : device(info), cache(std::move(binary_cache)) {
     if (device.device() == nullptr) {
@@ -56,6 +58,7 @@ struct Context::Impl {
     compute = make_queue(context, device);
     upload = make_queue(context, device);
     download = make_queue(context, device);
+    if (device.type != DeviceType::cpu) staging = detail::keep_staging_area(context, compute);
   }
 
   // A program from a cached binary, or nothing if the driver refuses it.

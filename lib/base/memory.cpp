@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
@@ -98,13 +101,13 @@ constexpr std::size_t kStagedFrom = std::size_t{16} << 20;  // pageable copies b
 constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
 constexpr std::size_t kMappedFrom = std::size_t{4} << 20;  // CPU devices: mapped copies from this size
 
-// A page-locked staging area for write_buffer, mapped while it lives.
+// A page-locked staging buffer for write_buffer, mapped while it lives.
 struct Staging {
-  cl::CommandQueue& queue;
+  cl::CommandQueue queue;  // maps and unmaps it
   cl::Buffer buffer;
   char* data = nullptr;
   cl::Event written;  // the last write out of it
-  Staging(cl::CommandQueue& q, const cl::Context& context) : queue(q) {
+  Staging(const cl::CommandQueue& q, const cl::Context& context) : queue(q) {
     cl_int err = CL_SUCCESS;
     buffer = cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, kStagingChunk, nullptr, &err);
     check(err, "clCreateBuffer", "allocating a pinned staging buffer for a large upload");
@@ -117,6 +120,17 @@ struct Staging {
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
 };
+
+// The staging areas of the live Contexts, by OpenCL context. Never destroyed: an area may go
+// with a Context after the library's static objects have.
+struct Areas {
+  std::mutex mutex;
+  std::map<cl_context, std::weak_ptr<StagingArea>> by_context;
+};
+Areas& areas() {
+  static Areas* const all = new Areas;
+  return *all;
+}
 
 bool on_cpu_device(const cl::CommandQueue& queue) {
   return queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
@@ -146,6 +160,70 @@ void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
 
 }  // namespace
 
+class StagingArea {
+ public:
+  StagingArea(const cl::Context& context, const cl::CommandQueue& queue) : context_(context), queue_(queue) {}
+  ~StagingArea() {
+    Areas& all = areas();
+    const std::lock_guard<std::mutex> lock(all.mutex);
+    const auto found = all.by_context.find(context_());
+    if (found != all.by_context.end() && found->second.expired()) all.by_context.erase(found);
+  }
+  StagingArea(const StagingArea&) = delete;
+  StagingArea& operator=(const StagingArea&) = delete;
+
+  std::mutex mutex;  // one upload at a time uses the buffers
+  // The two buffers, made on first use (under `mutex`).
+  Staging* buffers() {
+    if (!first_) {
+      first_.emplace(queue_, context_);
+      second_.emplace(queue_, context_);
+    }
+    return &*first_;
+  }
+  Staging& other() { return *second_; }
+
+ private:
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  std::optional<Staging> first_, second_;
+};
+
+std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context, const cl::CommandQueue& queue) {
+  auto area = std::make_shared<StagingArea>(context, queue);
+  Areas& all = areas();
+  const std::lock_guard<std::mutex> lock(all.mutex);
+  all.by_context[context()] = area;
+  return area;
+}
+
+namespace {
+
+std::shared_ptr<StagingArea> kept_area(const cl::Context& context) {
+  Areas& all = areas();
+  const std::lock_guard<std::mutex> lock(all.mutex);
+  const auto found = all.by_context.find(context());
+  return found == all.by_context.end() ? nullptr : found->second.lock();
+}
+
+// `bytes` from `source` through the two staging buffers in turn; the queue finished on return.
+void write_staged(cl::CommandQueue& queue, Staging* const (&staging)[2], const cl::Buffer& buffer, const char* from,
+                  std::size_t bytes, std::size_t buffer_offset) {
+  for (std::size_t offset = 0, chunk = 0; offset < bytes; offset += kStagingChunk, ++chunk) {
+    Staging& s = *staging[chunk % 2];
+    if (s.written() != nullptr) check(s.written.wait(), "clWaitForEvents", "waiting for a staged upload");
+    const std::size_t size = std::min(kStagingChunk, bytes - offset);
+    parallel_for(size, std::size_t{1} << 20, [&](std::size_t first, std::size_t last) {
+      std::copy(from + offset + first, from + offset + last, s.data + first);
+    });
+    check(queue.enqueueWriteBuffer(buffer, CL_FALSE, buffer_offset + offset, size, s.data, nullptr, &s.written),
+          "clEnqueueWriteBuffer", "copying to the device");
+  }
+  check(queue.finish(), "clFinish", "copying to the device");
+}
+
+}  // namespace
+
 // Large copies go through two pinned staging buffers in turn: the host copies a chunk into one
 // (on every core) while the previous chunk travels from the other at full bus speed. A pageable
 // copy of the same size runs at a fraction of it (bench/results/2026-11-28-design-measurements.md).
@@ -159,19 +237,15 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
     return;
   }
   const cl::Context context = queue.getInfo<CL_QUEUE_CONTEXT>();
-  Staging staging[2] = {{queue, context}, {queue, context}};
   const char* from = static_cast<const char*>(source);
-  for (std::size_t offset = 0, chunk = 0; offset < bytes; offset += kStagingChunk, ++chunk) {
-    Staging& s = staging[chunk % 2];
-    if (s.written() != nullptr) check(s.written.wait(), "clWaitForEvents", "waiting for a staged upload");
-    const std::size_t size = std::min(kStagingChunk, bytes - offset);
-    parallel_for(size, std::size_t{1} << 20, [&](std::size_t first, std::size_t last) {
-      std::copy(from + offset + first, from + offset + last, s.data + first);
-    });
-    check(queue.enqueueWriteBuffer(buffer, CL_FALSE, buffer_offset + offset, size, s.data, nullptr, &s.written),
-          "clEnqueueWriteBuffer", "copying to the device");
+  if (const std::shared_ptr<StagingArea> area = kept_area(context)) {
+    const std::lock_guard<std::mutex> lock(area->mutex);
+    Staging* const staging[2] = {area->buffers(), &area->other()};
+    return write_staged(queue, staging, buffer, from, bytes, buffer_offset);
   }
-  check(queue.finish(), "clFinish", "copying to the device");
+  Staging first(queue, context), second(queue, context);
+  Staging* const staging[2] = {&first, &second};
+  write_staged(queue, staging, buffer, from, bytes, buffer_offset);
 }
 
 void copy_buffer(cl::CommandQueue& queue, const cl::Buffer& from, const cl::Buffer& to, std::size_t bytes) {

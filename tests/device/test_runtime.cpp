@@ -89,6 +89,32 @@ TEST_CASE("large uploads, staged through pinned memory in chunks, arrive whole")
   });
 }
 
+TEST_CASE("large uploads from two threads at once share a Context's staging buffers, and arrive whole") {
+  test::for_each_device([](Context& context) {
+    // Above the staging threshold: on GPUs both go through the Context's two pinned buffers.
+    const std::size_t count = (std::size_t{18} << 20) / sizeof(std::uint32_t) + 5;
+    std::vector<std::uint32_t> first(count), second(count);
+    std::iota(first.begin(), first.end(), 11u);
+    std::iota(second.rbegin(), second.rend(), 5u);
+    DeviceBuffer<std::uint32_t> a(context, count), b(context, count);
+    for (int round = 0; round < 2; ++round) {  // the second round reuses the buffers made by the first
+      std::thread other([&] { copy_to_device(context.upload_queue(), second.data(), b); });
+      copy_to_device(context.compute_queue(), first.data(), a);
+      other.join();
+      std::vector<std::uint32_t> back(count, 0);
+      copy_to_host(context.compute_queue(), a, back.data());
+      CHECK(back == first);
+      copy_to_host(context.compute_queue(), b, back.data());
+      CHECK(back == second);
+    }
+    Context{context.device()};  // another Context's staging comes and goes without touching this one's
+    copy_to_device(context.compute_queue(), second.data(), a);
+    std::vector<std::uint32_t> back(count, 0);
+    copy_to_host(context.compute_queue(), a, back.data());
+    CHECK(back == second);
+  });
+}
+
 TEST_CASE("large writes at an offset arrive whole and leave the rest, and a copy between buffers is exact") {
   test::for_each_device([](Context& context) {
     // 24 MiB: on CPU devices a buffer of the library's huge-page memory, written through a map.
