@@ -10,6 +10,7 @@
 #include <Eigen/Dense>
 
 #include "base/integer_math.hpp"
+#include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "ops/stream.hpp"
 #include "ziggurat/base/error.hpp"
@@ -449,7 +450,7 @@ struct KrylovSolver<T>::Impl {
   void solution(std::vector<T>& out) { to_host(x, out); }
   // `from` (padded x k, the device's order) into `out` in the caller's order, through s.
   void to_host(const DeviceVectors<T>& from, std::vector<T>& out) {
-    out.resize(rows * k);
+    ::ziggurat::detail::resize_large(out, rows * k);  // a new x's pages faulted in on every core
     if (!permutation.identity()) vec(ops.scatter_columns(order(), from, k, s, {k, 0, k}));
     ::ziggurat::detail::read_buffer(context.compute_queue(), (permutation.identity() ? from : s).buffer().get(),
                                     out.data(), out.size() * sizeof(T));

@@ -60,7 +60,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
                           ", k): the matrix has " + std::to_string(matrix.rows) + " rows");
   }
   const std::size_t k = b.ndim() == 2 ? static_cast<std::size_t>(b.shape(1)) : 1;
-  const std::vector<T> rhs(b.data(), b.data() + b.size());
+  const std::vector<T> rhs = sparse::copy_values(b.data(), static_cast<std::size_t>(b.size()));  // on every core
   std::vector<T> x;
   if (!x0_values.is_none()) {
     const auto x0 = real_array<T>(x0_values, "x0");
