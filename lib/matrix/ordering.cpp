@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <numeric>
 
 #include "base/integer_math.hpp"
@@ -328,6 +329,13 @@ LevelSets upper_levels(const Bsr<T>& a) {
       [&](Index i, auto&& f) { for (Index p = above(i); p < ptr[i + 1]; ++p) f(col[p]); }));
 }
 
+template <class T>
+TriangleLevels lower_and_upper_levels(const Bsr<T>& a) {
+  std::future<LevelSets> upper = std::async(std::launch::async, [&a] { return upper_levels(a); });
+  LevelSets lower = lower_levels(a);
+  return {std::move(lower), upper.get()};
+}
+
 const char* to_string(Ordering ordering) {
   switch (ordering) {
     case Ordering::natural: return "natural";
@@ -480,6 +488,7 @@ std::vector<T> unpermute_rows(const std::vector<T>& x, const Permutation& p, std
 #define ZIGGURAT_ORDERING_INSTANTIATE(T)                                                                      \
   template LevelSets lower_levels<T>(const Bsr<T>&);                                                          \
   template LevelSets upper_levels<T>(const Bsr<T>&);                                                          \
+  template TriangleLevels lower_and_upper_levels<T>(const Bsr<T>&);                                           \
   template std::vector<Index> greedy_colours<T>(const Bsr<T>&);                                               \
   template Permutation make_ordering<T>(const Bsr<T>&, Ordering, std::size_t*, std::size_t);                   \
   template Bsr<T> permute<T>(const Bsr<T>&, const Permutation&);                                              \

@@ -138,9 +138,8 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
       block_size_(a.block_size),
       k_(k),
       block_rows_(a.block_rows),
-      lower_(sparse::lower_levels(a)),
-      upper_(sparse::upper_levels(a)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      levels_(sparse::lower_and_upper_levels(a)),
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -169,9 +168,8 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
       block_size_(factors.block_size),
       k_(k),
       block_rows_(factors.block_rows),
-      lower_(sparse::lower_levels(factors)),
-      upper_(sparse::upper_levels(factors)),
-      sweep_(resolve(sweep, context.device(), lower_, upper_)) {
+      levels_(sparse::lower_and_upper_levels(factors)),
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {
@@ -190,8 +188,8 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
   row_ptr_ = matrix != nullptr ? matrix->row_ptr().get() : upload(context, a.block_row_ptr, "ILU row pointers").get();
   col_ = matrix != nullptr ? matrix->col().get() : upload(context, a.block_col, "ILU block columns").get();
   diagonal_ = upload(context, diagonal, "ILU diagonal positions");
-  lower_rows_ = upload(context, lower_.rows, "ILU lower level rows");
-  upper_rows_ = upload(context, upper_.rows, "ILU upper level rows");
+  lower_rows_ = upload(context, levels_.lower.rows, "ILU lower level rows");
+  upper_rows_ = upload(context, levels_.upper.rows, "ILU upper level rows");
   work_ = DeviceBuffer<T>(context, block_rows_ * block_size_ * k_, "ILU forward solve");
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
   lower_solve_ = context.kernel(program, "lower_solve");
@@ -204,7 +202,7 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
     // A group of at most 256 work-items (every device runs that), whole rows of b x k.
     const std::size_t per_row = block_size_ * k_;
     rows_per_group_ = std::max<std::size_t>(1, std::min<std::size_t>(256, context.device().max_work_group_size) / per_row);
-    const Chunks lower_chunks = chunks(lower_, rows_per_group_), upper_chunks = chunks(upper_, rows_per_group_);
+    const Chunks lower_chunks = chunks(levels_.lower, rows_per_group_), upper_chunks = chunks(levels_.upper, rows_per_group_);
     lower_chunk_count_ = static_cast<cl_uint>(lower_chunks.earlier.size());
     upper_chunk_count_ = static_cast<cl_uint>(upper_chunks.earlier.size());
     lower_chunk_ptr_ = upload(context, lower_chunks.ptr, "ILU sync-free lower chunks");
@@ -228,8 +226,8 @@ Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
            cl_uint(0), status_.get());
   set_args(invert, "ilu_invert", row_ptr_, diagonal_.get(), values_.get(), lower_rows_.get(), cl_uint(0), cl_uint(0),
            status_.get());
-  for (std::size_t level = 0; level < lower_.levels(); ++level) {
-    const cl_uint first = lower_.level_ptr[level], count = lower_.level_ptr[level + 1] - first;
+  for (std::size_t level = 0; level < levels_.lower.levels(); ++level) {
+    const cl_uint first = levels_.lower.level_ptr[level], count = levels_.lower.level_ptr[level + 1] - first;
     if (level > 0) {  // level 0 has no lower blocks to eliminate
       set_arg(eliminate, 5, "ilu_eliminate", first);
       set_arg(eliminate, 6, "ilu_eliminate", count);
@@ -237,7 +235,7 @@ Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
     }
     set_arg(invert, 4, "ilu_invert", first);
     set_arg(invert, 5, "ilu_invert", count);
-    const bool ends = level == 0 || level + 1 == lower_.levels();
+    const bool ends = level == 0 || level + 1 == levels_.lower.levels();
     const cl::Event inverted = launch(context_, invert, count, "ILU(0) diagonal inversion", ends);
     if (level == 0) span.first = inverted;
     if (ends) span.last = inverted;
@@ -250,10 +248,10 @@ Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
 // level, the same status on a singular block.
 template <class T>
 Span DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program, double shift) {
-  const DeviceBuffer<Index> level_ptr = upload(context_, lower_.level_ptr, "ILU lower level pointers");
+  const DeviceBuffer<Index> level_ptr = upload(context_, levels_.lower.level_ptr, "ILU lower level pointers");
   cl::Kernel factor = context_.kernel(program, "ilu_factor_sequential");
   set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
-           level_ptr.get(), cl_uint(lower_.levels()), status_.get());
+           level_ptr.get(), cl_uint(levels_.lower.levels()), status_.get());
   Span span;
   span.first = span.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
   check_status(context_, status_, shift);
@@ -278,8 +276,8 @@ Span DeviceBlockIlu<T>::apply_levels(const VectorRef& r, const VectorRef& z) {
            cl_uint(0), r.buffer, cl_ulong(r.offset), work_.get());
   set_args(upper_solve_, "upper_solve", row_ptr_, col_, diagonal_.get(), values_.get(), upper_rows_.get(), cl_uint(0),
            cl_uint(0), work_.get(), z.buffer, cl_ulong(z.offset));
-  const Span lower = launch_levels(lower_solve_, lower_, per_row, "the forward solve of ILU(0)");
-  const Span upper = launch_levels(upper_solve_, upper_, per_row, "the backward solve of ILU(0)");
+  const Span lower = launch_levels(lower_solve_, levels_.lower, per_row, "the forward solve of ILU(0)");
+  const Span upper = launch_levels(upper_solve_, levels_.upper, per_row, "the backward solve of ILU(0)");
   return {lower.first, upper.last};
 }
 

@@ -29,6 +29,13 @@ template <class T> LevelSets lower_levels(const Bsr<T>& a);
 /// Levels of the upper triangle (backward substitution): row i depends on every stored j > i;
 /// level 0 is solved first.
 template <class T> LevelSets upper_levels(const Bsr<T>& a);
+/// The level sets of both triangles of one matrix.
+struct TriangleLevels {
+  LevelSets lower, upper;
+};
+/// lower_levels and upper_levels, the upper computed on another thread meanwhile: each has serial
+/// passes (its scan, its arrays' first touch) that the other's then overlaps.
+template <class T> TriangleLevels lower_and_upper_levels(const Bsr<T>& a);
 
 /// How the block rows of a system are ordered for a factorisation (method notes, section 3).
 enum class Ordering {

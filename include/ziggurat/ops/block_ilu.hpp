@@ -77,8 +77,8 @@ class DeviceBlockIlu {
   TriangularSweep sweep() const noexcept { return sweep_; }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
-  std::size_t lower_levels() const noexcept { return lower_.levels(); }
-  std::size_t upper_levels() const noexcept { return upper_.levels(); }
+  std::size_t lower_levels() const noexcept { return levels_.lower.levels(); }
+  std::size_t upper_levels() const noexcept { return levels_.upper.levels(); }
   /// The factorisation's commands, for timing it.
   const Span& factorization() const noexcept { return factorization_; }
 
@@ -93,7 +93,7 @@ class DeviceBlockIlu {
   Span apply_sequential(const VectorRef& r, const VectorRef& z);
   Context context_;
   std::size_t block_size_, k_, block_rows_;
-  LevelSets lower_, upper_;
+  TriangleLevels levels_;
   TriangularSweep sweep_;
   cl::Buffer row_ptr_, col_;  // the pattern: shared with the device matrix, or uploaded
   DeviceBuffer<Index> diagonal_, lower_rows_, upper_rows_, status_;
