@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "base/kernel_launch.hpp"
+#include "base/staging_area.hpp"
 #include "ziggurat/base/error.hpp"
 #include "ziggurat/base/log.hpp"
-#include "ziggurat/base/memory.hpp"
 #include "ziggurat/base/program.hpp"
 
 namespace ziggurat {

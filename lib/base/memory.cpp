@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <mutex>
-#include <optional>
 
 #include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
+#include "base/staging_area.hpp"
 #include "ziggurat/base/error.hpp"
 
 namespace ziggurat {
@@ -98,39 +97,7 @@ void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* point
 namespace {
 
 constexpr std::size_t kStagedFrom = std::size_t{16} << 20;  // pageable copies below this size
-constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
 constexpr std::size_t kMappedFrom = std::size_t{4} << 20;  // CPU devices: mapped copies from this size
-
-// A page-locked staging buffer for write_buffer, mapped while it lives.
-struct Staging {
-  cl::CommandQueue queue;  // maps and unmaps it
-  cl::Buffer buffer;
-  char* data = nullptr;
-  cl::Event written;  // the last write out of it
-  Staging(const cl::CommandQueue& q, const cl::Context& context) : queue(q) {
-    cl_int err = CL_SUCCESS;
-    buffer = cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, kStagingChunk, nullptr, &err);
-    check(err, "clCreateBuffer", "allocating a pinned staging buffer for a large upload");
-    data = static_cast<char*>(map_buffer(queue, buffer, kStagingChunk));
-  }
-  ~Staging() {
-    if (written() != nullptr) written.wait();
-    unmap_buffer(queue, buffer, data);
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-};
-
-// The staging areas of the live Contexts, by OpenCL context. Never destroyed: an area may go
-// with a Context after the library's static objects have.
-struct Areas {
-  std::mutex mutex;
-  std::map<cl_context, std::weak_ptr<StagingArea>> by_context;
-};
-Areas& areas() {
-  static Areas* const all = new Areas;
-  return *all;
-}
 
 bool on_cpu_device(const cl::CommandQueue& queue) {
   return queue.getInfo<CL_QUEUE_DEVICE>().getInfo<CL_DEVICE_TYPE>() == CL_DEVICE_TYPE_CPU;
@@ -156,54 +123,6 @@ void write_mapped(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
     std::copy(from + first, from + last, static_cast<char*>(to) + first);
   });
   unmap(queue, buffer, to, "copying to the device");
-}
-
-}  // namespace
-
-class StagingArea {
- public:
-  StagingArea(const cl::Context& context, const cl::CommandQueue& queue) : context_(context), queue_(queue) {}
-  ~StagingArea() {
-    Areas& all = areas();
-    const std::lock_guard<std::mutex> lock(all.mutex);
-    const auto found = all.by_context.find(context_());
-    if (found != all.by_context.end() && found->second.expired()) all.by_context.erase(found);
-  }
-  StagingArea(const StagingArea&) = delete;
-  StagingArea& operator=(const StagingArea&) = delete;
-
-  std::mutex mutex;  // one upload at a time uses the buffers
-  // The two buffers, made on first use (under `mutex`).
-  Staging* buffers() {
-    if (!first_) {
-      first_.emplace(queue_, context_);
-      second_.emplace(queue_, context_);
-    }
-    return &*first_;
-  }
-  Staging& other() { return *second_; }
-
- private:
-  cl::Context context_;
-  cl::CommandQueue queue_;
-  std::optional<Staging> first_, second_;
-};
-
-std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context, const cl::CommandQueue& queue) {
-  auto area = std::make_shared<StagingArea>(context, queue);
-  Areas& all = areas();
-  const std::lock_guard<std::mutex> lock(all.mutex);
-  all.by_context[context()] = area;
-  return area;
-}
-
-namespace {
-
-std::shared_ptr<StagingArea> kept_area(const cl::Context& context) {
-  Areas& all = areas();
-  const std::lock_guard<std::mutex> lock(all.mutex);
-  const auto found = all.by_context.find(context());
-  return found == all.by_context.end() ? nullptr : found->second.lock();
 }
 
 // `bytes` from `source` through the two staging buffers in turn; the queue finished on return.
@@ -238,9 +157,10 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
   }
   const cl::Context context = queue.getInfo<CL_QUEUE_CONTEXT>();
   const char* from = static_cast<const char*>(source);
-  if (const std::shared_ptr<StagingArea> area = kept_area(context)) {
+  if (const std::shared_ptr<StagingArea> area = kept_staging_area(context)) {
     const std::lock_guard<std::mutex> lock(area->mutex);
-    Staging* const staging[2] = {area->buffers(), &area->other()};
+    const auto [first, second] = area->buffers();
+    Staging* const staging[2] = {first, second};
     return write_staged(queue, staging, buffer, from, bytes, buffer_offset);
   }
   Staging first(queue, context), second(queue, context);

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,12 +27,6 @@ cl::Buffer create_buffer(const Context& context, std::size_t count, std::size_t 
                          cl_mem_flags flags, std::string_view purpose, void* host = nullptr);
 void* map_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, std::size_t bytes);
 void unmap_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, void* pointer) noexcept;
-/// Two pinned staging buffers for the large writes into one OpenCL context, made on its first and
-/// kept while the returned handle lives (each Context holds one): pinning a pair anew took 8-9 ms
-/// an upload on the GPU machine, as long as copying 117 MB through them. write_buffer finds them
-/// by its queue's context.
-class StagingArea;
-std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context, const cl::CommandQueue& queue);
 /// Blocking copies of `bytes` bytes at byte `buffer_offset` of the buffer (large writes: staged
 /// through pinned memory on GPUs, mapped and copied on every core on CPU devices).
 void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void* source, std::size_t bytes,
