@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -507,6 +508,41 @@ std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block, double to
 }
 
 template <class T>
+double skewness(const Bsr<T>& a) {
+  validate(a);
+  if (a.rows != a.cols) throw InvalidArgument("skewness: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  const std::size_t b = a.block_size, bb = b * b, chunks = ceil_div(a.block_rows, kBlockRowChunk);
+  std::vector<double> skew(chunks, 0.0), sum(chunks, 0.0);  // per chunk: ||A - A^T||^2, ||A + A^T||^2
+  detail::for_chunks(a.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
+    double d = 0, s = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+        const Index j = a.block_col[p];
+        const auto row = a.block_col.begin() + a.block_row_ptr[j], row_end = a.block_col.begin() + a.block_row_ptr[j + 1];
+        const auto q = std::lower_bound(row, row_end, static_cast<Index>(i));
+        const T* mirror = q != row_end && *q == i ? a.values.data() + (q - a.block_col.begin()) * bb : nullptr;
+        const T* block = a.values.data() + std::size_t{p} * bb;
+        // Each pair of stored blocks is visited from both sides; a block with no stored mirror
+        // counts twice, for the mirror that is never visited.
+        const double weight = mirror != nullptr ? 1.0 : 2.0;
+        for (std::size_t r = 0; r < b; ++r)
+          for (std::size_t c = 0; c < b; ++c) {
+            const double x = block[r * b + c], y = mirror != nullptr ? double(mirror[c * b + r]) : 0.0;
+            d += weight * (x - y) * (x - y);
+            s += weight * (x + y) * (x + y);
+          }
+      }
+    }
+    skew[first / kBlockRowChunk] = d;
+    sum[first / kBlockRowChunk] = s;
+  });
+  double d = 0, s = 0;
+  for (std::size_t c = 0; c < chunks; ++c) d += skew[c], s += sum[c];
+  if (s == 0) return d == 0 ? 0.0 : 1.0;
+  return std::sqrt(d / s);
+}
+
+template <class T>
 std::string asymmetry(const Csr<T>& a) {
   validate(a);
   if (a.rows != a.cols) throw InvalidArgument("asymmetry: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
@@ -785,6 +821,7 @@ Bsr<T> symmetric_part(const Bsr<T>& a) {
   template std::size_t propose_block_size<T>(const Csr<T>&, std::size_t, double, double);                \
   template Dia<T> to_dia<T>(const Csr<T>&, bool, double);                                                \
   template std::string asymmetry<T>(const Csr<T>&);                                                       \
+  template double skewness<T>(const Bsr<T>&);                                                              \
   template std::vector<T> multiply<T>(const Csr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Bsr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \

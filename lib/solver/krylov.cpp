@@ -1183,13 +1183,14 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
 
 }  // namespace
 
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size,
+template <class T>
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
                          const DeviceInfo& device) {
   if (ordering != Ordering::automatic) return ordering;
   if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
   if (preconditioner != PreconditionerKind::ilu0) return Ordering::natural;
-  if (prefers_sequential_sweeps(device)) return Ordering::natural;
-  return block_size <= 3 ? Ordering::colours : Ordering::natural;
+  if (prefers_sequential_sweeps(device) || a.block_size > 3) return Ordering::natural;
+  return skewness(a) > kNaturalOrderSkewness ? Ordering::natural : Ordering::colours;
 }
 
 template <class T>
@@ -1198,7 +1199,7 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_matrix(a);
-  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a.block_size, context.device());
+  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a, context.device());
   Permutation permutation;
   Pivoted<T> pivoted;
   std::size_t colours = 0;
@@ -1329,6 +1330,8 @@ SolveReport solve(const Context& context, const Bsr<T>& a, const std::vector<T>&
 
 template class KrylovSolver<float>;
 template class KrylovSolver<double>;
+template Ordering chosen_ordering<float>(Ordering, PreconditionerKind, const Bsr<float>&, const DeviceInfo&);
+template Ordering chosen_ordering<double>(Ordering, PreconditionerKind, const Bsr<double>&, const DeviceInfo&);
 template SolveReport solve<float>(const Context&, const Bsr<float>&, const std::vector<float>&, std::vector<float>&,
                                   std::size_t, const SolverOptions&);
 template SolveReport solve<double>(const Context&, const Bsr<double>&, const std::vector<double>&,

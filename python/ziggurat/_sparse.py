@@ -180,7 +180,8 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
     "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, for
-    ilu0 natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3;
+    ilu0 natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3
+    unless A is markedly nonsymmetric (skewness ||A - A^T|| / ||A + A^T|| above 0.05: natural);
     nested-dissection for ilu2; else natural; or "natural", "levels", "colours", "block-colours"
     with `aggregate` rows an aggregate, or "nested-dissection"; the report says which ran; sweep
     "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices) or

@@ -21,6 +21,7 @@
 #include "ziggurat/io/matrix_market.hpp"
 #include "ziggurat/matrix/hex_mesh.hpp"
 #include "ziggurat/matrix/ilu_factors.hpp"
+#include "ziggurat/matrix/model_problems.hpp"
 #include "ziggurat/matrix/ordering.hpp"
 #include "ziggurat/ops/block_ilu.hpp"
 #include "ziggurat/ops/vector_ops.hpp"
@@ -679,27 +680,40 @@ TEST_CASE("bad input and systems that do not converge give their documented outc
 
 TEST_CASE("the automatic ordering follows its stated rule, and the report names the one that ran") {
   test::for_each_device([](Context& context) {
-    for (const std::size_t b : {1, 3, 4}) {
-      const Bsr<double> a = convection_diffusion_bsr<double>(6, 5, 4, b);
+    // Convection (skewed) at b = 1, 3 and 4, and two symmetric systems of blocks of 1 and 3.
+    std::vector<std::pair<std::string, Bsr<double>>> systems;
+    for (const std::size_t b : {1, 3, 4})
+      systems.emplace_back("convection b = " + std::to_string(b), convection_diffusion_bsr<double>(6, 5, 4, b));
+    systems.emplace_back("laplace7", model_problem<double>(ModelProblem::laplace7, 6, 5, 4));
+    systems.emplace_back("elasticity", model_problem<double>(ModelProblem::elasticity, 3, 3, 2));
+    for (const auto& [name, a] : systems) {
+      const bool skewed = name.rfind("convection", 0) == 0;
+      CHECK((skewness(a) > kNaturalOrderSkewness) == skewed);
       const std::vector<double> rhs(a.rows, 1.0);
       for (const PreconditionerKind preconditioner :
            {PreconditionerKind::ilu0, PreconditionerKind::ilu2, PreconditionerKind::jacobi}) {
+        INFO(name << ", " << to_string(preconditioner));
         SolverOptions options;
         options.preconditioner = preconditioner;
         REQUIRE(options.ordering == Ordering::automatic);
         const DeviceInfo& device = context.device();
-        const bool few_cpu_cores = prefers_sequential_sweeps(device);
-        const Ordering expected = preconditioner == PreconditionerKind::ilu2 ? Ordering::nested_dissection
-                                  : preconditioner == PreconditionerKind::ilu0 && b <= 3 && !few_cpu_cores
-                                      ? Ordering::colours
-                                      : Ordering::natural;
-        CHECK(chosen_ordering(Ordering::automatic, preconditioner, b, device) == expected);
-        CHECK(chosen_ordering(Ordering::levels, preconditioner, b, device) == Ordering::levels);
+        // The rule on this device, and on a GPU like it (its branches, whatever device runs this).
+        DeviceInfo gpu = device;
+        gpu.type = DeviceType::gpu;
+        const auto rule = [&](const DeviceInfo& on) {
+          return preconditioner == PreconditionerKind::ilu2                        ? Ordering::nested_dissection
+                 : preconditioner == PreconditionerKind::ilu0 && a.block_size <= 3 &&
+                         !prefers_sequential_sweeps(on) && !skewed ? Ordering::colours
+                                                                   : Ordering::natural;
+        };
+        CHECK(chosen_ordering(Ordering::automatic, preconditioner, a, gpu) == rule(gpu));
+        const Ordering expected = rule(device);
+        CHECK(chosen_ordering(Ordering::automatic, preconditioner, a, device) == expected);
+        CHECK(chosen_ordering(Ordering::levels, preconditioner, a, device) == Ordering::levels);
         KrylovSolver<double> solver(context, a, 1, options);
         CHECK(solver.options().ordering == expected);
         std::vector<double> x;
         const SolveReport report = solver.solve(rhs, x);
-        INFO("b = " << b << ", " << to_string(preconditioner));
         CHECK(report.converged);
         CHECK(report.ordering == to_string(expected));
       }

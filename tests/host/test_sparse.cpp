@@ -528,6 +528,27 @@ TEST_CASE("to_dia refuses an asymmetric or non-square matrix for the symmetric f
                        doctest::Contains("the symmetric form needs a square matrix, got 2 x 3"), InvalidArgument);
 }
 
+TEST_CASE("skewness: 0 when symmetric, 1 when skew, a dense reference's value otherwise, any block size") {
+  const std::size_t n = 9;
+  std::vector<double> dense = to_dense(pentadiagonal(n));
+  CHECK(skewness(to_bsr(from_dense<double>(n, n, dense), 1)) == 0.0);
+  dense[3 * n + 5] = 7.5;   // A(5, 3) stays -1.375
+  dense[6 * n + 4] = 0;     // A(4, 6) = -1.5 loses its mirror
+  double d = 0, s = 0;  // the Frobenius norms of A - A^T and A + A^T, densely
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      d += std::pow(dense[i * n + j] - dense[j * n + i], 2);
+      s += std::pow(dense[i * n + j] + dense[j * n + i], 2);
+    }
+  const Csr<double> a = from_dense<double>(n, n, dense);
+  for (const std::size_t b : {1, 2, 3, 4})  // padded blocks of 2 and 4: their zeros count for nothing
+    CHECK(skewness(to_bsr(a, b)) == doctest::Approx(std::sqrt(d / s)).epsilon(1e-12));
+  CHECK(skewness(to_bsr(from_dense<double>(2, 2, {0, 1, -1, 0}), 1)) == 1.0);
+  CHECK(skewness(to_bsr(from_dense<double>(2, 2, {0, 0, 0, 0}), 1)) == 0.0);
+  CHECK_THROWS_WITH_AS(skewness(to_bsr(from_dense<double>(2, 3, {1, 0, 0, 0, 1, 0}), 1)),
+                       doctest::Contains("not square"), InvalidArgument);
+}
+
 TEST_CASE("row_stats counts blocks per block row") {
   const auto s = row_stats(to_bsr(five_by_five(), 2));
   CHECK(s.rows == 3);

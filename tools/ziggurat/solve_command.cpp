@@ -22,6 +22,7 @@
 #include "ziggurat/app/generated_systems.hpp"
 #include "ziggurat/app/json_output.hpp"
 #include "ziggurat/app/matrix_inputs.hpp"
+#include "ziggurat/app/text.hpp"
 #include "ziggurat/app/reports.hpp"
 #include "ziggurat/app/solver_settings.hpp"
 #include "ziggurat/base/error.hpp"
@@ -281,8 +282,10 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--ordering", options->settings.ordering,
                       "ILU(0)/ILU2 ordering: auto (the solver's rule: for ILU(0) natural on a CPU device of at most " +
                           std::to_string(sparse::kSequentialSweepCores) +
-                          " compute units, else colours for blocks of 1 to 3; nested-dissection for ILU2; else "
-                          "natural), natural, levels, colours, block-colours or nested-dissection (METIS)")
+                          " compute units, else colours for blocks of 1 to 3 unless A's skewness ||A - A^T|| / "
+                          "||A + A^T|| is above " + app::number_text(sparse::kNaturalOrderSkewness) +
+                          " (natural); nested-dissection for ILU2; else natural), natural, levels, colours, "
+                          "block-colours or nested-dissection (METIS)")
       ->capture_default_str();
   command->add_option("--aggregate", options->settings.aggregate, "block-colours: block rows per aggregate")
       ->capture_default_str()

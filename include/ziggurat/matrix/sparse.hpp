@@ -108,6 +108,13 @@ std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block = 16,
 /// InvalidArgument when a is not square or not a valid Csr.
 template <class T> std::string asymmetry(const Csr<T>& a);
 
+/// How far a square block matrix is from symmetric: ||A - A^T||_F / ||A + A^T||_F, a block with no
+/// stored mirror counting against zeros. 0 for a symmetric matrix, 1 for a skew-symmetric one (and
+/// for the zero matrix, by convention 0). Summed chunk by chunk in a fixed order on every core, so
+/// the value does not depend on the number of threads. InvalidArgument unless a is a valid square
+/// Bsr.
+template <class T> double skewness(const Bsr<T>& a);
+
 /// CSR -> DIA. Every diagonal holding a stored entry is kept. Throws InvalidArgument saying how
 /// many diagonals the band has and what the storage would be when offsets.size() * rows exceeds
 /// `max_fill` times the stored entries: such a band is too wide to be worth it (use CSR or BSR).

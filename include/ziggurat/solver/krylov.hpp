@@ -101,19 +101,28 @@ struct SolverOptions {
   std::function<void(const SolveProgress&)> cycle_end;
 };
 
-/// The ordering that Ordering::automatic stands for on `device`, by the time to solution measured
-/// on the model problems of `ziggurat bench solve --suite` on an H100, an H200 and on PoCL
-/// (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-h200-sync-free.md,
-/// 2026-11-28-pocl-sequential-sweeps.md):
+/// Above this skewness (matrix/sparse.hpp: ||A - A^T||_F / ||A + A^T||_F), ILU(0)'s automatic
+/// ordering on a GPU keeps a block size of 1 to 3 in natural order: convection's direction then
+/// survives in the factors (on an H200, upwind at 0.27: natural 210 ms to a solution against 255
+/// for colours; convection b = 2 and 3: 177 and 139 ms against 196 and 190), where a symmetric
+/// system loses less to colours than their sweeps gain (laplace7: 220 ms against 410).
+constexpr double kNaturalOrderSkewness = 0.05;
+
+/// The ordering that Ordering::automatic stands for with A on `device`, by the time to solution
+/// measured on the model problems of `ziggurat bench solve --suite` on an H100, an H200 and on
+/// PoCL (bench/results/2026-11-28-h100-solve-suite.md, 2026-11-28-h200-sync-free.md,
+/// 2026-11-28-pocl-sequential-sweeps.md, 2026-11-28-h200-python-path-3.md):
 /// - ilu0 on a CPU device of at most kSequentialSweepCores compute units (ops/block_ilu.hpp):
 ///   natural, whose 1.2-4x fewer iterations outweigh the cores that colours' parallel sweeps use;
-/// - ilu0 elsewhere: colours for blocks of 1 to 3, whose natural-order triangular solves take a
-///   launch per level of little work (2 to 7 times the iterations, but each 4 to 25 times faster on
-///   a GPU); natural for larger blocks, whose level-scheduled or sync-free sweeps win there;
+/// - ilu0 elsewhere, blocks of 1 to 3: colours, whose natural-order triangular solves take a
+///   launch or a wait per level of little work (2 to 7 times the iterations, but each 4 to 25
+///   times faster on a GPU), unless A's skewness is above kNaturalOrderSkewness (natural); larger
+///   blocks: natural, whose sync-free sweeps win there. Only this case reads A (one pass);
 /// - ilu2: nested dissection, whose subdomains factorise side by side;
 /// - no ILU: natural (nothing to order).
 /// Any other ordering is returned as it is.
-Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size,
+template <class T>
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
                          const DeviceInfo& device);
 
 /// How a solve ended, per vector; the report's status is the worst over the vectors.
