@@ -58,7 +58,7 @@ struct Context::Impl {
     compute = make_queue(context, device);
     upload = make_queue(context, device);
     download = make_queue(context, device);
-    if (device.type != DeviceType::cpu) staging = detail::keep_staging_area(context, compute);
+    if (device.type != DeviceType::cpu) staging = detail::keep_staging_area(context);
   }
 
   // A program from a cached binary, or nothing if the driver refuses it.

@@ -159,7 +159,7 @@ void write_buffer(cl::CommandQueue& queue, const cl::Buffer& buffer, const void*
   const char* from = static_cast<const char*>(source);
   if (const std::shared_ptr<StagingArea> area = kept_staging_area(context)) {
     const std::lock_guard<std::mutex> lock(area->mutex);
-    const auto [first, second] = area->buffers();
+    const auto [first, second] = area->buffers(queue);
     Staging* const staging[2] = {first, second};
     return write_staged(queue, staging, buffer, from, bytes, buffer_offset);
   }

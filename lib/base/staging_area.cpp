@@ -44,16 +44,16 @@ StagingArea::~StagingArea() {
   if (found != all.by_context.end() && found->second.expired()) all.by_context.erase(found);
 }
 
-std::pair<Staging*, Staging*> StagingArea::buffers() {
+std::pair<Staging*, Staging*> StagingArea::buffers(const cl::CommandQueue& queue) {
   if (!first_) {
-    first_.emplace(queue_, context_);
-    second_.emplace(queue_, context_);
+    first_.emplace(queue, context_);
+    second_.emplace(queue, context_);
   }
   return {&*first_, &*second_};
 }
 
-std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context, const cl::CommandQueue& queue) {
-  auto area = std::make_shared<StagingArea>(context, queue);
+std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context) {
+  auto area = std::make_shared<StagingArea>(context);
   Areas& all = areas();
   const std::lock_guard<std::mutex> lock(all.mutex);
   all.by_context[context()] = area;

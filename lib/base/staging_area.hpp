@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "ziggurat/base/opencl.hpp"
 
@@ -30,23 +31,23 @@ struct Staging {
 /// A Context's two staging buffers; one upload at a time holds `mutex` while it uses them.
 class StagingArea {
  public:
-  StagingArea(const cl::Context& context, const cl::CommandQueue& queue) : context_(context), queue_(queue) {}
+  explicit StagingArea(const cl::Context& context) : context_(context) {}
   ~StagingArea();  // no longer found by its context
   StagingArea(const StagingArea&) = delete;
   StagingArea& operator=(const StagingArea&) = delete;
 
   std::mutex mutex;
-  /// The two buffers, made on the first call (under `mutex`).
-  std::pair<Staging*, Staging*> buffers();
+  /// The two buffers, made and mapped on the first call through the caller's queue (under
+  /// `mutex`), so that no other thread's queue is used.
+  std::pair<Staging*, Staging*> buffers(const cl::CommandQueue& queue);
 
  private:
   cl::Context context_;
-  cl::CommandQueue queue_;
   std::optional<Staging> first_, second_;
 };
 
 /// A new area for `context`, found by kept_staging_area() while the returned handle lives.
-std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context, const cl::CommandQueue& queue);
+std::shared_ptr<StagingArea> keep_staging_area(const cl::Context& context);
 /// The area kept for `context`, or none.
 std::shared_ptr<StagingArea> kept_staging_area(const cl::Context& context);
 
