@@ -248,6 +248,39 @@ std::vector<T> copy_values(const T* from, std::size_t count) {
   return values;
 }
 
+template <class I>
+IndexOrder index_order(const I* ptr, std::size_t lines, const I* indices, std::size_t length) {
+  constexpr std::size_t kChunk = std::size_t{1} << 14;
+  const std::size_t chunks = ceil_div(lines, kChunk);
+  std::vector<char> outside(chunks, 0), unordered(chunks, 0);
+  // A chunk's entries in one flat pass that vectorises (as check_pattern's): their least and
+  // largest index, and their descents, of which only those where a row starts are allowed.
+  detail::for_chunks(lines, kChunk, [&](std::size_t first, std::size_t last) {
+    const I begin = ptr[first], end = ptr[last];
+    I least = 0, largest = 0;
+    std::size_t descents = 0, at_starts = 0;
+    if (begin < end) least = largest = indices[begin];
+    for (I p = begin + 1; p < end; ++p) {
+      least = std::min(least, indices[p]);
+      largest = std::max(largest, indices[p]);
+      descents += indices[p] <= indices[p - 1];
+    }
+    const bool out = begin < end && (least < 0 || static_cast<std::uint64_t>(largest) >= length);
+    for (std::size_t i = first; i < last; ++i) {
+      const I start = ptr[i];
+      if (start > begin && start < ptr[i + 1]) at_starts += indices[start] <= indices[start - 1];
+    }
+    outside[first / kChunk] = out;
+    unordered[first / kChunk] = descents != at_starts;
+  });
+  IndexOrder order;
+  order.in_range = std::none_of(outside.begin(), outside.end(), [](char c) { return c != 0; });
+  order.strictly_increasing = std::none_of(unordered.begin(), unordered.end(), [](char c) { return c != 0; });
+  return order;
+}
+
+template IndexOrder index_order<std::int32_t>(const std::int32_t*, std::size_t, const std::int32_t*, std::size_t);
+template IndexOrder index_order<std::int64_t>(const std::int64_t*, std::size_t, const std::int64_t*, std::size_t);
 template std::vector<Index> copy_indices<std::int32_t>(const std::int32_t*, std::size_t, const char*);
 template std::vector<Index> copy_indices<std::int64_t>(const std::int64_t*, std::size_t, const char*);
 template std::vector<float> copy_values<float>(const float*, std::size_t);

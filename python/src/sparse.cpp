@@ -337,6 +337,8 @@ std::unique_ptr<Matrix> make_matrix(const py::tuple& arrays, const MatrixArgumen
 }  // namespace
 
 void register_sparse(py::module_& module) {
+  module.def("index_order", &index_order, py::arg("indptr"), py::arg("indices"), py::arg("length"),
+             "(in_range, strictly_increasing) of a CSR's or BSR's index arrays, checked on every core");
   py::class_<Vectors>(module, "DeviceVectors",
                       "k vectors of n values in device memory, the input or output of a DeviceMatrix's products "
                       "(made by DeviceMatrix.input_vectors() and output_vectors()). They stay on the device until "

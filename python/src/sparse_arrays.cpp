@@ -78,6 +78,23 @@ sparse::Bsr<T> scalar_blocks_of(sparse::Csr<T>&& csr) {
 
 }  // namespace
 
+py::tuple index_order(const py::handle& indptr, const py::handle& indices, std::size_t length) {
+  const auto order = [&](auto integer) {
+    using Integer = decltype(integer);
+    using Array = py::array_t<Integer, py::array::c_style | py::array::forcecast>;
+    const Array ptr = Array::ensure(indptr), index = Array::ensure(indices);
+    if (!ptr || !index || ptr.ndim() != 1 || index.ndim() != 1 || ptr.size() < 1)
+      throw InvalidArgument("indptr and indices must be one-dimensional integer arrays");
+    const py::gil_scoped_release release;
+    return sparse::index_order(ptr.data(), static_cast<std::size_t>(ptr.size() - 1), index.data(), length);
+  };
+  const py::array ptr = py::array::ensure(indptr), index = py::array::ensure(indices);
+  const bool narrow = ptr && index && ptr.dtype().is(py::dtype::of<std::int32_t>()) &&
+                      index.dtype().is(py::dtype::of<std::int32_t>());
+  const sparse::IndexOrder o = narrow ? order(std::int32_t{}) : order(std::int64_t{});
+  return py::make_tuple(o.in_range, o.strictly_increasing);
+}
+
 template <class T>
 sparse::Csr<T> csr_of(const py::tuple& arrays) {
   if (shape_of(arrays).block_size != 1) return sparse::to_csr(own_blocks<T>(arrays));  // to_csr validates

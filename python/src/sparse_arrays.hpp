@@ -13,6 +13,10 @@
 
 namespace ziggurat::python {
 
+/// (in_range, strictly_increasing) of SciPy's index arrays (sparse::index_order), on every core
+/// without the GIL: indptr already checked, `length` the bound of the indices.
+py::tuple index_order(const py::handle& indptr, const py::handle& indices, std::size_t length);
+
 /// The matrix in CSR (a BSR's blocks become entries, zeros included).
 template <class T>
 sparse::Csr<T> csr_of(const py::tuple& arrays);

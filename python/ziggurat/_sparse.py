@@ -20,13 +20,16 @@ def _scipy_arrays(a):
     """(rows, cols, b, indptr, indices, data) of a scipy.sparse matrix: its own arrays where it is
     CSR, or BSR with square blocks of at most 16, in canonical form; else those of a CSR copy."""
     _require_sparse(a)
-    _check_structure(a)
+    ordered = _check_structure(a)
     rows, cols = a.shape
     if a.format == "bsr" and a.blocksize[0] == a.blocksize[1] <= 16:
         b = a.blocksize[0]
     else:
+        ordered = ordered if a.format == "csr" else None
         a, b = a.tocsr(), 1
-    if not a.has_canonical_format:  # sorted indices, no duplicates: put right on a copy
+    # Sorted indices, no duplicates (as checked on every core, else SciPy's own test on one
+    # thread): otherwise put right on a copy.
+    if not (ordered if ordered is not None else a.has_canonical_format):
         a = a.copy()
         a.sum_duplicates()
     return (rows, cols, b, a.indptr, a.indices, a.data)
@@ -39,7 +42,9 @@ def _corrupt(a, problem):
 
 def _check_structure(a):
     """Refuses a CSR, CSC, BSR or COO matrix whose arrays contradict each other, before SciPy's own
-    routines read them (they index without checks, and may crash the interpreter)."""
+    routines read them (they index without checks, and may crash the interpreter). For CSR, CSC and
+    BSR, returns whether each row's (column's) indices increase strictly, checked on every core
+    with the range; else None."""
     if a.format in ("csr", "csc", "bsr"):
         b = a.blocksize if a.format == "bsr" else (1, 1)
         lines, length = (a.shape[0] // b[0], a.shape[1] // b[1]) if a.format != "csc" else (a.shape[1], a.shape[0])
@@ -58,9 +63,11 @@ def _check_structure(a):
         if stored > indices.shape[0] or stored > np.shape(a.data)[0]:
             raise _corrupt(a, f"indptr[-1] = {stored} but indices holds {indices.shape[0]} and data "
                               f"{np.shape(a.data)[0]}")
-        if stored and (indices[:stored].min() < 0 or indices[:stored].max() >= length):
+        in_range, increasing = _core.index_order(indptr, indices, length)
+        if not in_range:
             raise _corrupt(a, f"an index lies outside 0..{length - 1}")
-    elif a.format == "coo":
+        return increasing
+    if a.format == "coo":
         row, col = np.asarray(a.row), np.asarray(a.col)
         if row.shape != col.shape or row.shape[:1] != np.shape(a.data)[:1]:
             raise _corrupt(a, f"row, col and data differ in length ({row.shape}, {col.shape}, {np.shape(a.data)})")

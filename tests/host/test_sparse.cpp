@@ -160,6 +160,39 @@ TEST_CASE("validate checks many rows chunk by chunk and names the least faulty r
                     "CSR: row 3: column 2 not after column 3");
 }
 
+TEST_CASE_TEMPLATE("index_order: range and strict increase of foreign CSR indices, across chunks and empty rows", I,
+                   std::int32_t, std::int64_t) {
+  // 50,000 rows of 3 increasing columns, every tenth row empty: rows restart lower (allowed), and
+  // the rows span several of the check's chunks.
+  const std::size_t lines = 50000, length = 40;
+  std::vector<I> ptr{0}, indices;
+  for (std::size_t i = 0; i < lines; ++i) {
+    if (i % 10 != 9)
+      for (const I c : {I(i % 7), I(i % 7 + 5), I(i % 7 + 30)}) indices.push_back(c);
+    ptr.push_back(static_cast<I>(indices.size()));
+  }
+  const auto order = [&] { return index_order(ptr.data(), lines, indices.data(), length); };
+  CHECK(order().in_range);
+  CHECK(order().strictly_increasing);
+  const std::size_t mid = static_cast<std::size_t>(ptr[30001]) + 1;  // a row's second entry
+  const I kept = indices[mid];
+  indices[mid] = indices[mid - 1];  // a duplicate inside a row
+  CHECK(order().in_range);
+  CHECK_FALSE(order().strictly_increasing);
+  indices[mid] = indices[mid - 1] - 1;  // a descent inside a row
+  CHECK_FALSE(order().strictly_increasing);
+  indices[mid] = kept;
+  indices.back() = I(length);  // past the end, in the last stored entry
+  CHECK_FALSE(order().in_range);
+  CHECK(order().strictly_increasing);
+  indices.back() = I(35);
+  indices[0] = I(-1);
+  CHECK_FALSE(order().in_range);
+  indices[0] = I(0);
+  CHECK(order().in_range);
+  CHECK(index_order(ptr.data(), 0, indices.data(), 0).in_range);  // no rows: nothing out of range
+}
+
 TEST_CASE("foreign index arrays convert on every core; the first entry out of range is named") {
   std::vector<std::int64_t> wide(300000);
   for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::int64_t(i) * 14321;  // up to 4.3e9: past 2^32 - 1

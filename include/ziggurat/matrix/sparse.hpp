@@ -61,6 +61,16 @@ template <class I> std::vector<Index> copy_indices(const I* from, std::size_t co
 /// `count` values copied on every core (the single copy a foreign matrix's values take).
 template <class T> std::vector<T> copy_values(const T* from, std::size_t count);
 
+/// How another library's CSR index arrays stand, row pointers already valid (ptr[0] = 0,
+/// non-decreasing, `lines` + 1 of them): whether every index lies in 0..length - 1, and whether
+/// each line's indices increase strictly (sorted, no duplicates: SciPy's canonical format).
+/// Checked on every core, in place of a pass on one thread.
+struct IndexOrder {
+  bool in_range = true;
+  bool strictly_increasing = true;
+};
+template <class I> IndexOrder index_order(const I* ptr, std::size_t lines, const I* indices, std::size_t length);
+
 /// Throws InvalidArgument naming the first inconsistency (array sizes, pointers not
 /// non-decreasing, a column out of range or not strictly increasing, b outside 1..16, a symmetric
 /// DIA with a negative offset or a non-square shape, a size or stored-value count above 2^32 - 1).
