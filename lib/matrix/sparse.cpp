@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -81,6 +82,32 @@ void check_shape(const char* format, std::size_t rows, std::size_t cols) {
   check_count(cols, std::string(format) + ": cols");
 }
 
+// Whether the indices of lines [first, last) hold one outside 0..length - 1, and one that does not
+// increase strictly within its line: one flat pass over the entries that vectorises, counting
+// every descent, of which only those where a non-empty line starts are allowed.
+struct ChunkFaults {
+  bool outside = false, unordered = false;
+};
+template <class P, class I>
+ChunkFaults chunk_faults(const P* ptr, const I* indices, std::size_t first, std::size_t last, std::size_t length) {
+  const P begin = ptr[first], end = ptr[last];
+  if (begin == end) return {};
+  I least = indices[begin], largest = indices[begin];
+  std::size_t descents = 0, at_starts = 0;
+  for (P p = begin + 1; p < end; ++p) {
+    if constexpr (std::is_signed_v<I>) least = std::min(least, indices[p]);
+    largest = std::max(largest, indices[p]);
+    descents += indices[p] <= indices[p - 1];
+  }
+  for (std::size_t i = first; i < last; ++i) {
+    const P start = ptr[i];
+    if (start > begin && start < ptr[i + 1]) at_starts += indices[start] <= indices[start - 1];
+  }
+  bool outside = static_cast<std::uint64_t>(largest) >= length;
+  if constexpr (std::is_signed_v<I>) outside = outside || least < 0;
+  return {outside, descents != at_starts};
+}
+
 void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std::vector<Index>& ptr,
                    const std::vector<Index>& col) {
   const std::string at = std::string(n.format) + ": ";
@@ -115,19 +142,8 @@ void check_pattern(const Names& n, std::size_t rows, std::size_t cols, const std
   };
   std::vector<std::size_t> first_bad(chunks, kNone);
   detail::for_chunks(rows, kChunk, [&](std::size_t first, std::size_t last) {
-    // The chunk's entries in one flat pass: their descents (a column not after the one before)
-    // and their largest column. Only the descents where a non-empty row starts are allowed, and
-    // with increasing rows the largest column is the largest of the rows' last ones.
-    const std::size_t begin = ptr[first], end = ptr[last];
-    std::size_t descents = 0, at_starts = 0;
-    Index largest = 0;
-    for (std::size_t p = begin; p < end; ++p) largest = std::max(largest, col[p]);
-    for (std::size_t p = begin + 1; p < end; ++p) descents += col[p] <= col[p - 1];
-    for (std::size_t i = first; i < last; ++i) {
-      const std::size_t start = ptr[i];
-      if (start > begin && start < ptr[i + 1]) at_starts += col[start] <= col[start - 1];
-    }
-    if (descents == at_starts && (begin == end || largest < cols)) return;
+    const ChunkFaults faults = chunk_faults(ptr.data(), col.data(), first, last, cols);
+    if (!faults.outside && !faults.unordered) return;
     for (std::size_t i = first; i < last && first_bad[first / kChunk] == kNone; ++i)
       for (std::size_t p = ptr[i]; p < ptr[i + 1]; ++p)
         if (bad(i, p)) first_bad[first / kChunk] = i;
@@ -253,25 +269,10 @@ IndexOrder index_order(const I* ptr, std::size_t lines, const I* indices, std::s
   constexpr std::size_t kChunk = std::size_t{1} << 14;
   const std::size_t chunks = ceil_div(lines, kChunk);
   std::vector<char> outside(chunks, 0), unordered(chunks, 0);
-  // A chunk's entries in one flat pass that vectorises (as check_pattern's): their least and
-  // largest index, and their descents, of which only those where a row starts are allowed.
   detail::for_chunks(lines, kChunk, [&](std::size_t first, std::size_t last) {
-    const I begin = ptr[first], end = ptr[last];
-    I least = 0, largest = 0;
-    std::size_t descents = 0, at_starts = 0;
-    if (begin < end) least = largest = indices[begin];
-    for (I p = begin + 1; p < end; ++p) {
-      least = std::min(least, indices[p]);
-      largest = std::max(largest, indices[p]);
-      descents += indices[p] <= indices[p - 1];
-    }
-    const bool out = begin < end && (least < 0 || static_cast<std::uint64_t>(largest) >= length);
-    for (std::size_t i = first; i < last; ++i) {
-      const I start = ptr[i];
-      if (start > begin && start < ptr[i + 1]) at_starts += indices[start] <= indices[start - 1];
-    }
-    outside[first / kChunk] = out;
-    unordered[first / kChunk] = descents != at_starts;
+    const ChunkFaults faults = chunk_faults(ptr, indices, first, last, length);
+    outside[first / kChunk] = faults.outside;
+    unordered[first / kChunk] = faults.unordered;
   });
   IndexOrder order;
   order.in_range = std::none_of(outside.begin(), outside.end(), [](char c) { return c != 0; });
