@@ -6,8 +6,8 @@
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
 // first + count); rows of one level never depend on each other, and only the sync-free sweeps
-// (below) have barriers. The sequential kernels walk every level (the factorisation, by
-// level_ptr) or every row (the sweeps, one work-item a vector) themselves.
+// (below) have barriers. The sequential kernels walk every row themselves (the factorisation in
+// one work-item, the sweeps in one work-item a vector).
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
 // once it is set, later levels do nothing.
 
@@ -137,22 +137,17 @@ __kernel void ilu_invert(__global const uint* restrict row_ptr, __global const u
   if (!invert_row(row_ptr, diag, values, i)) atomic_min(status, i);
 }
 
-// The whole factorisation in one work-item, level after level (CPU devices, as the sequential
-// sweeps below): each row eliminated, then inverted. A level with a singular block finishes, and
-// its least failing row is the status, as in the level-scheduled kernels.
+// The whole factorisation in one work-item, row after row in the numbering's order (CPU devices,
+// as the sequential sweeps below): every row's lower blocks are earlier rows, so each row finds
+// its dependencies factorised, and its sums run as in the level-scheduled kernels. It stops at the
+// first singular block, whose row is the status; the host then names the row as the levels do.
 __kernel void ilu_factor_sequential(__global const uint* restrict row_ptr, __global const uint* restrict col,
                                     __global const uint* restrict diag, __global REAL* restrict values,
-                                    __global const uint* restrict level_rows, __global const uint* restrict level_ptr,
-                                    const uint levels, __global uint* restrict status) {
-  for (uint level = 0; level < levels; ++level) {
-    uint failed = NO_FAILURE;
-    for (uint at = level_ptr[level]; at < level_ptr[level + 1]; ++at) {
-      const uint i = level_rows[at];
-      for (uint l = 0; l < B; ++l) eliminate_line(row_ptr, col, diag, values, i, l);
-      if (!invert_row(row_ptr, diag, values, i)) failed = min(failed, i);
-    }
-    if (failed != NO_FAILURE) {
-      *status = failed;
+                                    const uint rows, __global uint* restrict status) {
+  for (uint i = 0; i < rows; ++i) {
+    for (uint l = 0; l < B; ++l) eliminate_line(row_ptr, col, diag, values, i, l);
+    if (!invert_row(row_ptr, diag, values, i)) {
+      *status = i;
       return;
     }
   }

@@ -148,12 +148,18 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   prepare_solves(a, pattern.diagonal, &matrix);
   status_ = upload(context, std::vector<Index>{kNoFailure}, "ILU status");
   values_ = DeviceBuffer<T>(context, matrix.values().size(), "ILU factors");
-  ziggurat::detail::copy_buffer(context.compute_queue(), matrix.values().get(), values_.get(), values_.bytes());
   const cl::Program& program = ilu_program<T>(context, block_size_, k_);
-  change_diagonal(context, program, pattern, block_size_, values_);
-  // The same factors either way; one work-item is the CPU's choice, never a GPU's.
+  const auto load_values = [&] {
+    ziggurat::detail::copy_buffer(context.compute_queue(), matrix.values().get(), values_.get(), values_.bytes());
+    change_diagonal(context, program, pattern, block_size_, values_);
+  };
+  load_values();
+  // The same factors either way; one work-item is the CPU's choice, never a GPU's. A singular
+  // block stops it, and the levels factorise again to name the row every sweep names.
   const bool sequential = sweep_ == TriangularSweep::sequential && context.device().type == DeviceType::cpu;
-  factorization_ = sequential ? factorize_sequentially(program, shift) : factorize(program, shift);
+  if (sequential && factorize_sequentially(program)) return;
+  if (sequential) load_values();
+  factorization_ = factorize(program, shift);
 }
 
 template <class T>
@@ -244,18 +250,22 @@ Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
   return span;
 }
 
-// The same factors in one launch of one work-item (the sequential sweeps' devices), level after
-// level, the same status on a singular block.
+// The same factors in one launch of one work-item (the sequential sweeps' devices), row after
+// row: true, or false where a block is singular (the status then holds its row).
 template <class T>
-Span DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program, double shift) {
-  const DeviceBuffer<Index> level_ptr = upload(context_, levels_.lower.level_ptr, "ILU lower level pointers");
+bool DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program) {
   cl::Kernel factor = context_.kernel(program, "ilu_factor_sequential");
-  set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), lower_rows_.get(),
-           level_ptr.get(), cl_uint(levels_.lower.levels()), status_.get());
-  Span span;
-  span.first = span.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
-  check_status(context_, status_, shift);
-  return span;
+  set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), cl_uint(block_rows_),
+           status_.get());
+  factorization_.first = factorization_.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
+  cl_uint failed = kNoFailure;
+  check(context_.compute_queue().enqueueReadBuffer(status_.get(), CL_TRUE, 0, sizeof(failed), &failed),
+        "clEnqueueReadBuffer", "reading the factorisation's status");
+  if (failed == kNoFailure) return true;
+  const cl_uint none = kNoFailure;
+  check(context_.compute_queue().enqueueWriteBuffer(status_.get(), CL_TRUE, 0, sizeof(none), &none),
+        "clEnqueueWriteBuffer", "clearing the factorisation's status");
+  return false;
 }
 
 template <class T>

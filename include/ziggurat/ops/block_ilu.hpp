@@ -1,7 +1,7 @@
 #pragma once
 // Block ILU(0) and block Jacobi on a device (method notes, section 3): the factorisation runs on
 // the device level by level (the host only computes the level sets; with sequential sweeps on a
-// CPU device, in one work-item level after level), with the b x b diagonal blocks inverted once.
+// CPU device, in one work-item row after row), with the b x b diagonal blocks inverted once.
 // The triangular solves run level by level, every (block row, line, vector) of a level at once
 // (parallel across independent rows and inside each block: the paper's P24), sync-free in one
 // launch per solve, or sequentially in one work-item a vector on CPU devices (TriangularSweep),
@@ -86,7 +86,7 @@ class DeviceBlockIlu {
   // The pattern's arrays on the device are the matrix's own when it is given (no second upload).
   void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal, const DeviceBsr<T>* matrix);
   Span factorize(const cl::Program& program, double shift);
-  Span factorize_sequentially(const cl::Program& program, double shift);
+  bool factorize_sequentially(const cl::Program& program);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
