@@ -34,10 +34,11 @@ DeviceBsr<T>::DeviceBsr(const Context& context, std::size_t rows, std::size_t co
       values_(upload_array(context, values, "matrix values")) {}
 
 template <class T>
-DeviceBsr<T>::DeviceBsr(const Context& context, const Bsr<T>& a)
-    // row_stats of the pointers alone: validate() checks the matrix once (the stats read only
-    // within the pointers, whichever argument runs first).
-    : DeviceBsr(context, (validate(a), a.rows), a.cols, a.block_size, a.block_cols, a.block_row_ptr, a.block_col, a.values,
+DeviceBsr<T>::DeviceBsr(const Context& context, const Bsr<T>& a) : DeviceBsr(context, (validate(a), a), Validated{}) {}
+
+template <class T>
+DeviceBsr<T>::DeviceBsr(const Context& context, const Bsr<T>& a, Validated)
+    : DeviceBsr(context, a.rows, a.cols, a.block_size, a.block_cols, a.block_row_ptr, a.block_col, a.values,
                 sparse::row_stats(a.block_row_ptr)) {}
 
 template <class T>

@@ -21,6 +21,11 @@ constexpr std::size_t kRowChunk = 4096;
 template <class T>
 IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift) {
   validate(a);
+  return ilu_pattern(a, shift, Validated{});
+}
+
+template <class T>
+IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift, Validated) {
   if (a.rows != a.cols || a.block_rows != a.block_cols) {
     throw InvalidArgument("ILU(0) needs a square matrix; this one is " + std::to_string(a.rows) + " x " +
                           std::to_string(a.cols));
@@ -234,6 +239,7 @@ std::vector<T> apply_ilu0(const Bsr<T>& f, const std::vector<Index>& diag, const
 
 #define ZIGGURAT_ILU_INSTANTIATE(T)                                                     \
   template IluPattern<T> ilu_pattern<T>(const Bsr<T>&, double);                         \
+  template IluPattern<T> ilu_pattern<T>(const Bsr<T>&, double, Validated);              \
   template IluInput<T> prepare_ilu<T>(const Bsr<T>&, double);                           \
   template bool invert_block<T>(T*, std::size_t, double*);                              \
   template Bsr<T> factorize_ilu0<T>(const IluInput<T>&, double);                        \

@@ -544,6 +544,11 @@ std::size_t propose_block_size(const Csr<T>& a, std::size_t max_block, double to
 template <class T>
 double skewness(const Bsr<T>& a) {
   validate(a);
+  return skewness(a, Validated{});
+}
+
+template <class T>
+double skewness(const Bsr<T>& a, Validated) {
   if (a.rows != a.cols) throw InvalidArgument("skewness: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
   const std::size_t b = a.block_size, bb = b * b, chunks = ceil_div(a.block_rows, kBlockRowChunk);
   std::vector<double> skew(chunks, 0.0), sum(chunks, 0.0);  // per chunk: ||A - A^T||^2, ||A + A^T||^2
@@ -856,6 +861,7 @@ Bsr<T> symmetric_part(const Bsr<T>& a) {
   template Dia<T> to_dia<T>(const Csr<T>&, bool, double);                                                \
   template std::string asymmetry<T>(const Csr<T>&);                                                       \
   template double skewness<T>(const Bsr<T>&);                                                              \
+  template double skewness<T>(const Bsr<T>&, Validated);                                                   \
   template std::vector<T> multiply<T>(const Csr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Bsr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \

@@ -149,9 +149,9 @@ std::vector<double> checked_column_norms(const std::vector<T>& values, const cha
   return norms;
 }
 
+// A matrix that passed validate() checked for a solve: square, not empty, finite.
 template <class T>
-void check_matrix(const Bsr<T>& a) {
-  validate(a);
+void check_solvable(const Bsr<T>& a) {
   if (a.rows != a.cols) {
     throw InvalidArgument("a solve needs a square matrix; this one is " + std::to_string(a.rows) + " x " +
                           std::to_string(a.cols));
@@ -260,7 +260,7 @@ struct KrylovSolver<T>::Impl {
         rows(a.rows),
         b(a.block_size),
         padded(a.block_rows * a.block_size),
-        matrix(c, ordered),
+        matrix(c, ordered, Validated{}),
         external(std::move(op)),
         ops(c, padded, k_, options.fuse, options.method == KrylovMethod::gmres ? options.restart + 1 : 2,
             kGmres + 2 * (options.restart + 2)),
@@ -296,7 +296,7 @@ struct KrylovSolver<T>::Impl {
     const auto start = Clock::now();
     // ILU2 takes missing or zero diagonal blocks (its fill and static pivoting mend them).
     const IluPattern<T> pattern =
-        options.preconditioner == PreconditionerKind::ilu2 ? IluPattern<T>{} : ilu_pattern(ordered, options.shift);
+        options.preconditioner == PreconditionerKind::ilu2 ? IluPattern<T>{} : ilu_pattern(ordered, options.shift, Validated{});
     switch (options.preconditioner) {
       case PreconditionerKind::none: break;
       case PreconditionerKind::jacobi: {
@@ -1181,25 +1181,44 @@ std::optional<Bsr<T>> ordered_matrix(const Bsr<T>& a, const SolverOptions& optio
   return permute(a, permutation);
 }
 
+// chosen_ordering's choice where A's values do not decide it; nothing where its skewness does.
+std::optional<Ordering> ordering_by_kind(Ordering ordering, PreconditionerKind preconditioner, std::size_t block_size,
+                                         const DeviceInfo& device) {
+  if (ordering != Ordering::automatic) return ordering;
+  if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
+  if (preconditioner != PreconditionerKind::ilu0) return Ordering::natural;
+  if (prefers_sequential_sweeps(device) || block_size > 3) return Ordering::natural;
+  return std::nullopt;
+}
+
 }  // namespace
 
 template <class T>
 Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
-                         const DeviceInfo& device) {
-  if (ordering != Ordering::automatic) return ordering;
-  if (preconditioner == PreconditionerKind::ilu2) return Ordering::nested_dissection;
-  if (preconditioner != PreconditionerKind::ilu0) return Ordering::natural;
-  if (prefers_sequential_sweeps(device) || a.block_size > 3) return Ordering::natural;
-  return skewness(a) > kNaturalOrderSkewness ? Ordering::natural : Ordering::colours;
+                         const DeviceInfo& device, Validated) {
+  if (const auto chosen = ordering_by_kind(ordering, preconditioner, a.block_size, device)) return *chosen;
+  return skewness(a, Validated{}) > kNaturalOrderSkewness ? Ordering::natural : Ordering::colours;
 }
 
 template <class T>
-KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options) {
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
+                         const DeviceInfo& device) {
+  if (const auto chosen = ordering_by_kind(ordering, preconditioner, a.block_size, device)) return *chosen;
+  validate(a);
+  return chosen_ordering(ordering, preconditioner, a, device, Validated{});
+}
+
+template <class T>
+KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options)
+    : KrylovSolver(context, (validate(a), a), k, std::move(options), Validated{}) {}
+
+template <class T>
+KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options, Validated) {
   const auto start = Clock::now();
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
-  check_matrix(a);
-  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a, context.device());
+  check_solvable(a);
+  options.ordering = chosen_ordering(options.ordering, options.preconditioner, a, context.device(), Validated{});
   Permutation permutation;
   Pivoted<T> pivoted;
   std::size_t colours = 0;
@@ -1228,7 +1247,8 @@ KrylovSolver<T>::KrylovSolver(const Context& context, std::shared_ptr<LinearOper
     throw InvalidArgument(std::string(options.preconditioner == PreconditionerKind::ilu0 ? "ILU(0)" : "ILU2") +
                           " needs the assembled matrix; a matrix-free solve takes the preconditioner none, jacobi or "
                           "block-jacobi");
-  check_matrix(diagonal_blocks);
+  validate(diagonal_blocks);
+  check_solvable(diagonal_blocks);
   if (diagonal_blocks.rows != a->size())
     throw InvalidArgument("the preconditioner's matrix has " + std::to_string(diagonal_blocks.rows) +
                           " rows but the operator " + std::to_string(a->size()) + ": both must be the same n");
@@ -1332,6 +1352,9 @@ template class KrylovSolver<float>;
 template class KrylovSolver<double>;
 template Ordering chosen_ordering<float>(Ordering, PreconditionerKind, const Bsr<float>&, const DeviceInfo&);
 template Ordering chosen_ordering<double>(Ordering, PreconditionerKind, const Bsr<double>&, const DeviceInfo&);
+template Ordering chosen_ordering<float>(Ordering, PreconditionerKind, const Bsr<float>&, const DeviceInfo&, Validated);
+template Ordering chosen_ordering<double>(Ordering, PreconditionerKind, const Bsr<double>&, const DeviceInfo&,
+                                          Validated);
 template SolveReport solve<float>(const Context&, const Bsr<float>&, const std::vector<float>&, std::vector<float>&,
                                   std::size_t, const SolverOptions&);
 template SolveReport solve<double>(const Context&, const Bsr<double>&, const std::vector<double>&,

@@ -77,10 +77,10 @@ class System {
   System(const py::tuple& arrays, const app::SolverSettings& settings, std::optional<std::size_t> block_size,
          std::size_t vectors, const py::object& context)
       : context_(context_of(context)), options_(app::solver_options(settings, context_)), k_(vectors) {
-    const sparse::Bsr<T> matrix = bsr_of<T>(arrays, block_size);
+    const sparse::Bsr<T> matrix = bsr_of<T>(arrays, block_size);  // validated
     rows_ = matrix.rows;
     block_size_ = matrix.block_size;
-    set_up([&] { return sparse::KrylovSolver<T>(context_, matrix, k_, options_); });
+    set_up([&] { return sparse::KrylovSolver<T>(context_, matrix, k_, options_, sparse::Validated{}); });
   }
   // A as a function of x, on the host: matrix-free, preconditioner none (or an operator's).
   System(std::size_t n, py::object matvec, const app::SolverSettings& settings, std::size_t vectors,

@@ -75,7 +75,7 @@ py::tuple solve(const py::tuple& arrays, const py::handle& b_values, const py::o
   {
     const ReleasedGil release;
     const DeviceWork work;
-    sparse::KrylovSolver<T> solver(context, matrix, k, options);
+    sparse::KrylovSolver<T> solver(context, matrix, k, options, sparse::Validated{});  // bsr_of validated it
     result = solver.solve(rhs, x);
   }
   const std::vector<py::ssize_t> shape(b.shape(), b.shape() + b.ndim());

@@ -23,6 +23,7 @@ sparse::Csr<T> csr_of(const py::tuple& arrays);
 
 /// The matrix in block CSR with b x b blocks; without `block_size`, its own blocks (a BSR's), or
 /// for a CSR the block size of least fill (propose_block_size(), as `ziggurat spmm --block auto`).
+/// The result has passed sparse::validate() (sparse::Validated).
 template <class T>
 sparse::Bsr<T> bsr_of(const py::tuple& arrays, std::optional<std::size_t> block_size);
 

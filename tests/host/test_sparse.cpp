@@ -574,8 +574,10 @@ TEST_CASE("skewness: 0 when symmetric, 1 when skew, a dense reference's value ot
       s += std::pow(dense[i * n + j] + dense[j * n + i], 2);
     }
   const Csr<double> a = from_dense<double>(n, n, dense);
-  for (const std::size_t b : {1, 2, 3, 4})  // padded blocks of 2 and 4: their zeros count for nothing
+  for (const std::size_t b : {1, 2, 3, 4}) {  // padded blocks of 2 and 4: their zeros count for nothing
     CHECK(skewness(to_bsr(a, b)) == doctest::Approx(std::sqrt(d / s)).epsilon(1e-12));
+    CHECK(skewness(to_bsr(a, b), Validated{}) == skewness(to_bsr(a, b)));  // the set-up's unchecked call
+  }
   CHECK(skewness(to_bsr(from_dense<double>(2, 2, {0, 1, -1, 0}), 1)) == 1.0);
   CHECK(skewness(to_bsr(from_dense<double>(2, 2, {0, 0, 0, 0}), 1)) == 0.0);
   CHECK_THROWS_WITH_AS(skewness(to_bsr(from_dense<double>(2, 3, {1, 0, 0, 0, 1, 0}), 1)),

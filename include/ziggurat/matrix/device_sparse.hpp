@@ -20,6 +20,8 @@ template <class T>
 class DeviceBsr {
  public:
   DeviceBsr(const Context& context, const Bsr<T>& a);
+  /// The same for a matrix that has passed validate() (sparse.hpp: Validated).
+  DeviceBsr(const Context& context, const Bsr<T>& a, Validated);
   DeviceBsr(const Context& context, const Csr<T>& a);
   std::size_t rows() const noexcept { return rows_; }
   std::size_t cols() const noexcept { return cols_; }

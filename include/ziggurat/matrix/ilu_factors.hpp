@@ -53,6 +53,9 @@ struct IluPattern {
 /// needs every diagonal block stored), or when shift is negative or not finite.
 template <class T>
 IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift = 0);
+/// The same for a matrix that has passed validate() (its other checks stay).
+template <class T>
+IluPattern<T> ilu_pattern(const Bsr<T>& a, double shift, Validated);
 
 /// A matrix made ready for the reference factorisation: a copy of A with its pattern's changes
 /// applied, and the positions of the diagonal blocks.

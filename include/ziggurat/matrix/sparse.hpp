@@ -80,6 +80,11 @@ template <class T> void validate(const Csr<T>& a);
 template <class T> void validate(const Bsr<T>& a);
 template <class T> void validate(const Dia<T>& a);
 
+/// A caller's word that the matrix it passes has just passed validate() unchanged: the functions
+/// that take it skip that check. The library's set-up checks a matrix once and hands it on with
+/// this; a matrix that has not passed validate() is undefined behaviour there.
+struct Validated {};
+
 /// CSR -> BSR with blocks of b x b: every block that holds a stored entry is kept whole, the
 /// rest of it zero-filled (also past the last row or column when b does not divide the size).
 /// InvalidArgument when b is outside 1..16. On every core.
@@ -124,6 +129,8 @@ template <class T> std::string asymmetry(const Csr<T>& a);
 /// the value does not depend on the number of threads. InvalidArgument unless a is a valid square
 /// Bsr.
 template <class T> double skewness(const Bsr<T>& a);
+/// The same for a matrix that has passed validate() (Validated).
+template <class T> double skewness(const Bsr<T>& a, Validated);
 
 /// CSR -> DIA. Every diagonal holding a stored entry is kept. Throws InvalidArgument saying how
 /// many diagonals the band has and what the storage would be when offsets.size() * rows exceeds

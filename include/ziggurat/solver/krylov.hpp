@@ -124,6 +124,10 @@ constexpr double kNaturalOrderSkewness = 0.05;
 template <class T>
 Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
                          const DeviceInfo& device);
+/// The same for a matrix that has passed validate() (matrix/sparse.hpp: Validated).
+template <class T>
+Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, const Bsr<T>& a,
+                         const DeviceInfo& device, Validated);
 
 /// How a solve ended, per vector; the report's status is the worst over the vectors.
 enum class SolveStatus {
@@ -188,6 +192,9 @@ class KrylovSolver {
   /// pivoting on with cg), ZeroPivot when ILU(0), ILU2/IC2 or block Jacobi meets a singular pivot,
   /// UnsupportedFeature for double without fp64.
   KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options);
+  /// The same for a matrix that has passed validate() (matrix/sparse.hpp: Validated): the set-up
+  /// checks a matrix once.
+  KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options, Validated);
   /// Matrix-free: A's products by `a` (k = a->vectors() right-hand sides), e.g. a stiffness
   /// applied element by element (fem::EbeOperator). The preconditioner (none, jacobi or
   /// block-jacobi; ILU(0) needs the assembled matrix) is built from `diagonal_blocks`, n x n, of
