@@ -91,6 +91,44 @@ void eliminate_line(__global const uint* restrict row_ptr, __global const uint* 
   }
 }
 
+// Every line of block row i eliminated in one work-item (the sequential factorisation): each line
+// by eliminate_line's arithmetic, in its order, with each pair of blocks matched once for all lines.
+void eliminate_row(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                   __global const uint* restrict diag, __global REAL* restrict values, const uint i) {
+  const uint end = row_ptr[i + 1];
+  REAL a[BB];
+  for (uint p = row_ptr[i]; p < diag[i]; ++p) {
+    const uint k = col[p];
+    __global REAL* block = values + (size_t)p * BB;
+    for (uint e = 0; e < BB; ++e) a[e] = block[e];
+    __global const REAL* dk = values + (size_t)diag[k] * BB;
+    for (uint l = 0; l < B; ++l) {
+      for (uint c = 0; c < B; ++c) {
+        REAL s = 0;
+        for (uint e = 0; e < B; ++e) s += a[l * B + e] * dk[e * B + c];
+        block[l * B + c] = s;
+      }
+    }
+    uint r = p + 1;
+    const uint kend = row_ptr[k + 1];
+    for (uint q = diag[k] + 1; q < kend; ++q) {
+      const uint j = col[q];
+      while (r < end && col[r] < j) ++r;
+      if (r == end) break;
+      if (col[r] != j) continue;
+      __global REAL* target = values + (size_t)r * BB;
+      __global const REAL* u = values + (size_t)q * BB;
+      for (uint l = 0; l < B; ++l) {
+        for (uint c = 0; c < B; ++c) {
+          REAL s = target[l * B + c];
+          for (uint e = 0; e < B; ++e) s -= a[l * B + e] * u[e * B + c];
+          target[l * B + c] = s;
+        }
+      }
+    }
+  }
+}
+
 // Block row i's diagonal block inverted and its upper blocks scaled by the inverse, once its lines
 // are eliminated. Returns 0, changing nothing, when the block is singular.
 int invert_row(__global const uint* restrict row_ptr, __global const uint* restrict diag,
@@ -145,7 +183,7 @@ __kernel void ilu_factor_sequential(__global const uint* restrict row_ptr, __glo
                                     __global const uint* restrict diag, __global REAL* restrict values,
                                     const uint rows, __global uint* restrict status) {
   for (uint i = 0; i < rows; ++i) {
-    for (uint l = 0; l < B; ++l) eliminate_line(row_ptr, col, diag, values, i, l);
+    eliminate_row(row_ptr, col, diag, values, i);
     if (!invert_row(row_ptr, diag, values, i)) {
       *status = i;
       return;
