@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "base/integer_math.hpp"
 #include "base/kernel_launch.hpp"
@@ -157,8 +158,13 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
   // The same factors either way; one work-item is the CPU's choice, never a GPU's. A singular
   // block stops it, and the levels factorise again to name the row every sweep names.
   const bool sequential = sweep_ == TriangularSweep::sequential && context.device().type == DeviceType::cpu;
-  if (sequential && factorize_sequentially(program)) return;
-  if (sequential) load_values();
+  if (sequential) {
+    if (const std::optional<Span> span = factorize_sequentially(program)) {
+      factorization_ = *span;
+      return;
+    }
+    load_values();
+  }
   factorization_ = factorize(program, shift);
 }
 
@@ -251,21 +257,22 @@ Span DeviceBlockIlu<T>::factorize(const cl::Program& program, double shift) {
 }
 
 // The same factors in one launch of one work-item (the sequential sweeps' devices), row after
-// row: true, or false where a block is singular (the status then holds its row).
+// row; nothing where a block is singular (the status is cleared for the levels to factorise again).
 template <class T>
-bool DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program) {
+std::optional<Span> DeviceBlockIlu<T>::factorize_sequentially(const cl::Program& program) {
   cl::Kernel factor = context_.kernel(program, "ilu_factor_sequential");
   set_args(factor, "ilu_factor_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), cl_uint(block_rows_),
            status_.get());
-  factorization_.first = factorization_.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
+  Span span;
+  span.first = span.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
   cl_uint failed = kNoFailure;
   check(context_.compute_queue().enqueueReadBuffer(status_.get(), CL_TRUE, 0, sizeof(failed), &failed),
         "clEnqueueReadBuffer", "reading the factorisation's status");
-  if (failed == kNoFailure) return true;
+  if (failed == kNoFailure) return span;
   const cl_uint none = kNoFailure;
   check(context_.compute_queue().enqueueWriteBuffer(status_.get(), CL_TRUE, 0, sizeof(none), &none),
         "clEnqueueWriteBuffer", "clearing the factorisation's status");
-  return false;
+  return std::nullopt;
 }
 
 template <class T>

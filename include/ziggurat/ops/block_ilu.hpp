@@ -8,6 +8,7 @@
 // with the same bits.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -86,7 +87,7 @@ class DeviceBlockIlu {
   // The pattern's arrays on the device are the matrix's own when it is given (no second upload).
   void prepare_solves(const Bsr<T>& pattern, const std::vector<Index>& diagonal, const DeviceBsr<T>* matrix);
   Span factorize(const cl::Program& program, double shift);
-  bool factorize_sequentially(const cl::Program& program);
+  std::optional<Span> factorize_sequentially(const cl::Program& program);
   Span apply_levels(const VectorRef& r, const VectorRef& z);
   Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
