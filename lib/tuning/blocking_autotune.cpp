@@ -153,7 +153,7 @@ BlockingChoice choose(const Context& context, const std::string& key, std::size_
   BlockingChoice choice;
   choice.key = key;
   choice.seconds = detail::recorded_or_measured(
-      context, key, [](const std::string& name) { parse_blocking_candidate(name); },
+      context.device(), key, [](const std::string& name) { parse_blocking_candidate(name); },
       [&] { return measure_candidates(context.device(), dims, value_bytes, make_timer()); }, choice.measured_now);
   if (choice.seconds.empty()) throw UnsupportedFeature(context.device().label() + " ran none of the candidates of " + key);
   std::tie(choice.depth, choice.group) = parse_blocking_candidate(choice.seconds.front().first);

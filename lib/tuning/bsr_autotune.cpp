@@ -74,7 +74,7 @@ BsrChoice choose_bsr_kernel(const Context& context, const DeviceBsr<T>& a, std::
   BsrChoice choice;
   choice.key = bsr_problem_key(a, k);
   choice.seconds = ziggurat::detail::recorded_or_measured(
-      context, choice.key, [](const std::string& name) { parse_bsr_kernel(name); }, [&] { return measure_variants(context, a, k); }, choice.measured_now);
+      context.device(), choice.key, [](const std::string& name) { parse_bsr_kernel(name); }, [&] { return measure_variants(context, a, k); }, choice.measured_now);
   choice.kernel = parse_bsr_kernel(choice.seconds.front().first);
   return choice;
 }

@@ -80,7 +80,7 @@ EbeScatterChoice choose_ebe_scatter(const Context& context, const ElementSet<T>&
   EbeScatterChoice choice;
   choice.key = ebe_problem_key(elements, k);
   choice.seconds = ziggurat::detail::recorded_or_measured(
-      context, choice.key, [](const std::string& name) { parse_ebe_scatter(name); },
+      context.device(), choice.key, [](const std::string& name) { parse_ebe_scatter(name); },
       [&] {
         return measure(context, elements, k,
                        {{to_string(EbeScatter::colouring), {EbeScatter::colouring}},
@@ -110,7 +110,7 @@ EbeLayoutChoice choose_ebe_layout(const Context& context, const ElementSet<T>& e
     required.push_back(to_string(EbeLayout::tensor));  // records from before the tensor layout
   }
   choice.seconds = ziggurat::detail::recorded_or_measured(
-      context, choice.key, [](const std::string& name) { parse_ebe_layout(name); },
+      context.device(), choice.key, [](const std::string& name) { parse_ebe_layout(name); },
       [&] { return measure(context, elements, k, candidates, [](EbeOperator<T>& op, auto& x, auto&) { op.project(x); }); },
       choice.measured_now, required);
   choice.layout = parse_ebe_layout(choice.seconds.front().first);

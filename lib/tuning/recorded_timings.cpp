@@ -38,12 +38,12 @@ std::string refusal(const TuningRecord& record, const std::function<void(const s
 
 }  // namespace
 
-Timings recorded_or_measured(const Context& context, const std::string& key,
+Timings recorded_or_measured(const DeviceInfo& device, const std::string& key,
                              const std::function<void(const std::string&)>& parse,
                              const std::function<Timings()>& measure, bool& measured_now,
                              const std::vector<std::string>& required) {
-  const std::string where = "'" + key + "' on " + context.device().label();
-  if (auto record = load_tuning_record(context.device(), key)) {
+  const std::string where = "'" + key + "' on " + device.label();
+  if (auto record = load_tuning_record(device, key)) {
     const std::string why = refusal(*record, parse, required);
     if (why.empty()) {
       measured_now = false;
@@ -56,7 +56,13 @@ Timings recorded_or_measured(const Context& context, const std::string& key,
   Timings timings = measure();
   measured_now = true;
   if (timings.empty()) return timings;  // nothing ran: the tuner says so
-  const std::string not_kept = store_tuning_record(context.device(), {key, timings});
+  std::string not_kept;
+  try {
+    not_kept = store_tuning_record(device, {key, timings});
+  } catch (const InvalidArgument& refused) {  // a timer's fault: the run goes on with this choice, unrecorded
+    not_kept = refused.what();
+    log(LogLevel::warning, "tuning", where + ": not recorded: " + not_kept);
+  }
   if (log_enabled(LogLevel::info))
     log(LogLevel::info, "tuning", where + ": timed " + std::to_string(timings.size()) + " candidates (" +
                                       timings_text(timings) + "); " + timings.front().first + " wins" +

@@ -14,6 +14,7 @@
 
 #include "../support/test_profiles.hpp"
 #include "../support/util.hpp"
+#include "tuning/recorded_timings.hpp"
 #include "tuning/timing.hpp"
 #include "ziggurat/base/device.hpp"
 #include "ziggurat/base/error.hpp"
@@ -215,6 +216,24 @@ TEST_CASE("autotuning records: one file each, kept per device, driver and librar
   test::EnvGuard off("ZIGGURAT_CACHE", "off");
   CHECK(tuning_record_path(test::test_device(), record.key).empty());
   CHECK(store_tuning_record(test::test_device(), record) == "caching is off");
+}
+
+TEST_CASE("a tuner whose timer gives zero keeps its choice and records nothing; a measured record serves next time") {
+  test::TempDir dir;
+  test::EnvGuard cache("ZIGGURAT_CACHE_DIR", dir.path().c_str()), on("ZIGGURAT_CACHE", nullptr);
+  const auto parse = [](const std::string&) {};
+  int measured = 0;
+  bool now = false;
+  const detail::Timings zero{{"a", 0.0}, {"b", 2e-4}}, fine{{"a", 1e-4}, {"b", 2e-4}};
+  // A run on a loaded host once timed a difference of two wall times as zero: the store refuses
+  // it, and the user's run must go on (CI's cli_poisson failed there).
+  CHECK(detail::recorded_or_measured(test::test_device(), "zero", parse, [&] { return ++measured, zero; }, now) == zero);
+  CHECK(now);
+  CHECK_FALSE(load_tuning_record(test::test_device(), "zero").has_value());
+  CHECK(detail::recorded_or_measured(test::test_device(), "zero", parse, [&] { return ++measured, fine; }, now) == fine);
+  CHECK(detail::recorded_or_measured(test::test_device(), "zero", parse, [&] { return ++measured, zero; }, now) == fine);
+  CHECK_FALSE(now);
+  CHECK(measured == 2);
 }
 
 TEST_CASE("processes that store autotuning records at the same time lose none of them") {
