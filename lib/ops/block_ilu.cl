@@ -133,7 +133,7 @@ void eliminate_row(__global const uint* restrict row_ptr, __global const uint* r
 // are eliminated. Returns 0, changing nothing, when the block is singular.
 int invert_row(__global const uint* restrict row_ptr, __global const uint* restrict diag,
                __global REAL* restrict values, const uint i) {
-  REAL d[BB], inv[BB], column[B];
+  REAL d[BB], inv[BB];
   __global REAL* block = values + (size_t)diag[i] * BB;
   for (uint e = 0; e < BB; ++e) d[e] = block[e];
   if (!invert_block(d, inv)) return 0;
@@ -141,11 +141,11 @@ int invert_row(__global const uint* restrict row_ptr, __global const uint* restr
   const uint end = row_ptr[i + 1];
   for (uint q = diag[i] + 1; q < end; ++q) {
     __global REAL* u = values + (size_t)q * BB;
-    for (uint c = 0; c < B; ++c) {
-      for (uint e = 0; e < B; ++e) column[e] = u[e * B + c];
-      for (uint r = 0; r < B; ++r) {
+    for (uint e = 0; e < BB; ++e) d[e] = u[e];  // the block, read whole before it is written
+    for (uint r = 0; r < B; ++r) {
+      for (uint c = 0; c < B; ++c) {
         REAL s = 0;
-        for (uint e = 0; e < B; ++e) s += inv[r * B + e] * column[e];
+        for (uint e = 0; e < B; ++e) s += inv[r * B + e] * d[e * B + c];
         u[r * B + c] = s;
       }
     }
