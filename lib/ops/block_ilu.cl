@@ -57,6 +57,19 @@ int invert_block(REAL* d, REAL* inv) {
   return 1;
 }
 
+// The next pair of row k's upper blocks and row i's blocks in one column: q moves on from the last
+// pair along row k (up to kend), r along row i (up to end); false when none is left. Both rows'
+// columns increase, so one merge walk finds every pair.
+bool next_shared_column(__global const uint* restrict col, uint* q, const uint kend, uint* r, const uint end) {
+  for (++*q; *q < kend; ++*q) {
+    const uint j = col[*q];
+    while (*r < end && col[*r] < j) ++*r;
+    if (*r == end) return false;
+    if (col[*r] == j) return true;
+  }
+  return false;
+}
+
 // Line l of every block of block row i eliminated (the lines of a block row are independent until
 // the diagonal block is inverted); the rows it reads are factorised.
 void eliminate_line(__global const uint* restrict row_ptr, __global const uint* restrict col,
@@ -73,13 +86,8 @@ void eliminate_line(__global const uint* restrict row_ptr, __global const uint* 
       for (uint e = 0; e < B; ++e) s += a[e] * dk[e * B + c];
       line[c] = s;
     }
-    uint r = p + 1;
-    const uint kend = row_ptr[k + 1];
-    for (uint q = diag[k] + 1; q < kend; ++q) {
-      const uint j = col[q];
-      while (r < end && col[r] < j) ++r;
-      if (r == end) break;
-      if (col[r] != j) continue;
+    uint q = diag[k], r = p + 1;
+    while (next_shared_column(col, &q, row_ptr[k + 1], &r, end)) {
       __global REAL* target = values + (size_t)r * BB + l * B;
       __global const REAL* u = values + (size_t)q * BB;
       for (uint c = 0; c < B; ++c) {
@@ -109,13 +117,8 @@ void eliminate_row(__global const uint* restrict row_ptr, __global const uint* r
         block[l * B + c] = s;
       }
     }
-    uint r = p + 1;
-    const uint kend = row_ptr[k + 1];
-    for (uint q = diag[k] + 1; q < kend; ++q) {
-      const uint j = col[q];
-      while (r < end && col[r] < j) ++r;
-      if (r == end) break;
-      if (col[r] != j) continue;
+    uint q = diag[k], r = p + 1;
+    while (next_shared_column(col, &q, row_ptr[k + 1], &r, end)) {
       __global REAL* target = values + (size_t)r * BB;
       __global const REAL* u = values + (size_t)q * BB;
       for (uint l = 0; l < B; ++l) {
