@@ -7,6 +7,9 @@
 
 namespace ziggurat {
 
+/// The machine's physical memory in bytes; 0 where the system does not say.
+std::uint64_t host_memory_bytes();
+
 /// Throws InvalidArgument naming `what` unless `bytes` fit in the machine's physical memory; the
 /// message ends with `advice`.
 void check_host_memory(std::uint64_t bytes, const std::string& what, const std::string& advice = "make the grid smaller");
