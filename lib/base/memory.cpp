@@ -2,17 +2,15 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iterator>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <new>
 
+#include "base/kept_blocks.hpp"
 #include "base/large_arrays.hpp"
 #include "base/parallel.hpp"
 #include "base/staging_area.hpp"
 #include "ziggurat/base/error.hpp"
-#include "ziggurat/base/host_memory.hpp"
 
 namespace ziggurat {
 
@@ -37,58 +35,9 @@ std::string mebibytes(std::uint64_t bytes) {
 
 // A CPU device's large buffer over memory of the library's own on huge pages: the device's own
 // allocation faults each 4 KiB page at its first touch, which costs more than the copy into it.
-// OpenCL frees the memory when it releases the buffer; null where the memory or the buffer is
-// refused (the caller then asks the device).
+// The memory is a block of device_buffer_blocks(), given back when OpenCL releases the buffer;
+// null where the memory or the buffer is refused (the caller then asks the device).
 constexpr std::size_t kHugeBufferFrom = std::size_t{4} << 20, kHugePage = std::size_t{2} << 20;
-
-// Blocks of released buffers, kept for buffers of the same size: a solve repeated on one system
-// (a time step's) asks for the sizes it released, and fresh memory costs the kernel's zeroing of
-// every page again (PoCL, BSR b = 3 64^3: a quarter of a set-up's time). At most an eighth of the
-// host's memory is kept; a block past that is freed. Never destroyed: OpenCL may release a buffer
-// during the process's exit.
-class KeptBlocks {
- public:
-  // A block of `bytes` (a multiple of kHugePage): the last kept one of that size (its pages the
-  // likeliest in cache), else new; null if none is left.
-  void* take(std::size_t bytes) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      if (const auto [first, last] = kept_.equal_range(bytes); first != last) {
-        const auto at = std::prev(last);
-        void* block = at->second;
-        kept_.erase(at);
-        kept_bytes_ -= bytes;
-        return block;
-      }
-    }
-    void* block = std::aligned_alloc(kHugePage, bytes);
-    if (block != nullptr) advise_huge_pages(block, bytes);
-    return block;
-  }
-  void give_back(void* block, std::size_t bytes) noexcept {
-    try {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      if (kept_bytes_ + bytes <= limit_) {
-        kept_.emplace(bytes, block);
-        kept_bytes_ += bytes;
-        return;
-      }
-    } catch (...) {  // no memory for the entry, or the lock failed: the block goes back to the system
-    }
-    std::free(block);
-  }
-
- private:
-  std::mutex mutex_;
-  std::multimap<std::size_t, void*> kept_;
-  std::size_t kept_bytes_ = 0;
-  const std::size_t limit_ = host_memory_bytes() / 8;
-};
-
-KeptBlocks& kept_blocks() {
-  static KeptBlocks* const blocks = new KeptBlocks;  // never destroyed (above)
-  return *blocks;
-}
 
 struct HugeBlock {
   void* memory;
@@ -97,16 +46,16 @@ struct HugeBlock {
 
 cl::Buffer huge_page_buffer(const Context& context, cl_mem_flags flags, std::size_t bytes) {
   const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* memory = kept_blocks().take(rounded);
+  void* memory = device_buffer_blocks().take(rounded);
   if (memory == nullptr) return {};
   auto* block = new (std::nothrow) HugeBlock{memory, rounded};
   if (block == nullptr) {
-    kept_blocks().give_back(memory, rounded);
+    device_buffer_blocks().give_back(memory, rounded);
     return {};
   }
   const auto release = [](cl_mem, void* b) {
     const auto* released = static_cast<HugeBlock*>(b);
-    kept_blocks().give_back(released->memory, released->bytes);
+    device_buffer_blocks().give_back(released->memory, released->bytes);
     delete released;
   };
   cl_int err = CL_SUCCESS;

@@ -9,7 +9,8 @@
 // (below) have barriers. The sequential kernels walk every row themselves (the factorisation in
 // one work-item, the sweeps in one work-item a vector).
 // `status` holds the least failing block row of the first level that failed (UINT_MAX: none);
-// once it is set, later levels do nothing.
+// once it is set, later levels do nothing. The sequential factorisation stops at the first
+// singular block in row order instead, and the host then lets the levels name the row.
 
 #define BB (B * B)
 #define NO_FAILURE 0xffffffffu

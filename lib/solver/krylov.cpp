@@ -1191,6 +1191,16 @@ std::optional<Ordering> ordering_by_kind(Ordering ordering, PreconditionerKind p
   return std::nullopt;
 }
 
+// `a` after the checks of a solve's arguments, in the order the constructor documents: the
+// precision, the options, then the matrix.
+template <class T>
+const Bsr<T>& validated(const Context& context, const Bsr<T>& a, std::size_t k, const SolverOptions& options) {
+  require_precision<T>(context.device(), "a solve in double");
+  check_options(options, k);
+  validate(a);
+  return a;
+}
+
 }  // namespace
 
 template <class T>
@@ -1210,7 +1220,7 @@ Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, c
 
 template <class T>
 KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options)
-    : KrylovSolver(context, (validate(a), a), k, std::move(options), Validated{}) {}
+    : KrylovSolver(context, validated(context, a, k, options), k, std::move(options), Validated{}) {}
 
 template <class T>
 KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options, Validated) {
