@@ -55,11 +55,17 @@ cl::Event launch(const Context& context, cl::Kernel& kernel, std::size_t items, 
   return enqueue(context, kernel, round_up(items, kLocal), kLocal, what, timed);
 }
 
-// Reads the failure status (blocking) and throws ZeroPivot for a failed row.
-void check_status(const Context& context, const DeviceBuffer<Index>& status, double shift) {
+// The failure status (blocking): the failed row, or kNoFailure.
+cl_uint read_status(const Context& context, const DeviceBuffer<Index>& status) {
   cl_uint failed = kNoFailure;
   check(context.compute_queue().enqueueReadBuffer(status.get(), CL_TRUE, 0, sizeof(failed), &failed),
         "clEnqueueReadBuffer", "reading the factorisation's status");
+  return failed;
+}
+
+// Reads the failure status and throws ZeroPivot for a failed row.
+void check_status(const Context& context, const DeviceBuffer<Index>& status, double shift) {
+  const cl_uint failed = read_status(context, status);
   if (failed != kNoFailure) throw ZeroPivot(failed, pivot_failure_message(failed, -1, shift));
 }
 
@@ -265,10 +271,7 @@ std::optional<Span> DeviceBlockIlu<T>::factorize_sequentially(const cl::Program&
            status_.get());
   Span span;
   span.first = span.last = enqueue(context_, factor, 1, 1, "the sequential ILU(0) factorisation");
-  cl_uint failed = kNoFailure;
-  check(context_.compute_queue().enqueueReadBuffer(status_.get(), CL_TRUE, 0, sizeof(failed), &failed),
-        "clEnqueueReadBuffer", "reading the factorisation's status");
-  if (failed == kNoFailure) return span;
+  if (read_status(context_, status_) == kNoFailure) return span;
   const cl_uint none = kNoFailure;
   check(context_.compute_queue().enqueueWriteBuffer(status_.get(), CL_TRUE, 0, sizeof(none), &none),
         "clEnqueueWriteBuffer", "clearing the factorisation's status");
