@@ -117,7 +117,9 @@ struct ZigguratConfig {
 };
 
 // `cpu`: the device is a CPU, the only kind where a sequential sweep (one work-item) is worth a row.
-std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite, bool cpu) {
+// `jacobi_sweeps`: the counts of the suite's rows with Jacobi sweeps.
+std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite, bool cpu,
+                                             const std::vector<std::size_t>& jacobi_sweeps) {
   using sparse::KrylovMethod;
   using sparse::Ordering;
   using sparse::PreconditionerKind;
@@ -143,6 +145,10 @@ std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_i
                                         ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
                                         ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free)};
     if (cpu) rows.push_back(ilu("natural sequential", Ordering::natural, TriangularSweep::sequential));
+    for (const std::size_t sweeps : jacobi_sweeps) {
+      rows.push_back(ilu("natural jacobi-" + std::to_string(sweeps), Ordering::natural, TriangularSweep::jacobi));
+      rows.back().options.jacobi_sweeps = sweeps;
+    }
     rows.push_back(ilu("colours", Ordering::colours));
     rows.push_back(ilu("block-colours", Ordering::block_colours));
     return rows;
@@ -248,7 +254,8 @@ std::vector<SolveRow> bench_system(const Context& context, const BenchSystem<T>&
   const BenchSystem<T> warm_up =
       make_system<T>("warm-up", sparse::convection_diffusion_bsr<T>(10, 10, 10, s.bsr.block_size));
   const std::vector<ZigguratConfig> configs =
-      ziggurat_configs(tolerance, options.max_iterations, options.suite, context.device().type == DeviceType::cpu);
+      ziggurat_configs(tolerance, options.max_iterations, options.suite, context.device().type == DeviceType::cpu,
+                       options.jacobi_sweeps);
   warm_up_system(context, s, configs.front());
   std::vector<SolveRow> rows;
   for (const ZigguratConfig& config : configs) rows.push_back(run_ziggurat(context, s, warm_up, config));
@@ -450,6 +457,10 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
                                               "laplace27, anisotropic, upwind, elasticity (b = 3) and convection "
                                               "with b = 2..5, about 2 M rows each on a GPU, with every ordering and "
                                               "sweep");
+  command->add_option("--jacobi-sweeps", options.jacobi_sweeps, "--suite: a row of ILU(0) in natural order with "
+                                                                 "Jacobi sweeps (--sweep jacobi) for each count")
+      ->delimiter(',')
+      ->capture_default_str();
   command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");
   command->add_flag("--json", options.json, "Print JSON");
 }

@@ -129,6 +129,7 @@ nlohmann::json to_json(const sparse::SolveReport& report, bool histories) {
           {"upper_levels", report.upper_levels},
           {"colours", report.colours},
           {"sweep", report.sweep},
+          {"jacobi_sweeps", report.jacobi_sweeps},
           {"fill", report.fill},
           {"matched_rows", report.matched_rows},
           {"replaced_pivots", report.replaced_pivots},

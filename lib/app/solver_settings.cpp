@@ -16,6 +16,9 @@ std::string number(double value) {
   return std::isfinite(value) ? text : (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
 }
 
+// More Jacobi sweeps than a solve has levels change nothing; this many is a mistake.
+constexpr std::size_t kMostJacobiSweeps = 100000;
+
 void require(bool ok, const std::string& problem) {
   if (!ok) throw InvalidArgument(problem);
 }
@@ -35,6 +38,9 @@ void check_solver_settings(const SolverSettings& s) {
   require(s.restart >= 1 && (s.restart <= 200 || s.method != "gmres"),
           "restart (GMRES(m)'s m) is 1 to 200, not " + std::to_string(s.restart));
   require(s.aggregate >= 1, "aggregate (block rows an aggregate of block-colours) is 1 or more, not 0");
+  require(s.jacobi_sweeps <= kMostJacobiSweeps, "jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is 0 to " +
+                                                    std::to_string(kMostJacobiSweeps) + ", not " +
+                                                    std::to_string(s.jacobi_sweeps));
   require(std::isfinite(s.threshold) && s.threshold >= 0,
           "threshold (ILU2's tau) is a finite number >= 0, not " + number(s.threshold));
   require(std::isfinite(s.shift), "shift is a finite number, not " + number(s.shift));
@@ -47,6 +53,7 @@ sparse::SolverOptions solver_options(const SolverSettings& s, const Context& con
   o.preconditioner = sparse::parse_preconditioner(s.preconditioner);
   o.ordering = sparse::parse_ordering(s.ordering);
   o.sweep = sparse::parse_triangular_sweep(s.sweep);
+  o.jacobi_sweeps = s.jacobi_sweeps;
   o.static_pivoting = sparse::parse_static_pivoting(s.static_pivoting);
   o.tolerance = s.rtol;
   o.absolute_tolerance = s.atol;

@@ -582,6 +582,34 @@ double skewness(const Bsr<T>& a, Validated) {
 }
 
 template <class T>
+bool diagonally_dominant(const Bsr<T>& a, Validated) {
+  if (a.rows != a.cols)
+    throw InvalidArgument("diagonally_dominant: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  const std::size_t b = a.block_size, chunks = ceil_div(a.block_rows, kBlockRowChunk);
+  std::vector<char> dominant(chunks, 1);
+  detail::for_chunks(a.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
+    std::vector<double> diagonal(b), off(b);
+    for (std::size_t i = first; i < last && dominant[first / kBlockRowChunk]; ++i) {
+      std::fill(diagonal.begin(), diagonal.end(), 0.0);
+      std::fill(off.begin(), off.end(), 0.0);
+      for (Index p = a.block_row_ptr[i]; p < a.block_row_ptr[i + 1]; ++p) {
+        const T* block = a.values.data() + std::size_t{p} * b * b;
+        for (std::size_t r = 0; r < b; ++r)
+          for (std::size_t c = 0; c < b; ++c) {
+            const double x = std::abs(double(block[r * b + c]));
+            if (a.block_col[p] == i && r == c) diagonal[r] += x;
+            else off[r] += x;
+          }
+      }
+      // Rows past a.rows (the padding of a last block) are zero and left out.
+      for (std::size_t r = 0; r < b && i * b + r < a.rows; ++r)
+        if (diagonal[r] < off[r]) dominant[first / kBlockRowChunk] = 0;
+    }
+  });
+  return std::all_of(dominant.begin(), dominant.end(), [](char d) { return d != 0; });
+}
+
+template <class T>
 std::string asymmetry(const Csr<T>& a) {
   validate(a);
   if (a.rows != a.cols) throw InvalidArgument("asymmetry: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
@@ -862,6 +890,7 @@ Bsr<T> symmetric_part(const Bsr<T>& a) {
   template std::string asymmetry<T>(const Csr<T>&);                                                       \
   template double skewness<T>(const Bsr<T>&);                                                              \
   template double skewness<T>(const Bsr<T>&, Validated);                                                   \
+  template bool diagonally_dominant<T>(const Bsr<T>&, Validated);                                          \
   template std::vector<T> multiply<T>(const Csr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Bsr<T>&, const std::vector<T>&, std::size_t);                \
   template std::vector<T> multiply<T>(const Dia<T>&, const std::vector<T>&, std::size_t);                \

@@ -1,7 +1,7 @@
 // Block ILU(0) on the device: the factorisation level by level, the triangular solves level by
-// level, sync-free or sequential, and block Jacobi (inverted diagonal blocks). The factor layout
-// and the order of every sum are those of the sequential reference, lib/matrix/ilu_factors.cpp;
-// the host side is lib/ops/block_ilu.cpp.
+// level, sync-free, sequential or approximately by Jacobi sweeps, and block Jacobi (inverted
+// diagonal blocks). The factor layout and the order of every sum are those of the sequential
+// reference, lib/matrix/ilu_factors.cpp; the host side is lib/ops/block_ilu.cpp.
 //
 // Build options: -DREAL (the prologue), -DB (block size) and -DK (interleaved vectors, for the
 // solves). Every kernel that works on a level gets the level's rows as level_rows[first ..
@@ -236,13 +236,19 @@ REAL lower_row(__global const uint* restrict row_ptr, __global const uint* restr
 }
 
 // The same of z = U^-1 y, with the inverted diagonal blocks and the scaled upper blocks:
-// z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j.
-REAL upper_row(__global const uint* restrict row_ptr, __global const uint* restrict col,
-               __global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* y,
-               __global const REAL* z, const uint i, const uint l, const uint j) {
+// z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j; upper_diagonal is its first term.
+REAL upper_diagonal(__global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* y,
+                    const uint i, const uint l, const uint j) {
   __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
   REAL acc = 0;
   for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
+  return acc;
+}
+
+REAL upper_row(__global const uint* restrict row_ptr, __global const uint* restrict col,
+               __global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* y,
+               __global const REAL* z, const uint i, const uint l, const uint j) {
+  REAL acc = upper_diagonal(diag, values, y, i, l, j);
   const uint end = row_ptr[i + 1];
   for (uint q = diag[i] + 1; q < end; ++q) {
     __global const REAL* line = values + (size_t)q * BB + l * B;
@@ -442,6 +448,66 @@ __kernel void upper_solve_sequential(__global const uint* restrict row_ptr, __gl
   z += z_offset;
   for (uint i = block_rows; i-- > 0;)
     for (uint l = 0; l < B; ++l) AT(z, i * B + l, j) = upper_row(row_ptr, col, diag, values, y, z, i, l, j);
+}
+
+// ---- Jacobi sweeps: every row at once from the last iterate (approximate solves) ----
+//
+// y = L^-1 r is approximated by y_0 = r and y_s+1 = r - (L - I) y_s, z = U^-1 y by z_0 = D^-1 y and
+// z_s+1 = D^-1 y - D^-1 (U - D) z_s: one launch a sweep, work-item (block row, line, vector), each
+// row's sum that of lower_row / upper_row. A row of level m is exact from sweep m on, so sweeps as
+// many as the levels less one give the level sweeps' bits; fewer give an approximate solve.
+// The sweeps read the factors split in two (split_factors): each row's lower blocks, then each
+// row's diagonal and upper blocks, so that neither sweep loads the other's blocks.
+
+// Block row i's blocks to the lower part (before its diagonal) or the upper part (from it on):
+// lower_ptr[i] and upper_ptr[i] (= row_ptr[i] - lower_ptr[i]) are where its blocks go.
+__kernel void split_factors(__global const uint* restrict row_ptr, __global const uint* restrict col,
+                            __global const uint* restrict diag, __global const REAL* restrict values,
+                            const uint block_rows, __global const uint* restrict lower_ptr,
+                            __global const uint* restrict upper_ptr, __global uint* restrict lower_col,
+                            __global REAL* restrict lower_values, __global uint* restrict upper_col,
+                            __global REAL* restrict upper_values) {
+  const uint i = (uint)get_global_id(0);
+  if (i >= block_rows) return;
+  const uint begin = row_ptr[i], d = diag[i], end = row_ptr[i + 1];
+  for (uint p = begin; p < end; ++p) {
+    const uint to = p < d ? lower_ptr[i] + (p - begin) : upper_ptr[i] + (p - d);
+    __global uint* to_col = p < d ? lower_col : upper_col;
+    __global REAL* to_values = p < d ? lower_values : upper_values;
+    to_col[to] = col[p];
+    for (uint e = 0; e < BB; ++e) to_values[(size_t)to * BB + e] = values[(size_t)p * BB + e];
+  }
+}
+
+// One sweep of the forward solve: y_new from y_old (the lower part: row i's blocks end where
+// row i + 1's begin, lower_ptr + 1 serving as lower_row's diagonal positions).
+__kernel void lower_jacobi(__global const uint* restrict lower_ptr, __global const uint* restrict lower_col,
+                           __global const REAL* restrict lower_values, const uint block_rows,
+                           __global const REAL* restrict r, const ulong r_offset, __global const REAL* restrict y_old,
+                           const ulong old_offset, __global REAL* restrict y_new) {
+  const uint t = (uint)get_global_id(0);
+  const uint i = t / (B * K), in_row = t - i * (B * K);
+  if (i >= block_rows) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  AT(y_new, i * B + l, j) =
+      lower_row(lower_ptr, lower_col, lower_ptr + 1, lower_values, r + r_offset, y_old + old_offset, i, l, j);
+}
+
+// z_0 (`start` != 0: z_old is not read) or one sweep of the backward solve: z_new from z_old (the
+// upper part: row i's diagonal block first, upper_ptr serving as upper_row's diagonal positions).
+__kernel void upper_jacobi(__global const uint* restrict upper_ptr, __global const uint* restrict upper_col,
+                           __global const REAL* restrict upper_values, const uint block_rows,
+                           __global const REAL* restrict y, __global const REAL* restrict z_old,
+                           const ulong old_offset, __global REAL* restrict z_new, const ulong new_offset,
+                           const uint start) {
+  const uint t = (uint)get_global_id(0);
+  const uint i = t / (B * K), in_row = t - i * (B * K);
+  if (i >= block_rows) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  z_new += new_offset;
+  AT(z_new, i * B + l, j) = start ? upper_diagonal(upper_ptr, upper_values, y, i, l, j)
+                                  : upper_row(upper_ptr, upper_col, upper_ptr, upper_values, y, z_old + old_offset, i,
+                                              l, j);
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

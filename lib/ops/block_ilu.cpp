@@ -124,6 +124,7 @@ const char* to_string(TriangularSweep sweep) {
     case TriangularSweep::levels: return "levels";
     case TriangularSweep::sync_free: return "sync-free";
     case TriangularSweep::sequential: return "sequential";
+    case TriangularSweep::jacobi: return "jacobi";
     case TriangularSweep::automatic: return "auto";
   }
   return "?";
@@ -131,22 +132,24 @@ const char* to_string(TriangularSweep sweep) {
 
 TriangularSweep parse_triangular_sweep(std::string_view text) {
   for (auto s : {TriangularSweep::levels, TriangularSweep::sync_free, TriangularSweep::sequential,
-                 TriangularSweep::automatic}) {
+                 TriangularSweep::jacobi, TriangularSweep::automatic}) {
     if (text == to_string(s)) return s;
   }
   throw InvalidArgument("unknown triangular sweep '" + std::string(text) +
-                        "': use levels, sync-free, sequential or auto");
+                        "': use levels, sync-free, sequential, jacobi or auto");
 }
 
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a,
-                                  const IluPattern<T>& pattern, std::size_t k, double shift, TriangularSweep sweep)
+                                  const IluPattern<T>& pattern, std::size_t k, double shift, TriangularSweep sweep,
+                                  std::size_t jacobi_sweeps)
     : context_(context),
       block_size_(a.block_size),
       k_(k),
       block_rows_(a.block_rows),
       levels_(sparse::lower_and_upper_levels(a)),
-      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)),
+      jacobi_sweeps_(jacobi_sweeps) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -172,22 +175,24 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
     load_values();
   }
   factorization_ = factorize(program, shift);
+  split_factors();
 }
 
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift,
-                                  TriangularSweep sweep)
-    : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep) {}
+                                  TriangularSweep sweep, std::size_t jacobi_sweeps)
+    : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep, jacobi_sweeps) {}
 
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal,
-                                  std::size_t k, TriangularSweep sweep)
+                                  std::size_t k, TriangularSweep sweep, std::size_t jacobi_sweeps)
     : context_(context),
       block_size_(factors.block_size),
       k_(k),
       block_rows_(factors.block_rows),
       levels_(sparse::lower_and_upper_levels(factors)),
-      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)),
+      jacobi_sweeps_(jacobi_sweeps) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {
@@ -196,6 +201,18 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
   }
   prepare_solves(factors, diagonal, nullptr);
   values_ = upload(context, factors.values, "ILU factors");
+  split_factors();
+}
+
+// The Jacobi sweeps' copy of the factors, split in two (nothing for the other sweeps).
+template <class T>
+void DeviceBlockIlu<T>::split_factors() {
+  if (sweep_ != TriangularSweep::jacobi) return;
+  cl::Kernel split = context_.kernel(ilu_program<T>(context_, block_size_, k_), "split_factors");
+  set_args(split, "split_factors", row_ptr_, col_, diagonal_.get(), values_.get(), cl_uint(block_rows_),
+           lower_ptr_.get(), upper_ptr_.get(), lower_col_.get(), lower_values_.get(), upper_col_.get(),
+           upper_values_.get());
+  launch(context_, split, block_rows_, "splitting the ILU factors for Jacobi sweeps");
 }
 
 // The pattern, its level sets and the solves' kernels and buffers (every sweep).
@@ -215,6 +232,23 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
   if (sweep_ == TriangularSweep::sequential) {
     lower_sequential_ = context.kernel(program, "lower_solve_sequential");
     upper_sequential_ = context.kernel(program, "upper_solve_sequential");
+  }
+  if (sweep_ == TriangularSweep::jacobi) {
+    std::vector<Index> lower_ptr(block_rows_ + 1, 0), upper_ptr(block_rows_ + 1, 0);
+    for (std::size_t i = 0; i < block_rows_; ++i) {
+      lower_ptr[i + 1] = lower_ptr[i] + (diagonal[i] - a.block_row_ptr[i]);
+      upper_ptr[i + 1] = a.block_row_ptr[i + 1] - lower_ptr[i + 1];
+    }
+    const std::size_t bb = block_size_ * block_size_;
+    lower_col_ = DeviceBuffer<Index>(context, std::max<std::size_t>(lower_ptr.back(), 1), "ILU lower blocks' columns");
+    upper_col_ = DeviceBuffer<Index>(context, upper_ptr.back(), "ILU upper blocks' columns");
+    lower_values_ = DeviceBuffer<T>(context, std::max<std::size_t>(lower_ptr.back(), 1) * bb, "ILU lower blocks");
+    upper_values_ = DeviceBuffer<T>(context, std::size_t(upper_ptr.back()) * bb, "ILU diagonal and upper blocks");
+    lower_ptr_ = upload(context, lower_ptr, "ILU lower blocks' rows");
+    upper_ptr_ = upload(context, upper_ptr, "ILU upper blocks' rows");
+    sweeps_ = DeviceBuffer<T>(context, work_.size(), "ILU Jacobi sweeps");
+    lower_jacobi_ = context.kernel(program, "lower_jacobi");
+    upper_jacobi_ = context.kernel(program, "upper_jacobi");
   }
   if (sweep_ == TriangularSweep::sync_free) {
     // A group of at most 256 work-items (every device runs that), whole rows of b x k.
@@ -283,6 +317,7 @@ Span DeviceBlockIlu<T>::apply(const VectorRef& r, const VectorRef& z) {
   switch (sweep_) {
     case TriangularSweep::sync_free: return apply_sync_free(r, z);
     case TriangularSweep::sequential: return apply_sequential(r, z);
+    case TriangularSweep::jacobi: return apply_jacobi(r, z);
     case TriangularSweep::levels:
     case TriangularSweep::automatic: break;  // resolved at construction: never automatic here
   }
@@ -347,6 +382,44 @@ Span DeviceBlockIlu<T>::apply_sequential(const VectorRef& r, const VectorRef& z)
   set_args(upper_sequential_, "upper_solve_sequential", row_ptr_, col_, diagonal_.get(), values_.get(), rows,
            work_.get(), z.buffer, cl_ulong(z.offset));
   span.last = enqueue(context_, upper_sequential_, k_, 1, "the sequential backward solve of ILU(0)");
+  return span;
+}
+
+// Each solve's iterates alternate between two buffers, placed so that the last lands where the
+// solve's result goes: work_ for the forward solve, z for the backward one.
+template <class T>
+Span DeviceBlockIlu<T>::apply_jacobi(const VectorRef& r, const VectorRef& z) {
+  const std::size_t items = block_rows_ * block_size_ * k_, sweeps = jacobi_sweeps_;
+  const auto rows = static_cast<cl_uint>(block_rows_);
+  const VectorRef work(work_), other(sweeps_);
+  Span span;
+  // Forward: y_0 = r, then y_s+1 = r - (L - I) y_s; the first sweep reads r itself.
+  if (sweeps == 0) {
+    check(context_.compute_queue().enqueueCopyBuffer(r.buffer, work_.get(), r.offset * sizeof(T), 0, items * sizeof(T),
+                                                     nullptr, &span.first),
+          "clEnqueueCopyBuffer", "ILU(0)'s forward solve without Jacobi sweeps");
+  }
+  VectorRef y_old = r, y_new = sweeps % 2 == 1 ? work : other;
+  for (std::size_t s = 1; s <= sweeps; ++s) {
+    set_args(lower_jacobi_, "lower_jacobi", lower_ptr_.get(), lower_col_.get(), lower_values_.get(), rows, r.buffer,
+             cl_ulong(r.offset), y_old.buffer, cl_ulong(y_old.offset), y_new.buffer);
+    const cl::Event event = launch(context_, lower_jacobi_, items, "a Jacobi sweep of ILU(0)'s forward solve", s == 1);
+    if (s == 1) span.first = event;
+    y_old = y_new;
+    y_new = s % 2 == sweeps % 2 ? other : work;
+  }
+  // Backward: z_0 = D^-1 y, then z_s+1 = D^-1 y - D^-1 (U - D) z_s.
+  const auto backward = [&](const VectorRef& from, const VectorRef& to, bool start, bool last) {
+    set_args(upper_jacobi_, "upper_jacobi", upper_ptr_.get(), upper_col_.get(), upper_values_.get(), rows,
+             work_.get(), from.buffer, cl_ulong(from.offset), to.buffer, cl_ulong(to.offset), cl_uint(start));
+    return launch(context_, upper_jacobi_, items, "a Jacobi sweep of ILU(0)'s backward solve", last);
+  };
+  VectorRef z_old = sweeps % 2 == 1 ? other : z, z_new = sweeps % 2 == 1 ? z : other;
+  span.last = backward(work, z_old, true, sweeps == 0);  // `from` unread
+  for (std::size_t s = 1; s <= sweeps; ++s, std::swap(z_old, z_new)) {
+    const cl::Event event = backward(z_old, z_new, false, s == sweeps);
+    if (s == sweeps) span.last = event;
+  }
   return span;
 }
 

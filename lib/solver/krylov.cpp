@@ -310,11 +310,10 @@ struct KrylovSolver<T>::Impl {
         add(block_jacobi->setup(), setup_times.factorization);
         break;
       case PreconditionerKind::ilu0:
-        ilu = std::make_unique<DeviceBlockIlu<T>>(context, matrix, ordered, pattern, k, options.shift, options.sweep);
+        ilu = std::make_unique<DeviceBlockIlu<T>>(context, matrix, ordered, pattern, k, options.shift, options.sweep,
+                                                  options.jacobi_sweeps);
         add(ilu->factorization(), setup_times.factorization);
-        setup_report.lower_levels = ilu->lower_levels();
-        setup_report.upper_levels = ilu->upper_levels();
-        setup_report.sweep = to_string(ilu->sweep());
+        report_sweeps();
         setup_report.fill = 1;
         break;
       case PreconditionerKind::ilu2: setup_ilu2(ordered); break;
@@ -322,6 +321,14 @@ struct KrylovSolver<T>::Impl {
     check(context.compute_queue().finish(), "clFinish", "waiting for the preconditioner's setup");
     setup_times.preconditioner_setup = seconds_since(start);
     resolve();
+  }
+
+  // The ILU's levels and sweeps, into the report.
+  void report_sweeps() {
+    setup_report.lower_levels = ilu->lower_levels();
+    setup_report.upper_levels = ilu->upper_levels();
+    setup_report.sweep = to_string(ilu->sweep());
+    setup_report.jacobi_sweeps = ilu->jacobi_sweeps();
   }
 
   // ILU2 (IC2 for cg) factorised on the host, of the ordered matrix with its matched rows; the
@@ -337,10 +344,8 @@ struct KrylovSolver<T>::Impl {
     setup_times.host_factorization = seconds_since(start);
     pivoted.matrix.reset();
     const Permutation& matched = pivoted.rows;
-    ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep);
-    setup_report.lower_levels = ilu->lower_levels();
-    setup_report.upper_levels = ilu->upper_levels();
-    setup_report.sweep = to_string(ilu->sweep());
+    ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep, options.jacobi_sweeps);
+    report_sweeps();
     setup_report.fill = f.fill;
     setup_report.matched_rows = !matched.identity();
     setup_report.replaced_pivots = f.replaced_pivots;
@@ -1219,6 +1224,13 @@ Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, c
 }
 
 template <class T>
+bool jacobi_sweeps_chosen(const SolverOptions& options, const Bsr<T>& a, const DeviceInfo& device, Validated) {
+  return options.ordering == Ordering::automatic && options.sweep == TriangularSweep::automatic &&
+         options.preconditioner == PreconditionerKind::ilu0 && a.block_size == 1 &&
+         !prefers_sequential_sweeps(device) && diagonally_dominant(a, Validated{});
+}
+
+template <class T>
 KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size_t k, SolverOptions options)
     : KrylovSolver(context, validated(context, a, k, options), k, std::move(options), Validated{}) {}
 
@@ -1228,6 +1240,10 @@ KrylovSolver<T>::KrylovSolver(const Context& context, const Bsr<T>& a, std::size
   require_precision<T>(context.device(), "a solve in double");
   check_options(options, k);
   check_solvable(a);
+  if (jacobi_sweeps_chosen(options, a, context.device(), Validated{})) {
+    options.ordering = Ordering::natural;
+    options.sweep = TriangularSweep::jacobi;
+  }
   options.ordering = chosen_ordering(options.ordering, options.preconditioner, a, context.device(), Validated{});
   Permutation permutation;
   Pivoted<T> pivoted;
@@ -1360,6 +1376,8 @@ SolveReport solve(const Context& context, const Bsr<T>& a, const std::vector<T>&
 
 template class KrylovSolver<float>;
 template class KrylovSolver<double>;
+template bool jacobi_sweeps_chosen<float>(const SolverOptions&, const Bsr<float>&, const DeviceInfo&, Validated);
+template bool jacobi_sweeps_chosen<double>(const SolverOptions&, const Bsr<double>&, const DeviceInfo&, Validated);
 template Ordering chosen_ordering<float>(Ordering, PreconditionerKind, const Bsr<float>&, const DeviceInfo&);
 template Ordering chosen_ordering<double>(Ordering, PreconditionerKind, const Bsr<double>&, const DeviceInfo&);
 template Ordering chosen_ordering<float>(Ordering, PreconditionerKind, const Bsr<float>&, const DeviceInfo&, Validated);

@@ -16,6 +16,7 @@ app::SolverSettings solver_settings(const py::dict& keywords) {
   using Field = std::variant<std::string*, double*, std::size_t*>;
   const std::map<std::string, Field> fields = {
       {"method", &s.method}, {"preconditioner", &s.preconditioner}, {"ordering", &s.ordering}, {"sweep", &s.sweep},
+      {"jacobi_sweeps", &s.jacobi_sweeps},
       {"static_pivoting", &s.static_pivoting}, {"kernel", &s.kernel}, {"rtol", &s.rtol}, {"atol", &s.atol},
       {"max_iterations", &s.max_iterations}, {"restart", &s.restart}, {"aggregate", &s.aggregate},
       {"threshold", &s.threshold}, {"shift", &s.shift}};

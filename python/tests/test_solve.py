@@ -65,10 +65,38 @@ def test_every_triangular_sweep_gives_the_same_bits(context, dtype):
         assert report["converged"], report["reason"]
         assert report["sweep"] == (sweep if sweep != "auto" else auto_sweep(context.device))
         solutions[sweep] = x
+    # Jacobi sweeps as many as the levels less one are the exact solves.
+    x, report = ziggurat.solve(a, b, ordering="natural", sweep="jacobi", jacobi_sweeps=38, rtol=1e-5, context=context)
+    assert (report["sweep"], report["jacobi_sweeps"]) == ("jacobi", 38)
+    solutions["jacobi"] = x
     for sweep, x in solutions.items():
         assert x.tobytes() == solutions["levels"].tobytes(), sweep
-    with pytest.raises(ziggurat.InvalidArgument, match="levels, sync-free, sequential or auto"):
+    with pytest.raises(ziggurat.InvalidArgument, match="levels, sync-free, sequential, jacobi or auto"):
         ziggurat.solve(a, b, sweep="fast", context=context)
+
+
+def test_jacobi_sweeps_solve_approximately_and_are_checked(context):
+    if not context.device["fp64"]:
+        pytest.skip("float64 solves need fp64")
+    a = convection(20)
+    b = np.random.default_rng(4).uniform(-1, 1, a.shape[0])
+    iterations = {}
+    for sweeps in (0, 2, 38):
+        x, report = ziggurat.solve(a, b, ordering="natural", sweep="jacobi", jacobi_sweeps=sweeps, rtol=1e-10,
+                                   context=context)
+        assert report["converged"], report["reason"]
+        assert relative_residual(a, x, b) <= 1e-9
+        assert report["jacobi_sweeps"] == sweeps
+        iterations[sweeps] = report["iterations"]
+    assert iterations[0] > iterations[2] >= iterations[38]  # closer to ILU(0)'s exact solves
+    solver = ziggurat.KrylovSolver(a, ordering="natural", sweep="jacobi", jacobi_sweeps=1, context=context)
+    _, report = solver.solve(b)
+    assert report["converged"] and report["jacobi_sweeps"] == 1
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(ziggurat.InvalidArgument, match="jacobi_sweeps is an integer"):
+            ziggurat.solve(a, b, sweep="jacobi", jacobi_sweeps=bad, context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match="jacobi_sweeps .* is 0 to 100000"):
+        ziggurat.solve(a, b, sweep="jacobi", jacobi_sweeps=100001, context=context)
 
 
 def test_several_right_hand_sides_and_a_first_guess(context):

@@ -34,8 +34,8 @@ class KrylovSolver:
     options (the names of ziggurat.solve and `ziggurat solve`'s options): rtol (default 1e-8) and
     atol (0.0): converged when ||b - A x|| < max(rtol ||b||, atol); max_iterations (1000: CG and
     BiCGStab iterations, GMRES inner iterations; `maxiter` is its deprecated spelling); restart
-    (GMRES, 30); ordering ("auto"), sweep ("auto"), threshold (ILU2's tau), static_pivoting (ILU2:
-    "auto", "on", "off"), aggregate (block-colours' rows an aggregate, 8), shift, kernel (the
+    (GMRES, 30); ordering ("auto"), sweep ("auto"), jacobi_sweeps (sweep "jacobi"; None: the
+    library's default), threshold (ILU2's tau), static_pivoting (ILU2: "auto", "on", "off"), aggregate (block-colours' rows an aggregate, 8), shift, kernel (the
     products' block CSR kernel: "rule", the default, nothing measured; "auto" or a name as
     ziggurat.solve takes it), block_size, dtype (float32 or float64, default A's), vectors (k
     right-hand sides a solve, 1), context.
@@ -47,7 +47,8 @@ class KrylovSolver:
 
     def __init__(self, A, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0, max_iterations=1000,
                  restart=30, ordering="auto", sweep="auto", threshold=None, static_pivoting="auto", aggregate=8,
-                 shift=0.0, kernel="rule", block_size=None, dtype=None, vectors=1, context=None, maxiter=NO_VALUE):
+                 shift=0.0, kernel="rule", jacobi_sweeps=None, block_size=None, dtype=None, vectors=1, context=None,
+                 maxiter=NO_VALUE):
         host_m = None
         if not isinstance(preconditioner, str):
             host_m, preconditioner = _host_function(preconditioner, "preconditioner"), "none"
@@ -64,7 +65,7 @@ class KrylovSolver:
         settings = solver_settings(method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
                                    max_iterations=max_iterations, restart=restart, ordering=ordering, sweep=sweep,
                                    kernel=kernel, aggregate=aggregate, shift=shift, threshold=threshold,
-                                   static_pivoting=static_pivoting)
+                                   static_pivoting=static_pivoting, jacobi_sweeps=jacobi_sweeps)
         if isinstance(A, DeviceMatrix):  # kept on the device: the solve's products are its kernels
             self.dtype = A.dtype
             product, matrix_context = A._matrix.linear_operator()

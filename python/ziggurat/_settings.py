@@ -29,8 +29,9 @@ def _stopping_tolerance(value, name):
 
 
 def solver_settings(*, method, preconditioner, rtol, atol, max_iterations, restart, ordering="auto", sweep="auto",
-                    kernel="auto", aggregate=8, shift=0.0, threshold=None, static_pivoting="auto"):
-    """The settings as the compiled module takes them (a dict; threshold None: ILU2's default)."""
+                    kernel="auto", aggregate=8, shift=0.0, threshold=None, static_pivoting="auto", jacobi_sweeps=None):
+    """The settings as the compiled module takes them (a dict; threshold and jacobi_sweeps None: the
+    library's defaults)."""
     settings = {name: _checks.name(value, name) for name, value in (
         ("method", method), ("preconditioner", preconditioner), ("ordering", ordering), ("sweep", sweep),
         ("kernel", kernel), ("static_pivoting", static_pivoting))}
@@ -40,4 +41,6 @@ def solver_settings(*, method, preconditioner, rtol, atol, max_iterations, resta
                     shift=_checks.number(shift, "shift"))
     if threshold is not None:
         settings["threshold"] = _checks.number(threshold, "threshold", minimum=0)
+    if jacobi_sweeps is not None:
+        settings["jacobi_sweeps"] = _checks.count(jacobi_sweeps, "jacobi_sweeps")
     return settings

@@ -180,19 +180,21 @@ def spmm(A, X, *, format="bsr", block_size=None, kernel=None, context=None):
 
 def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0, max_iterations=1000, ordering="auto",
           sweep="auto", kernel="auto", restart=30, aggregate=8, shift=0.0, threshold=None, static_pivoting="auto",
-          block_size=None, x0=None, dtype=None, progress=None, context=None, tol=NO_VALUE, max_iter=NO_VALUE):
+          jacobi_sweeps=None, block_size=None, x0=None, dtype=None, progress=None, context=None, tol=NO_VALUE, max_iter=NO_VALUE):
     """Solves A x = b on the device by a preconditioned Krylov method; returns (x, report).
 
     A: a square scipy.sparse matrix, in block CSR on the device (block_size 1 to 16; default A's own
     blocks, or for a CSR the block size of least fill). b: shape (n,) or (n, k) (k right-hand sides
     at once, cg and bicgstab). method: "cg", "bicgstab" or "gmres" (restart m). preconditioner:
     "none", "jacobi", "block-jacobi", "ilu0" or "ilu2" (ordering "auto": the solver's rule, for
-    ilu0 natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3
+    ilu0 natural on a CPU device of at most 4 compute units, else for a diagonally dominant scalar
+    system with sweep "auto" natural with "jacobi" sweeps, else colours for blocks of 1 to 3
     unless A is markedly nonsymmetric (skewness ||A - A^T|| / ||A + A^T|| above 0.05: natural);
     nested-dissection for ilu2; else natural; or "natural", "levels", "colours", "block-colours"
     with `aggregate` rows an aggregate, or "nested-dissection"; the report says which ran; sweep
-    "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices) or
-    "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
+    "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices),
+    "jacobi" (approximate solves: `jacobi_sweeps` Jacobi sweeps over every row at once, one launch
+    each) or "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
     sync-free); shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
@@ -213,15 +215,17 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     iterations, relative_residual, recurrence_residual, history), times (setup_s, ordering_s,
     preconditioner_setup_s, host_factorization_s (ILU2's), factorization_s (on the device),
     products_s, preconditioner_s, vector_ops_s, deflation_s, solve_s, device_timed), lower_levels
-    and upper_levels (ILU(0)'s or ILU2's), colours, sweep, fill (blocks of L + U over A's),
-    matched_rows and replaced_pivots (ILU2's static pivoting), product_kernel.
+    and upper_levels (ILU(0)'s or ILU2's), colours, sweep, jacobi_sweeps (0 unless sweep "jacobi"),
+    fill (blocks of L + U over A's), matched_rows and replaced_pivots (ILU2's static pivoting),
+    product_kernel.
     """
     settings = solver_settings(method=method, preconditioner=preconditioner,
                                rtol=renamed(rtol, tol, "tol", "rtol", "ziggurat.solve"), atol=atol,
                                max_iterations=renamed(max_iterations, max_iter, "max_iter", "max_iterations",
                                                       "ziggurat.solve"),
                                restart=restart, ordering=ordering, sweep=sweep, kernel=kernel, aggregate=aggregate,
-                               shift=shift, threshold=threshold, static_pivoting=static_pivoting)
+                               shift=shift, threshold=threshold, static_pivoting=static_pivoting,
+                               jacobi_sweeps=jacobi_sweeps)
     block_size = _checks.optional_count(block_size, "block_size")
     arrays = _scipy_arrays(A)
     dtype = _dtype_of(A.dtype, np.asarray(b).dtype, dtype=dtype)

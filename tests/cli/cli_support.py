@@ -76,12 +76,15 @@ def default_device():
     return next(d for d in json.loads(run("devices", "--json")[0])["devices"] if d["default"])
 
 
-def auto_ilu0_ordering(block_size, skewed=False):
-    """Ordering auto's choice for ILU(0) on the default device (solver/krylov.hpp, chosen_ordering):
-    natural on a CPU device of at most 4 compute units, else colours for blocks of 1 to 3 unless
-    the matrix is skewed (skewness above 0.05), else natural."""
+def auto_ilu0_ordering(block_size, skewed=False, dominant=False):
+    """Ordering auto's choice for ILU(0) on the default device with sweep auto (solver/krylov.hpp,
+    jacobi_sweeps_chosen and chosen_ordering): natural on a CPU device of at most 4 compute units,
+    else natural (with Jacobi sweeps) for a diagonally dominant scalar system, else colours for
+    blocks of 1 to 3 unless the matrix is skewed (skewness above 0.05), else natural."""
     device = default_device()
     if device["type"] == "cpu" and device["compute_units"] <= 4:
+        return "natural"
+    if block_size == 1 and dominant:
         return "natural"
     return "colours" if block_size <= 3 and not skewed else "natural"
 

@@ -101,6 +101,21 @@ class Solve(ScratchFolderTest):
         for sweep in ("sync-free", "sequential"):
             self.assertTrue(np.array_equal(np.load(self.path("x-natural-levels.npy")),
                                            np.load(self.path(f"x-natural-{sweep}.npy"))))
+        # Jacobi sweeps: approximate solves, the report naming their count; as many as the levels
+        # less one (12 + 10 + 9 - 2 = 29 levels) give the exact solves' bits.
+        for sweeps in (2, 28):
+            out = self.path(f"x-jacobi-{sweeps}.npy")
+            summary = json.loads(run("solve", "--generate", "12x10x9", "--block", 2, "--system", "convection",
+                                     "--exact", "random", "--ordering", "natural", "--sweep", "jacobi",
+                                     "--jacobi-sweeps", sweeps, "--out", out, "--json")[0])
+            self.assertTrue(summary["converged"], summary["reason"])
+            self.assertLess(summary["error"], 1e-6)
+            self.assertEqual((summary["sweep"], summary["jacobi_sweeps"]), ("jacobi", sweeps))
+        self.assertTrue(np.array_equal(np.load(self.path("x-natural-levels.npy")), np.load(self.path("x-jacobi-28.npy"))))
+        _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", -1, expect=1)
+        self.assertIn("--jacobi-sweeps: must be a whole number >= 0", err)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", 100001, expect=1)
+        self.assertIn("jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is 0 to 100000", err)
         self.assertLess(iterations["block-colours", "auto"], iterations["colours", "auto"])
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--sweep", "fast", expect=1)
         self.assertIn("unknown triangular sweep 'fast'", err)
@@ -116,7 +131,9 @@ class Solve(ScratchFolderTest):
             self.assertEqual(summary["block_size"], block)
             self.assertLess(summary["error"], 1e-5)
             self.assertEqual(summary["matrix"], f"{system} 6x5x4")
-            self.assertEqual(summary["ordering"], support.auto_ilu0_ordering(block, skewed=system == "upwind"))
+            # The scalar model problems are diagonally dominant (elasticity's blocks are not scalar).
+            self.assertEqual(summary["ordering"],
+                             support.auto_ilu0_ordering(block, skewed=system == "upwind", dominant=block == 1))
         _, err = run("solve", "--generate", "4x4x4", "--system", "elasticity", "--block", 2, expect=1)
         self.assertIn("elasticity has blocks of 3, not 2", err)
         _, err = run("solve", "--generate", "4x4x4", "--system", "dominant", expect=1)

@@ -74,15 +74,18 @@ TEST_CASE_TEMPLATE("the device's triangular solves apply ILU2 and IC2 factors as
               DeviceBlockIlu<T> levels(context, f.factors, f.diagonal, k, TriangularSweep::levels);
               DeviceBlockIlu<T> sync_free(context, f.factors, f.diagonal, k, TriangularSweep::sync_free);
               DeviceBlockIlu<T> sequential(context, f.factors, f.diagonal, k, TriangularSweep::sequential);
+              const std::size_t exact = std::max(levels.lower_levels(), levels.upper_levels()) - 1;
+              DeviceBlockIlu<T> jacobi(context, f.factors, f.diagonal, k, TriangularSweep::jacobi, exact);
               CHECK(levels.lower_levels() == lower_levels(f.factors).levels());
               CHECK(levels.factors() == f.factors.values);
               const std::vector<T> r = random_vectors<T>(n, k, 5);
               const std::vector<T> z = device_apply(context, levels, r), z2 = device_apply(context, sync_free, r),
-                                   z3 = device_apply(context, sequential, r);
+                                   z3 = device_apply(context, sequential, r), z4 = device_apply(context, jacobi, r);
               INFO("b = " << b << ", " << std::string(to_string(ordering)) << (symmetric ? ", IC2" : ", ILU2"));
               CHECK(max_difference(z, apply_ilu0(f.factors, f.diagonal, r, k)) <= 256 * std::numeric_limits<T>::epsilon());
               CHECK(std::memcmp(z.data(), z2.data(), z.size() * sizeof(T)) == 0);
               CHECK(std::memcmp(z.data(), z3.data(), z.size() * sizeof(T)) == 0);
+              CHECK(std::memcmp(z.data(), z4.data(), z.size() * sizeof(T)) == 0);
             }
           }
         }

@@ -277,8 +277,8 @@ TEST_CASE_TEMPLATE("block ILU(0) factorised on the device matches the sequential
       test::needs_for<T>());
 }
 
-TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of the level-scheduled ones", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("sync-free, sequential and enough Jacobi sweeps give the bits of the level-scheduled solves", T,
+                   float, double) {
   test::for_each_device(
       [](Context& context) {
         for (std::size_t b : {1, 3, 4}) {
@@ -288,10 +288,15 @@ TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of 
             DeviceBlockIlu<T> levels(context, a, k, 0, TriangularSweep::levels);
             DeviceBlockIlu<T> sync_free(context, a, k, 0, TriangularSweep::sync_free);
             DeviceBlockIlu<T> sequential(context, a, k, 0, TriangularSweep::sequential);
+            // A row of level m is exact after m sweeps: levels - 1 of them solve exactly.
+            const std::size_t exact = std::max(levels.lower_levels(), levels.upper_levels()) - 1;
+            DeviceBlockIlu<T> jacobi(context, a, k, 0, TriangularSweep::jacobi, exact);
             CHECK(sync_free.sweep() == TriangularSweep::sync_free);
             CHECK(sequential.sweep() == TriangularSweep::sequential);
+            CHECK(jacobi.jacobi_sweeps() == exact);
             const std::size_t n = a.block_rows * a.block_size;
-            DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k), z3(context, n * k);
+            DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k), z3(context, n * k),
+                z4(context, n * k);
             // Three applications in a row: the tickets and flags are reused from one to the next.
             for (std::uint64_t seed : {1, 2, 3}) {
               const std::vector<T> r = random_vectors<T>(n, k, seed);
@@ -299,13 +304,16 @@ TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of 
               levels.apply(dr, z1);
               sync_free.apply(dr, z2);
               sequential.apply(dr, z3);
-              std::vector<T> x1(n * k), x2(n * k), x3(n * k);
+              jacobi.apply(dr, z4);
+              std::vector<T> x1(n * k), x2(n * k), x3(n * k), x4(n * k);
               copy_to_host(context.compute_queue(), z1, x1.data());
               copy_to_host(context.compute_queue(), z2, x2.data());
               copy_to_host(context.compute_queue(), z3, x3.data());
+              copy_to_host(context.compute_queue(), z4, x4.data());
               INFO("b = " << a.block_size << ", k = " << k << ", application " << seed);
               CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * sizeof(T)) == 0);
               CHECK(std::memcmp(x1.data(), x3.data(), x1.size() * sizeof(T)) == 0);
+              CHECK(std::memcmp(x1.data(), x4.data(), x1.size() * sizeof(T)) == 0);
             }
           }
         }
@@ -319,6 +327,48 @@ TEST_CASE_TEMPLATE("sync-free and sequential triangular solves give the bits of 
         CHECK(DeviceBlockIlu<T>(context, convection_diffusion_bsr<T>(4, 4, 3, 4), 1).sweep() == TriangularSweep::levels);
       },
       test::needs_for<T>());
+}
+
+TEST_CASE("Jacobi sweeps: fewer than the levels approach the exact solves as they grow, and BiCGStab converges") {
+  test::for_each_device(
+      [](Context& context) {
+        // Convection-diffusion, diagonally dominant: each sweep shrinks what the last one left.
+        const Bsr<double> a = convection_diffusion_bsr<double>(9, 8, 7, 1);
+        const std::size_t n = a.rows;
+        const std::vector<double> r = random_vectors<double>(n, 1, 4);
+        DeviceBuffer<double> dr(context, n), dz(context, n);
+        copy_to_device(context.compute_queue(), r.data(), dr);
+        const auto applied = [&](TriangularSweep sweep, std::size_t sweeps) {
+          DeviceBlockIlu<double> ilu(context, a, 1, 0, sweep, sweeps);
+          ilu.apply(dr, dz);
+          std::vector<double> z(n);
+          copy_to_host(context.compute_queue(), dz, z.data());
+          return z;
+        };
+        const std::vector<double> exact = applied(TriangularSweep::levels, 0);
+        double last = std::numeric_limits<double>::infinity();
+        for (const std::size_t sweeps : {0, 1, 2, 4, 8}) {
+          const double error = max_difference(applied(TriangularSweep::jacobi, sweeps), exact);
+          INFO(sweeps << " sweeps: " << error);
+          CHECK(error < last);
+          CHECK(error > 0);  // far fewer sweeps than the 22 levels: not yet exact
+          last = error;
+        }
+        SolverOptions options;
+        options.ordering = Ordering::natural;
+        options.sweep = TriangularSweep::jacobi;
+        options.jacobi_sweeps = 2;
+        std::vector<double> x;
+        const SolveReport report = sparse::solve(context, a, r, x, 1, options);
+        CHECK(report.converged);
+        CHECK(report.sweep == "jacobi");
+        CHECK(report.jacobi_sweeps == 2);
+        const std::vector<double> ax = multiply(a, x);
+        double residual = 0, norm = 0;
+        for (std::size_t i = 0; i < n; ++i) residual += (r[i] - ax[i]) * (r[i] - ax[i]), norm += r[i] * r[i];
+        CHECK(std::sqrt(residual / norm) < 1e-7);
+      },
+      test::Needs::fp64);
 }
 
 // The ZeroPivot that factorising `a` with `sweep`'s factorisation throws (a failed check if none).
@@ -678,7 +728,7 @@ TEST_CASE("bad input and systems that do not converge give their documented outc
   });
 }
 
-TEST_CASE("the automatic ordering follows its stated rule, and the report names the one that ran") {
+TEST_CASE("the automatic ordering and sweep follow their stated rules, and the report names those that ran") {
   test::for_each_device([](Context& context) {
     // Convection (skewed) at b = 1, 3 and 4, and two symmetric systems of blocks of 1 and 3.
     std::vector<std::pair<std::string, Bsr<double>>> systems;
@@ -706,9 +756,21 @@ TEST_CASE("the automatic ordering follows its stated rule, and the report names 
                          !prefers_sequential_sweeps(on) && !skewed ? Ordering::colours
                                                                    : Ordering::natural;
         };
+        // Natural with Jacobi sweeps in place of the rule: ILU(0) of a dominant scalar system on a
+        // device without sequential sweeps (convection b = 1 and laplace7 are dominant).
+        const bool dominant = diagonally_dominant(a, Validated{});
+        CHECK((dominant || a.block_size > 1));
+        const auto jacobi = [&](const DeviceInfo& on) {
+          return preconditioner == PreconditionerKind::ilu0 && a.block_size == 1 && dominant &&
+                 !prefers_sequential_sweeps(on);
+        };
+        CHECK(jacobi_sweeps_chosen(options, a, gpu, Validated{}) == jacobi(gpu));
+        CHECK(jacobi_sweeps_chosen(options, a, device, Validated{}) == jacobi(device));
+        SolverOptions exact_sweeps = options;
+        exact_sweeps.sweep = TriangularSweep::sync_free;  // a sweep asked: chosen_ordering's rule alone
+        CHECK_FALSE(jacobi_sweeps_chosen(exact_sweeps, a, gpu, Validated{}));
         CHECK(chosen_ordering(Ordering::automatic, preconditioner, a, gpu) == rule(gpu));
-        const Ordering expected = rule(device);
-        CHECK(chosen_ordering(Ordering::automatic, preconditioner, a, device) == expected);
+        const Ordering expected = jacobi(device) ? Ordering::natural : rule(device);
         CHECK(chosen_ordering(Ordering::levels, preconditioner, a, device) == Ordering::levels);
         KrylovSolver<double> solver(context, a, 1, options);
         CHECK(solver.options().ordering == expected);
@@ -716,6 +778,7 @@ TEST_CASE("the automatic ordering follows its stated rule, and the report names 
         const SolveReport report = solver.solve(rhs, x);
         CHECK(report.converged);
         CHECK(report.ordering == to_string(expected));
+        if (preconditioner == PreconditionerKind::ilu0) CHECK((report.sweep == "jacobi") == jacobi(device));
       }
     }
   }, test::Needs::fp64);

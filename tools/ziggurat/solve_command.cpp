@@ -214,7 +214,9 @@ void run(const SolveOptions& o) {
               << (s.preconditioner == "ilu2" ? "(" + number_text(s.threshold) + ")" : "")
               << (s.preconditioner == "ilu0" || s.preconditioner == "ilu2"
                       ? " (" + report.ordering + ", " + std::to_string(report.lower_levels) + " + " +
-                            std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps, fill " +
+                            std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps" +
+                            (report.jacobi_sweeps > 0 ? " (" + std::to_string(report.jacobi_sweeps) + " a solve)" : "") +
+                            ", fill " +
                             number_text(report.fill) +
                             (report.matched_rows ? ", rows matched" : "") +
                             (report.replaced_pivots > 0 ? ", " + std::to_string(report.replaced_pivots) +
@@ -282,7 +284,8 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--ordering", options->settings.ordering,
                       "ILU(0)/ILU2 ordering: auto (the solver's rule: for ILU(0) natural on a CPU device of at most " +
                           std::to_string(sparse::kSequentialSweepCores) +
-                          " compute units, else colours for blocks of 1 to 3 unless A's skewness ||A - A^T|| / "
+                          " compute units; else, for a diagonally dominant scalar system with --sweep auto, natural "
+                          "with jacobi sweeps; else colours for blocks of 1 to 3 unless A's skewness ||A - A^T|| / "
                           "||A + A^T|| is above " + app::number_text(sparse::kNaturalOrderSkewness) +
                           " (natural); nested-dissection for ILU2; else natural), natural, levels, colours, "
                           "block-colours or nested-dissection (METIS)")
@@ -293,10 +296,16 @@ void add_solve_command(CLI::App& app) {
   command->add_option("--sweep", options->settings.sweep,
                       "ILU(0)/ILU2 triangular solves: levels (a launch per level), sync-free (one launch, each "
                       "level's rows wait for the earlier levels), sequential (one work-item a vector walks the rows: "
-                      "CPU devices) or auto (above " + std::to_string(sparse::kSyncFreeLevels) +
+                      "CPU devices), jacobi (approximate: --jacobi-sweeps sweeps over every row at once) or auto "
+                      "(above " + std::to_string(sparse::kSyncFreeLevels) +
                           " levels sequential on a CPU device of at most " +
                           std::to_string(sparse::kSequentialSweepCores) + " compute units, else sync-free)")
       ->capture_default_str();
+  command->add_option("--jacobi-sweeps", options->settings.jacobi_sweeps,
+                      "--sweep jacobi: Jacobi sweeps of each triangular solve after its first iterate (as many as "
+                      "the levels less one solve exactly)")
+      ->capture_default_str()
+      ->check(whole_number(0));
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
   command->add_option("--kernel", options->settings.kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "
                       "matrix on this device, measured once and recorded), rule (multirow by the rule, nothing measured), "

@@ -132,6 +132,10 @@ template <class T> double skewness(const Bsr<T>& a);
 /// The same for a matrix that has passed validate() (Validated).
 template <class T> double skewness(const Bsr<T>& a, Validated);
 
+/// Whether every row of a square matrix that has passed validate() is weakly diagonally dominant,
+/// |a_rr| >= sum over c != r of |a_rc| (scalar entries, whatever the block size), on every core.
+template <class T> bool diagonally_dominant(const Bsr<T>& a, Validated);
+
 /// CSR -> DIA. Every diagonal holding a stored entry is kept. Throws InvalidArgument saying how
 /// many diagonals the band has and what the storage would be when offsets.size() * rows exceeds
 /// `max_fill` times the stored entries: such a band is too wide to be worth it (use CSR or BSR).

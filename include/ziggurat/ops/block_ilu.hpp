@@ -5,7 +5,7 @@
 // The triangular solves run level by level, every (block row, line, vector) of a level at once
 // (parallel across independent rows and inside each block: the paper's P24), sync-free in one
 // launch per solve, or sequentially in one work-item a vector on CPU devices (TriangularSweep),
-// with the same bits.
+// with the same bits; or approximately, by a fixed number of Jacobi sweeps over every row.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
 #include <cstddef>
 #include <optional>
@@ -31,12 +31,19 @@ enum class TriangularSweep {
                ///< too), no level sets: best on CPU devices, where a launch a level, or a
                ///< work-group's wait, costs more than the rows; on a GPU the solves run at a single
                ///< thread's pace
+  jacobi,      ///< approximate solves: a fixed number of Jacobi sweeps over every row at once (one
+               ///< launch a sweep, no levels), so the preconditioner is near ILU(0)'s, not its exact
+               ///< solves (Anzt, Chow and Dongarra, "Iterative sparse triangular solves for
+               ///< preconditioning", Euro-Par 2015): fewer launches than levels, at some iterations
   automatic,   ///< above kSyncFreeLevels levels: sequential on a CPU device of at most
                ///< kSequentialSweepCores compute units, else sync_free; levels below
 };
 const char* to_string(TriangularSweep sweep);
-/// "levels", "sync-free", "sequential" or "auto"; InvalidArgument otherwise.
+/// "levels", "sync-free", "sequential", "jacobi" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
+/// Jacobi sweeps a triangular solve of TriangularSweep::jacobi takes, by default, after its first
+/// iterate (r for L, D^-1 y for U).
+constexpr std::size_t kDefaultJacobiSweeps = 3;
 /// The level count above which `automatic` leaves the level sweeps: launches then cost more than
 /// waiting (bench/results/2026-11-28-design-measurements.md). Measured per block size in the
 /// natural order (bench/results/2026-11-28-h200-sync-free.md), the sync-free solves took 0.51-0.73x
@@ -60,22 +67,26 @@ class DeviceBlockIlu {
   /// host (for the level sets), `pattern` = ilu_pattern(a, shift), whose changes are applied to the
   /// device copy. Throws ZeroPivot naming the least failing block row of the first level that
   /// fails, UnsupportedFeature for double without fp64.
-  /// Every sweep gives the same bits.
+  /// Every exact sweep gives the same bits; `jacobi_sweeps` is the count of TriangularSweep::jacobi
+  /// (as many as the levels less one give the exact solves' bits).
   DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a, const IluPattern<T>& pattern,
-                 std::size_t k, double shift = 0, TriangularSweep sweep = TriangularSweep::automatic);
+                 std::size_t k, double shift = 0, TriangularSweep sweep = TriangularSweep::automatic,
+                 std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
   /// The same with A uploaded here.
   DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift = 0,
-                 TriangularSweep sweep = TriangularSweep::automatic);
+                 TriangularSweep sweep = TriangularSweep::automatic, std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
   /// From factors made on the host (matrix/ilu2.hpp: ILU2, IC2), in the layout of ilu_factors.hpp
   /// on their own pattern, `diagonal` the position of each block row's diagonal block: uploaded,
   /// with the level sets of their pattern, for the same triangular solves (nothing is factorised
   /// here: factorization() is empty). UnsupportedFeature for double without fp64.
   DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal, std::size_t k,
-                 TriangularSweep sweep = TriangularSweep::automatic);
+                 TriangularSweep sweep = TriangularSweep::automatic, std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
   /// z = U^-1 L^-1 r on the compute queue; r and z are block_rows * b x k, distinct.
   Span apply(const VectorRef& r, const VectorRef& z);
-  /// levels, sync_free or sequential: the sweep `automatic` resolved to.
+  /// levels, sync_free, sequential or jacobi: the sweep `automatic` resolved to.
   TriangularSweep sweep() const noexcept { return sweep_; }
+  /// The Jacobi sweeps of each solve (TriangularSweep::jacobi), else 0.
+  std::size_t jacobi_sweeps() const noexcept { return sweep_ == TriangularSweep::jacobi ? jacobi_sweeps_ : 0; }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
   std::size_t lower_levels() const noexcept { return levels_.lower.levels(); }
@@ -92,10 +103,13 @@ class DeviceBlockIlu {
   Span launch_levels(cl::Kernel& solve, const LevelSets& levels, std::size_t per_row, const char* what);
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
   Span apply_sequential(const VectorRef& r, const VectorRef& z);
+  Span apply_jacobi(const VectorRef& r, const VectorRef& z);
+  void split_factors();
   Context context_;
   std::size_t block_size_, k_, block_rows_;
   TriangleLevels levels_;
   TriangularSweep sweep_;
+  std::size_t jacobi_sweeps_;
   cl::Buffer row_ptr_, col_;  // the pattern: shared with the device matrix, or uploaded
   DeviceBuffer<Index> diagonal_, lower_rows_, upper_rows_, status_;
   // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level
@@ -104,8 +118,13 @@ class DeviceBlockIlu {
   cl_uint lower_chunk_count_ = 0, upper_chunk_count_ = 0;
   DeviceBuffer<Index> lower_chunk_ptr_, upper_chunk_ptr_, lower_chunk_waits_, upper_chunk_waits_, tickets_;
   DeviceBuffer<T> values_;
-  DeviceBuffer<T> work_;  // the forward solve's result
-  cl::Kernel lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_, lower_sequential_, upper_sequential_;
+  DeviceBuffer<T> work_;    // the forward solve's result
+  // Jacobi sweeps: the factors split into each row's lower blocks and its diagonal and upper
+  // blocks (a second copy, so that each sweep reads only its own), and each solve's other iterate.
+  DeviceBuffer<Index> lower_ptr_, upper_ptr_, lower_col_, upper_col_;
+  DeviceBuffer<T> lower_values_, upper_values_, sweeps_;
+  cl::Kernel lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_, lower_sequential_, upper_sequential_,
+      lower_jacobi_, upper_jacobi_;
   Span factorization_;
 };
 
