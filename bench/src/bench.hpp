@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "file_options.hpp"
-#include "ziggurat/ops/block_ilu.hpp"
 
 namespace ziggurat::cli {
 
@@ -62,7 +61,7 @@ struct BenchSolveOptions {
   std::string device;
   bool json = false;
   bool suite = false;  // the suite of systems users bring, with every ordering and sweep
-  std::vector<std::size_t> jacobi_sweeps{sparse::kDefaultJacobiSweeps};  // the suite's Jacobi-sweep rows
+  std::vector<std::size_t> jacobi_sweeps;  // the suite's rows with fixed Jacobi sweeps
 };
 void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options);
 void run_bench_solve(const BenchSolveOptions& options);

@@ -117,7 +117,8 @@ struct ZigguratConfig {
 };
 
 // `cpu`: the device is a CPU, the only kind where a sequential sweep (one work-item) is worth a row.
-// `jacobi_sweeps`: the counts of the suite's rows with Jacobi sweeps.
+// `jacobi_sweeps`: the counts of the suite's rows with a fixed number of Jacobi sweeps (besides
+// the row whose sweeps the solver chooses).
 std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_iterations, bool suite, bool cpu,
                                              const std::vector<std::size_t>& jacobi_sweeps) {
   using sparse::KrylovMethod;
@@ -145,6 +146,7 @@ std::vector<ZigguratConfig> ziggurat_configs(double tolerance, std::size_t max_i
                                         ilu("natural levels-sweep", Ordering::natural, TriangularSweep::levels),
                                         ilu("natural sync-free", Ordering::natural, TriangularSweep::sync_free)};
     if (cpu) rows.push_back(ilu("natural sequential", Ordering::natural, TriangularSweep::sequential));
+    rows.push_back(ilu("natural jacobi", Ordering::natural, TriangularSweep::jacobi));  // sweeps chosen
     for (const std::size_t sweeps : jacobi_sweeps) {
       rows.push_back(ilu("natural jacobi-" + std::to_string(sweeps), Ordering::natural, TriangularSweep::jacobi));
       rows.back().options.jacobi_sweeps = sweeps;
@@ -189,7 +191,11 @@ SolveRow run_ziggurat(const Context& context, const BenchSystem<T>& s, const Ben
     }
     if (report.lower_levels > 0) {
       row.note = report.ordering + ": " + std::to_string(report.lower_levels) + "+" + std::to_string(report.upper_levels) + " levels, " +
-                 report.sweep + (report.colours > 0 ? ", " + std::to_string(report.colours) + " colours" : "");
+                 report.sweep +
+                 (report.sweep == "jacobi" ? " " + std::to_string(report.lower_jacobi_sweeps) + "+" +
+                                                 std::to_string(report.upper_jacobi_sweeps)
+                                           : "") +
+                 (report.colours > 0 ? ", " + std::to_string(report.colours) + " colours" : "");
     }
     const SolutionQuality quality = judge_solution(s.csr, s.b, s.exact, x);
     row.residual = quality.relative_residual;
@@ -457,8 +463,9 @@ void add_bench_solve_options(CLI::App* command, BenchSolveOptions& options) {
                                               "laplace27, anisotropic, upwind, elasticity (b = 3) and convection "
                                               "with b = 2..5, about 2 M rows each on a GPU, with every ordering and "
                                               "sweep");
-  command->add_option("--jacobi-sweeps", options.jacobi_sweeps, "--suite: a row of ILU(0) in natural order with "
-                                                                 "Jacobi sweeps (--sweep jacobi) for each count")
+  command->add_option("--jacobi-sweeps", options.jacobi_sweeps, "--suite: besides the row whose Jacobi sweeps are "
+                                                                 "chosen, a row of ILU(0) in natural order with "
+                                                                 "this many (--sweep jacobi) for each count")
       ->delimiter(',')
       ->capture_default_str();
   command->add_option("--device", options.device, "Device selection (see `ziggurat devices`)");

@@ -2,7 +2,9 @@
 
 #include "ziggurat/app/solver_settings.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "ziggurat/app/product_kernel.hpp"
 #include "ziggurat/base/error.hpp"
@@ -23,6 +25,17 @@ void require(bool ok, const std::string& problem) {
   if (!ok) throw InvalidArgument(problem);
 }
 
+// "auto" (none: chosen from the factors) or a whole number of sweeps.
+std::optional<std::size_t> jacobi_sweeps(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  std::size_t sweeps = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), sweeps);
+  require(error == std::errc{} && end == text.data() + text.size() && !text.empty() && sweeps <= kMostJacobiSweeps,
+          "jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is auto or 0 to " +
+              std::to_string(kMostJacobiSweeps) + ", not '" + text + "'");
+  return sweeps;
+}
+
 }  // namespace
 
 void check_solver_settings(const SolverSettings& s) {
@@ -38,9 +51,7 @@ void check_solver_settings(const SolverSettings& s) {
   require(s.restart >= 1 && (s.restart <= 200 || s.method != "gmres"),
           "restart (GMRES(m)'s m) is 1 to 200, not " + std::to_string(s.restart));
   require(s.aggregate >= 1, "aggregate (block rows an aggregate of block-colours) is 1 or more, not 0");
-  require(s.jacobi_sweeps <= kMostJacobiSweeps, "jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is 0 to " +
-                                                    std::to_string(kMostJacobiSweeps) + ", not " +
-                                                    std::to_string(s.jacobi_sweeps));
+  jacobi_sweeps(s.jacobi_sweeps);
   require(std::isfinite(s.threshold) && s.threshold >= 0,
           "threshold (ILU2's tau) is a finite number >= 0, not " + number(s.threshold));
   require(std::isfinite(s.shift), "shift is a finite number, not " + number(s.shift));
@@ -53,7 +64,7 @@ sparse::SolverOptions solver_options(const SolverSettings& s, const Context& con
   o.preconditioner = sparse::parse_preconditioner(s.preconditioner);
   o.ordering = sparse::parse_ordering(s.ordering);
   o.sweep = sparse::parse_triangular_sweep(s.sweep);
-  o.jacobi_sweeps = s.jacobi_sweeps;
+  o.jacobi_sweeps = jacobi_sweeps(s.jacobi_sweeps);
   o.static_pivoting = sparse::parse_static_pivoting(s.static_pivoting);
   o.tolerance = s.rtol;
   o.absolute_tolerance = s.atol;

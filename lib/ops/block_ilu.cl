@@ -479,6 +479,25 @@ __kernel void split_factors(__global const uint* restrict row_ptr, __global cons
   }
 }
 
+// Each triangle's contraction, the largest sum of |entries| of a scalar row of L - I (most[0]) and
+// of D^-1 (U - D) (most[1]), as float bits (atomic_max keeps their order for numbers >= 0):
+// work-item (block row i, line l).
+__kernel void factor_contraction(__global const uint* restrict row_ptr, __global const uint* restrict diag, __global const REAL* restrict values,
+                                 const uint block_rows, volatile __global uint* most) {
+  const uint t = (uint)get_global_id(0), i = t / B, l = t - i * B;
+  if (i >= block_rows) return;
+  REAL lower = 0, upper = 0;
+  for (uint p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+    if (p == diag[i]) continue;
+    REAL sum = 0;
+    for (uint c = 0; c < B; ++c) sum += fabs(values[(size_t)p * BB + l * B + c]);
+    if (p < diag[i]) lower += sum;
+    else upper += sum;
+  }
+  atomic_max(&most[0], as_uint((float)lower));
+  atomic_max(&most[1], as_uint((float)upper));
+}
+
 // One sweep of the forward solve: y_new from y_old (the lower part: row i's blocks end where
 // row i + 1's begin, lower_ptr + 1 serving as lower_row's diagonal positions).
 __kernel void lower_jacobi(__global const uint* restrict lower_ptr, __global const uint* restrict lower_col,

@@ -1,6 +1,8 @@
 #include "ziggurat/ops/block_ilu.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -115,6 +117,13 @@ TriangularSweep resolve(TriangularSweep sweep, const DeviceInfo& device, const L
 
 }  // namespace
 
+std::size_t chosen_jacobi_sweeps(double contraction) {
+  if (!(contraction < 1)) return kMostChosenJacobiSweeps;  // no contraction bound (or NaN): the most
+  if (contraction <= kJacobiSweepResidue) return 1;
+  const double sweeps = std::ceil(std::log(kJacobiSweepResidue) / std::log(contraction));
+  return std::min<std::size_t>(kMostChosenJacobiSweeps, static_cast<std::size_t>(sweeps));
+}
+
 bool prefers_sequential_sweeps(const DeviceInfo& device) {
   return device.type == DeviceType::cpu && device.compute_units <= kSequentialSweepCores;
 }
@@ -142,14 +151,13 @@ TriangularSweep parse_triangular_sweep(std::string_view text) {
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a,
                                   const IluPattern<T>& pattern, std::size_t k, double shift, TriangularSweep sweep,
-                                  std::size_t jacobi_sweeps)
+                                  std::optional<std::size_t> jacobi_sweeps)
     : context_(context),
       block_size_(a.block_size),
       k_(k),
       block_rows_(a.block_rows),
       levels_(sparse::lower_and_upper_levels(a)),
-      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)),
-      jacobi_sweeps_(jacobi_sweeps) {
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
   require_precision<T>(context.device(), "block ILU(0) in double");
   check_k(k);
   if (matrix.block_rows() != a.block_rows || matrix.blocks() != a.block_col.size() || matrix.block_size() != a.block_size) {
@@ -175,24 +183,23 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const DeviceBsr<T>& ma
     load_values();
   }
   factorization_ = factorize(program, shift);
-  split_factors();
+  split_factors(jacobi_sweeps);
 }
 
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift,
-                                  TriangularSweep sweep, std::size_t jacobi_sweeps)
+                                  TriangularSweep sweep, std::optional<std::size_t> jacobi_sweeps)
     : DeviceBlockIlu(context, DeviceBsr<T>(context, a), a, ilu_pattern(a, shift), k, shift, sweep, jacobi_sweeps) {}
 
 template <class T>
 DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal,
-                                  std::size_t k, TriangularSweep sweep, std::size_t jacobi_sweeps)
+                                  std::size_t k, TriangularSweep sweep, std::optional<std::size_t> jacobi_sweeps)
     : context_(context),
       block_size_(factors.block_size),
       k_(k),
       block_rows_(factors.block_rows),
       levels_(sparse::lower_and_upper_levels(factors)),
-      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)),
-      jacobi_sweeps_(jacobi_sweeps) {
+      sweep_(resolve(sweep, context.device(), levels_.lower, levels_.upper)) {
   require_precision<T>(context.device(), "block ILU in double");
   check_k(k);
   if (diagonal.size() != factors.block_rows) {
@@ -201,18 +208,34 @@ DeviceBlockIlu<T>::DeviceBlockIlu(const Context& context, const Bsr<T>& factors,
   }
   prepare_solves(factors, diagonal, nullptr);
   values_ = upload(context, factors.values, "ILU factors");
-  split_factors();
+  split_factors(jacobi_sweeps);
 }
 
-// The Jacobi sweeps' copy of the factors, split in two (nothing for the other sweeps).
+// The Jacobi sweeps' copy of the factors, split in two, and each triangle's sweeps: those given,
+// or chosen from the triangle's contraction (nothing for the other sweeps).
 template <class T>
-void DeviceBlockIlu<T>::split_factors() {
+void DeviceBlockIlu<T>::split_factors(std::optional<std::size_t> jacobi_sweeps) {
   if (sweep_ != TriangularSweep::jacobi) return;
-  cl::Kernel split = context_.kernel(ilu_program<T>(context_, block_size_, k_), "split_factors");
+  const cl::Program& program = ilu_program<T>(context_, block_size_, k_);
+  cl::Kernel split = context_.kernel(program, "split_factors");
   set_args(split, "split_factors", row_ptr_, col_, diagonal_.get(), values_.get(), cl_uint(block_rows_),
            lower_ptr_.get(), upper_ptr_.get(), lower_col_.get(), lower_values_.get(), upper_col_.get(),
            upper_values_.get());
   launch(context_, split, block_rows_, "splitting the ILU factors for Jacobi sweeps");
+  if (jacobi_sweeps) {
+    lower_sweeps_ = upper_sweeps_ = *jacobi_sweeps;
+    return;
+  }
+  // The largest row sums as float bits (an order-keeping integer for numbers >= 0), blocking.
+  DeviceBuffer<cl_uint> most = upload(context_, std::vector<cl_uint>(2, 0), "ILU factors' contraction");
+  cl::Kernel contraction = context_.kernel(program, "factor_contraction");
+  set_args(contraction, "factor_contraction", row_ptr_, diagonal_.get(), values_.get(), cl_uint(block_rows_), most.get());
+  launch(context_, contraction, block_rows_ * block_size_, "measuring the ILU factors' contraction");
+  std::array<float, 2> c{};
+  check(context_.compute_queue().enqueueReadBuffer(most.get(), CL_TRUE, 0, sizeof(c), c.data()), "clEnqueueReadBuffer",
+        "reading the ILU factors' contraction");
+  lower_sweeps_ = chosen_jacobi_sweeps(c[0]);
+  upper_sweeps_ = chosen_jacobi_sweeps(c[1]);
 }
 
 // The pattern, its level sets and the solves' kernels and buffers (every sweep).
@@ -389,7 +412,7 @@ Span DeviceBlockIlu<T>::apply_sequential(const VectorRef& r, const VectorRef& z)
 // solve's result goes: work_ for the forward solve, z for the backward one.
 template <class T>
 Span DeviceBlockIlu<T>::apply_jacobi(const VectorRef& r, const VectorRef& z) {
-  const std::size_t items = block_rows_ * block_size_ * k_, sweeps = jacobi_sweeps_;
+  const std::size_t items = block_rows_ * block_size_ * k_, sweeps = lower_sweeps_;
   const auto rows = static_cast<cl_uint>(block_rows_);
   const VectorRef work(work_), other(sweeps_);
   Span span;
@@ -414,11 +437,12 @@ Span DeviceBlockIlu<T>::apply_jacobi(const VectorRef& r, const VectorRef& z) {
              work_.get(), from.buffer, cl_ulong(from.offset), to.buffer, cl_ulong(to.offset), cl_uint(start));
     return launch(context_, upper_jacobi_, items, "a Jacobi sweep of ILU(0)'s backward solve", last);
   };
-  VectorRef z_old = sweeps % 2 == 1 ? other : z, z_new = sweeps % 2 == 1 ? z : other;
-  span.last = backward(work, z_old, true, sweeps == 0);  // `from` unread
-  for (std::size_t s = 1; s <= sweeps; ++s, std::swap(z_old, z_new)) {
-    const cl::Event event = backward(z_old, z_new, false, s == sweeps);
-    if (s == sweeps) span.last = event;
+  const std::size_t back = upper_sweeps_;
+  VectorRef z_old = back % 2 == 1 ? other : z, z_new = back % 2 == 1 ? z : other;
+  span.last = backward(work, z_old, true, back == 0);  // `from` unread
+  for (std::size_t s = 1; s <= back; ++s, std::swap(z_old, z_new)) {
+    const cl::Event event = backward(z_old, z_new, false, s == back);
+    if (s == back) span.last = event;
   }
   return span;
 }

@@ -328,7 +328,8 @@ struct KrylovSolver<T>::Impl {
     setup_report.lower_levels = ilu->lower_levels();
     setup_report.upper_levels = ilu->upper_levels();
     setup_report.sweep = to_string(ilu->sweep());
-    setup_report.jacobi_sweeps = ilu->jacobi_sweeps();
+    setup_report.lower_jacobi_sweeps = ilu->lower_jacobi_sweeps();
+    setup_report.upper_jacobi_sweeps = ilu->upper_jacobi_sweeps();
   }
 
   // ILU2 (IC2 for cg) factorised on the host, of the ordered matrix with its matched rows; the

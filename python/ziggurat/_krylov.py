@@ -34,8 +34,8 @@ class KrylovSolver:
     options (the names of ziggurat.solve and `ziggurat solve`'s options): rtol (default 1e-8) and
     atol (0.0): converged when ||b - A x|| < max(rtol ||b||, atol); max_iterations (1000: CG and
     BiCGStab iterations, GMRES inner iterations; `maxiter` is its deprecated spelling); restart
-    (GMRES, 30); ordering ("auto"), sweep ("auto"), jacobi_sweeps (sweep "jacobi"; None: the
-    library's default), threshold (ILU2's tau), static_pivoting (ILU2: "auto", "on", "off"), aggregate (block-colours' rows an aggregate, 8), shift, kernel (the
+    (GMRES, 30); ordering ("auto"), sweep ("auto"), jacobi_sweeps (sweep "jacobi"; None: chosen per
+    triangle), threshold (ILU2's tau), static_pivoting (ILU2: "auto", "on", "off"), aggregate (block-colours' rows an aggregate, 8), shift, kernel (the
     products' block CSR kernel: "rule", the default, nothing measured; "auto" or a name as
     ziggurat.solve takes it), block_size, dtype (float32 or float64, default A's), vectors (k
     right-hand sides a solve, 1), context.

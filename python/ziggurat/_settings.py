@@ -42,5 +42,5 @@ def solver_settings(*, method, preconditioner, rtol, atol, max_iterations, resta
     if threshold is not None:
         settings["threshold"] = _checks.number(threshold, "threshold", minimum=0)
     if jacobi_sweeps is not None:
-        settings["jacobi_sweeps"] = _checks.count(jacobi_sweeps, "jacobi_sweeps")
+        settings["jacobi_sweeps"] = str(_checks.count(jacobi_sweeps, "jacobi_sweeps"))
     return settings

@@ -194,7 +194,7 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     with `aggregate` rows an aggregate, or "nested-dissection"; the report says which ran; sweep
     "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices),
     "jacobi" (approximate solves: `jacobi_sweeps` Jacobi sweeps over every row at once, one launch
-    each) or "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
+    each; None: chosen per triangle from its factor) or "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
     sync-free); shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
@@ -215,7 +215,7 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     iterations, relative_residual, recurrence_residual, history), times (setup_s, ordering_s,
     preconditioner_setup_s, host_factorization_s (ILU2's), factorization_s (on the device),
     products_s, preconditioner_s, vector_ops_s, deflation_s, solve_s, device_timed), lower_levels
-    and upper_levels (ILU(0)'s or ILU2's), colours, sweep, jacobi_sweeps (0 unless sweep "jacobi"),
+    and upper_levels (ILU(0)'s or ILU2's), colours, sweep, lower_jacobi_sweeps and upper_jacobi_sweeps (0 unless sweep "jacobi"),
     fill (blocks of L + U over A's), matched_rows and replaced_pivots (ILU2's static pivoting),
     product_kernel.
     """

@@ -110,12 +110,17 @@ class Solve(ScratchFolderTest):
                                      "--jacobi-sweeps", sweeps, "--out", out, "--json")[0])
             self.assertTrue(summary["converged"], summary["reason"])
             self.assertLess(summary["error"], 1e-6)
-            self.assertEqual((summary["sweep"], summary["jacobi_sweeps"]), ("jacobi", sweeps))
+            self.assertEqual((summary["sweep"], summary["lower_jacobi_sweeps"], summary["upper_jacobi_sweeps"]),
+                             ("jacobi", sweeps, sweeps))
         self.assertTrue(np.array_equal(np.load(self.path("x-natural-levels.npy")), np.load(self.path("x-jacobi-28.npy"))))
-        _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", -1, expect=1)
-        self.assertIn("--jacobi-sweeps: must be a whole number >= 0", err)
-        _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", 100001, expect=1)
-        self.assertIn("jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is 0 to 100000", err)
+        summary = json.loads(run("solve", "--generate", "12x10x9", "--block", 2, "--system", "convection",
+                                 "--ordering", "natural", "--sweep", "jacobi", "--json")[0])
+        self.assertTrue(summary["converged"], summary["reason"])
+        self.assertTrue(1 <= summary["upper_jacobi_sweeps"] <= summary["lower_jacobi_sweeps"] <= 16)
+        for bad in (-1, 100001, "some"):
+            _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", bad, expect=1)
+            self.assertIn(f"jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is auto or 0 to 100000, not "
+                          f"'{bad}'", err)
         self.assertLess(iterations["block-colours", "auto"], iterations["colours", "auto"])
         _, err = run("solve", "--generate", "4x4x4", "--block", 2, "--sweep", "fast", expect=1)
         self.assertIn("unknown triangular sweep 'fast'", err)

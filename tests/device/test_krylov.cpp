@@ -293,7 +293,8 @@ TEST_CASE_TEMPLATE("sync-free, sequential and enough Jacobi sweeps give the bits
             DeviceBlockIlu<T> jacobi(context, a, k, 0, TriangularSweep::jacobi, exact);
             CHECK(sync_free.sweep() == TriangularSweep::sync_free);
             CHECK(sequential.sweep() == TriangularSweep::sequential);
-            CHECK(jacobi.jacobi_sweeps() == exact);
+            CHECK(jacobi.lower_jacobi_sweeps() == exact);
+            CHECK(jacobi.upper_jacobi_sweeps() == exact);
             const std::size_t n = a.block_rows * a.block_size;
             DeviceBuffer<T> dr(context, n * k), z1(context, n * k), z2(context, n * k), z3(context, n * k),
                 z4(context, n * k);
@@ -362,13 +363,32 @@ TEST_CASE("Jacobi sweeps: fewer than the levels approach the exact solves as the
         const SolveReport report = sparse::solve(context, a, r, x, 1, options);
         CHECK(report.converged);
         CHECK(report.sweep == "jacobi");
-        CHECK(report.jacobi_sweeps == 2);
+        CHECK(report.lower_jacobi_sweeps == 2);
+        CHECK(report.upper_jacobi_sweeps == 2);
+        // Chosen per triangle: upwind convection's forward triangle contracts less than its
+        // backward one, and takes more sweeps.
+        options.jacobi_sweeps.reset();
+        const SolveReport chosen = sparse::solve(context, a, r, x, 1, options);
+        CHECK(chosen.converged);
+        CHECK(chosen.lower_jacobi_sweeps > chosen.upper_jacobi_sweeps);
+        CHECK(chosen.upper_jacobi_sweeps >= 1);
+        CHECK(chosen.lower_jacobi_sweeps <= kMostChosenJacobiSweeps);
         const std::vector<double> ax = multiply(a, x);
         double residual = 0, norm = 0;
         for (std::size_t i = 0; i < n; ++i) residual += (r[i] - ax[i]) * (r[i] - ax[i]), norm += r[i] * r[i];
         CHECK(std::sqrt(residual / norm) < 1e-7);
       },
       test::Needs::fp64);
+}
+
+TEST_CASE("chosen Jacobi sweeps: the fewest whose contraction leaves the residue, within their bounds") {
+  CHECK(chosen_jacobi_sweeps(0) == 1);
+  CHECK(chosen_jacobi_sweeps(kJacobiSweepResidue) == 1);
+  CHECK(chosen_jacobi_sweeps(0.55) == 3);   // 0.55^2 = 0.30 > 0.3 >= 0.55^3
+  CHECK(chosen_jacobi_sweeps(0.895) == 11);
+  CHECK(chosen_jacobi_sweeps(0.99) == kMostChosenJacobiSweeps);
+  CHECK(chosen_jacobi_sweeps(1.5) == kMostChosenJacobiSweeps);
+  CHECK(chosen_jacobi_sweeps(std::numeric_limits<double>::quiet_NaN()) == kMostChosenJacobiSweeps);
 }
 
 // The ZeroPivot that factorising `a` with `sweep`'s factorisation throws (a failed check if none).

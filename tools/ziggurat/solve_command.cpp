@@ -215,7 +215,9 @@ void run(const SolveOptions& o) {
               << (s.preconditioner == "ilu0" || s.preconditioner == "ilu2"
                       ? " (" + report.ordering + ", " + std::to_string(report.lower_levels) + " + " +
                             std::to_string(report.upper_levels) + " levels, " + report.sweep + " sweeps" +
-                            (report.jacobi_sweeps > 0 ? " (" + std::to_string(report.jacobi_sweeps) + " a solve)" : "") +
+                            (report.sweep == "jacobi" ? " (" + std::to_string(report.lower_jacobi_sweeps) + " + " +
+                                                            std::to_string(report.upper_jacobi_sweeps) + " a solve)"
+                                                      : "") +
                             ", fill " +
                             number_text(report.fill) +
                             (report.matched_rows ? ", rows matched" : "") +
@@ -303,9 +305,11 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--jacobi-sweeps", options->settings.jacobi_sweeps,
                       "--sweep jacobi: Jacobi sweeps of each triangular solve after its first iterate (as many as "
-                      "the levels less one solve exactly)")
-      ->capture_default_str()
-      ->check(whole_number(0));
+                      "the levels less one solve exactly), or auto: chosen per triangle from its factor, the fewest "
+                      "that leave at most " + app::number_text(sparse::kJacobiSweepResidue) +
+                          " of the error its contraction bounds (1 to " +
+                          std::to_string(sparse::kMostChosenJacobiSweeps) + ")")
+      ->capture_default_str();
   command->add_option("--block", options->block, "Block size b, 1 to 16, or auto (the least fill)")->capture_default_str();
   command->add_option("--kernel", options->settings.kernel, "Block CSR kernel of the products: auto (the fastest for this kind of "
                       "matrix on this device, measured once and recorded), rule (multirow by the rule, nothing measured), "

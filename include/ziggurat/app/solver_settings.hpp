@@ -15,7 +15,7 @@ struct SolverSettings {
   std::string preconditioner = "ilu0";   ///< none, jacobi, block-jacobi, ilu0 or ilu2
   std::string ordering = "auto";         ///< auto, natural, levels, colours, block-colours, nested-dissection
   std::string sweep = "auto";            ///< ILU's triangular solves: auto, levels, sync-free, sequential or jacobi
-  std::size_t jacobi_sweeps = sparse::kDefaultJacobiSweeps;  ///< sweep jacobi: sweeps a triangular solve
+  std::string jacobi_sweeps = "auto";    ///< sweep jacobi: a triangular solve's sweeps, 0 to 100000, or auto
   std::string static_pivoting = "auto";  ///< ilu2: auto, on or off
   std::string kernel = "auto";           ///< the products' block CSR kernel (product_kernel.hpp)
   double rtol = 1e-8;                    ///< on ||b - A x|| / ||b||, >= 0

@@ -41,9 +41,17 @@ enum class TriangularSweep {
 const char* to_string(TriangularSweep sweep);
 /// "levels", "sync-free", "sequential", "jacobi" or "auto"; InvalidArgument otherwise.
 TriangularSweep parse_triangular_sweep(std::string_view text);
-/// Jacobi sweeps a triangular solve of TriangularSweep::jacobi takes, by default, after its first
-/// iterate (r for L, D^-1 y for U).
-constexpr std::size_t kDefaultJacobiSweeps = 3;
+/// Jacobi sweeps of a triangle, unless given: the fewest s with c^s <= kJacobiSweepResidue (from 1
+/// to kMostChosenJacobiSweeps), c its contraction, the largest over the scalar rows of the sum of
+/// |entries| of L - I (forward) or D^-1 (U - D) (backward), which bounds what a sweep leaves of
+/// the error in the max norm. On an H200 (bench/results/2026-11-28-h200-jacobi-sweeps.md) the
+/// suite's triangles have c = 0.55 (laplace7: 3 sweeps each way, as the best fixed count),
+/// 0.83 (anisotropic: 7) and 0.90 / 0.15 (upwind: 11 forward, 1 backward, where any one count took
+/// 1.3x as long to a solution).
+constexpr double kJacobiSweepResidue = 0.3;
+constexpr std::size_t kMostChosenJacobiSweeps = 16;
+/// The sweeps chosen for a triangle of contraction c >= 0 (above).
+std::size_t chosen_jacobi_sweeps(double contraction);
 /// The level count above which `automatic` leaves the level sweeps: launches then cost more than
 /// waiting (bench/results/2026-11-28-design-measurements.md). Measured per block size in the
 /// natural order (bench/results/2026-11-28-h200-sync-free.md), the sync-free solves took 0.51-0.73x
@@ -67,26 +75,30 @@ class DeviceBlockIlu {
   /// host (for the level sets), `pattern` = ilu_pattern(a, shift), whose changes are applied to the
   /// device copy. Throws ZeroPivot naming the least failing block row of the first level that
   /// fails, UnsupportedFeature for double without fp64.
-  /// Every exact sweep gives the same bits; `jacobi_sweeps` is the count of TriangularSweep::jacobi
-  /// (as many as the levels less one give the exact solves' bits).
+  /// Every exact sweep gives the same bits; `jacobi_sweeps` is the count of each triangle's
+  /// TriangularSweep::jacobi (as many as the levels less one give the exact solves' bits), or
+  /// none: chosen per triangle from the factors (chosen_jacobi_sweeps).
   DeviceBlockIlu(const Context& context, const DeviceBsr<T>& matrix, const Bsr<T>& a, const IluPattern<T>& pattern,
                  std::size_t k, double shift = 0, TriangularSweep sweep = TriangularSweep::automatic,
-                 std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
+                 std::optional<std::size_t> jacobi_sweeps = std::nullopt);
   /// The same with A uploaded here.
   DeviceBlockIlu(const Context& context, const Bsr<T>& a, std::size_t k, double shift = 0,
-                 TriangularSweep sweep = TriangularSweep::automatic, std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
+                 TriangularSweep sweep = TriangularSweep::automatic,
+                 std::optional<std::size_t> jacobi_sweeps = std::nullopt);
   /// From factors made on the host (matrix/ilu2.hpp: ILU2, IC2), in the layout of ilu_factors.hpp
   /// on their own pattern, `diagonal` the position of each block row's diagonal block: uploaded,
   /// with the level sets of their pattern, for the same triangular solves (nothing is factorised
   /// here: factorization() is empty). UnsupportedFeature for double without fp64.
   DeviceBlockIlu(const Context& context, const Bsr<T>& factors, const std::vector<Index>& diagonal, std::size_t k,
-                 TriangularSweep sweep = TriangularSweep::automatic, std::size_t jacobi_sweeps = kDefaultJacobiSweeps);
+                 TriangularSweep sweep = TriangularSweep::automatic,
+                 std::optional<std::size_t> jacobi_sweeps = std::nullopt);
   /// z = U^-1 L^-1 r on the compute queue; r and z are block_rows * b x k, distinct.
   Span apply(const VectorRef& r, const VectorRef& z);
   /// levels, sync_free, sequential or jacobi: the sweep `automatic` resolved to.
   TriangularSweep sweep() const noexcept { return sweep_; }
-  /// The Jacobi sweeps of each solve (TriangularSweep::jacobi), else 0.
-  std::size_t jacobi_sweeps() const noexcept { return sweep_ == TriangularSweep::jacobi ? jacobi_sweeps_ : 0; }
+  /// The Jacobi sweeps of each forward and backward solve (TriangularSweep::jacobi), else 0.
+  std::size_t lower_jacobi_sweeps() const noexcept { return lower_sweeps_; }
+  std::size_t upper_jacobi_sweeps() const noexcept { return upper_sweeps_; }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
   std::size_t lower_levels() const noexcept { return levels_.lower.levels(); }
@@ -104,12 +116,12 @@ class DeviceBlockIlu {
   Span apply_sync_free(const VectorRef& r, const VectorRef& z);
   Span apply_sequential(const VectorRef& r, const VectorRef& z);
   Span apply_jacobi(const VectorRef& r, const VectorRef& z);
-  void split_factors();
+  void split_factors(std::optional<std::size_t> jacobi_sweeps);
   Context context_;
   std::size_t block_size_, k_, block_rows_;
   TriangleLevels levels_;
   TriangularSweep sweep_;
-  std::size_t jacobi_sweeps_;
+  std::size_t lower_sweeps_ = 0, upper_sweeps_ = 0;
   cl::Buffer row_ptr_, col_;  // the pattern: shared with the device matrix, or uploaded
   DeviceBuffer<Index> diagonal_, lower_rows_, upper_rows_, status_;
   // Sync-free: the levels cut into chunks of at most rows_per_group_ rows (offsets into the level

@@ -84,7 +84,8 @@ struct SolverOptions {
   Ordering ordering = Ordering::automatic;
   std::size_t aggregate = kDefaultAggregate;  ///< block_colours: block rows per aggregate
   TriangularSweep sweep = TriangularSweep::automatic;  ///< ilu0, ilu2: how their triangular solves run
-  std::size_t jacobi_sweeps = kDefaultJacobiSweeps;   ///< sweep jacobi: sweeps a triangular solve
+  /// sweep jacobi: each triangular solve's sweeps; none: chosen per triangle (chosen_jacobi_sweeps)
+  std::optional<std::size_t> jacobi_sweeps;
   double threshold = kDefaultIlu2Threshold;   ///< ilu2: tau >= 0 (matrix/ilu2.hpp)
   StaticPivoting static_pivoting = StaticPivoting::automatic;  ///< ilu2; on is refused with cg
   std::size_t restart = 30;               ///< GMRES(m): m, 1..200
@@ -132,7 +133,7 @@ Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, c
                          const DeviceInfo& device, Validated);
 
 /// Whether ILU(0)'s ordering and sweep, both asked automatic, stand for the natural order with
-/// Jacobi sweeps (TriangularSweep::jacobi, options.jacobi_sweeps of them) in place of
+/// Jacobi sweeps (TriangularSweep::jacobi, as many as options.jacobi_sweeps says) in place of
 /// chosen_ordering()'s: on a device that does not prefer sequential sweeps, for a scalar system
 /// (b = 1) whose every row is diagonally dominant (matrix/sparse.hpp: diagonally_dominant), whose
 /// factors' triangles then shrink what each sweep leaves. On an H200, BiCGStab to 1e-8 on the
@@ -191,7 +192,7 @@ struct SolveReport {
   std::size_t lower_levels = 0, upper_levels = 0;  ///< ILU(0)'s level counts (kernel launches per solve)
   std::size_t colours = 0;                         ///< colours of the colours and block-colours orderings
   std::string sweep;            ///< ILU's triangular sweeps: levels, sync-free, sequential or jacobi
-  std::size_t jacobi_sweeps = 0;  ///< sweep jacobi: Jacobi sweeps a triangular solve (else 0)
+  std::size_t lower_jacobi_sweeps = 0, upper_jacobi_sweeps = 0;  ///< sweep jacobi: each solve's sweeps (else 0)
   double fill = 0;              ///< ilu0, ilu2: stored blocks of L + U over A's (ILU(0): 1)
   bool matched_rows = false;    ///< ilu2: static pivoting permuted the rows (ilu2.hpp)
   std::size_t replaced_pivots = 0;  ///< ilu2: tiny pivots replaced by static pivoting
