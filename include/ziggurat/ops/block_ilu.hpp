@@ -45,9 +45,9 @@ TriangularSweep parse_triangular_sweep(std::string_view text);
 /// to kMostChosenJacobiSweeps), c its contraction, the largest over the scalar rows of the sum of
 /// |entries| of L - I (forward) or D^-1 (U - D) (backward), which bounds what a sweep leaves of
 /// the error in the max norm. On an H200 (bench/results/2026-11-28-h200-jacobi-sweeps.md) the
-/// suite's triangles have c = 0.55 (laplace7: 3 sweeps each way, as the best fixed count),
-/// 0.83 (anisotropic: 7) and 0.90 / 0.15 (upwind: 11 forward, 1 backward, where any one count took
-/// 1.3x as long to a solution).
+/// suite's triangles have c = 0.55 (laplace7: 3 sweeps each way, the best fixed count), 0.83
+/// (anisotropic: 7, 1.06x the time to a solution of 3) and 0.90 / 0.15 (upwind: 11 forward, 1
+/// backward, where the best one count for both took 1.26-1.31x as long).
 constexpr double kJacobiSweepResidue = 0.3;
 constexpr std::size_t kMostChosenJacobiSweeps = 16;
 /// The sweeps chosen for a triangle of contraction c >= 0 (above).

@@ -137,10 +137,11 @@ Ordering chosen_ordering(Ordering ordering, PreconditionerKind preconditioner, c
 /// chosen_ordering()'s: on a device that does not prefer sequential sweeps, for a scalar system
 /// (b = 1) whose every row is diagonally dominant (matrix/sparse.hpp: diagonally_dominant), whose
 /// factors' triangles then shrink what each sweep leaves. On an H200, BiCGStab to 1e-8 on the
-/// suite's 2.1 M-row systems with 3 sweeps took 0.67x (laplace7), 0.75x (laplace27), 0.68x
-/// (anisotropic) and 0.86x (upwind) the time to solution of the earlier rule's ordering
-/// (bench/results/2026-11-28-h200-jacobi-sweeps.md). Systems without dominance keep exact solves:
-/// a few sweeps of factors with large entries may amplify instead of converge.
+/// suite's 2.1 M-row systems took 0.62x (laplace7), 0.70x (laplace27), 0.75x (anisotropic) and
+/// 0.69x (upwind) the time to a solution of chosen_ordering()'s choice, and 1.05-1.10x that of
+/// the best configuration measured (bench/results/2026-11-28-h200-jacobi-sweeps.md). Systems
+/// without dominance keep exact solves: a few sweeps of factors with large entries may amplify
+/// instead of converge. Blocks of 2 and more are left to chosen_ordering(): not measured yet.
 template <class T>
 bool jacobi_sweeps_chosen(const SolverOptions& options, const Bsr<T>& a, const DeviceInfo& device, Validated);
 
