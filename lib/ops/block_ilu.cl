@@ -237,8 +237,9 @@ REAL lower_row(__global const uint* restrict row_ptr, __global const uint* restr
 
 // The same of z = U^-1 y, with the inverted diagonal blocks and the scaled upper blocks:
 // z_i = D_i^-1 y_i - sum_j (D_i^-1 U_ij) z_j; upper_diagonal is its first term.
-REAL upper_diagonal(__global const uint* restrict diag, __global const REAL* restrict values, __global const REAL* y,
-                    const uint i, const uint l, const uint j) {
+// (No restrict: Oclgrind 21.10 cannot run the scope declarations its inlining then leaves.)
+REAL upper_diagonal(__global const uint* diag, __global const REAL* values, __global const REAL* y, const uint i,
+                    const uint l, const uint j) {
   __global const REAL* dline = values + (size_t)diag[i] * BB + l * B;
   REAL acc = 0;
   for (uint c = 0; c < B; ++c) acc += dline[c] * AT(y, i * B + c, j);
@@ -512,21 +513,30 @@ __kernel void lower_jacobi(__global const uint* restrict lower_ptr, __global con
       lower_row(lower_ptr, lower_col, lower_ptr + 1, lower_values, r + r_offset, y_old + old_offset, i, l, j);
 }
 
-// z_0 (`start` != 0: z_old is not read) or one sweep of the backward solve: z_new from z_old (the
-// upper part: row i's diagonal block first, upper_ptr serving as upper_row's diagonal positions).
-__kernel void upper_jacobi(__global const uint* restrict upper_ptr, __global const uint* restrict upper_col,
+// z_0 = D^-1 y, the backward solve's first iterate (the upper part: row i's diagonal block first).
+__kernel void upper_jacobi_start(__global const uint* restrict upper_ptr, __global const REAL* restrict upper_values,
+                                 const uint block_rows, __global const REAL* restrict y, __global REAL* restrict z,
+                                 const ulong z_offset) {
+  const uint t = (uint)get_global_id(0);
+  const uint i = t / (B * K), in_row = t - i * (B * K);
+  if (i >= block_rows) return;
+  const uint l = in_row / K, j = in_row - l * K;
+  z += z_offset;
+  AT(z, i * B + l, j) = upper_diagonal(upper_ptr, upper_values, y, i, l, j);
+}
+
+// One sweep of the backward solve: z_new from z_old (upper_ptr serving as upper_row's row
+// pointers and diagonal positions both).
+__kernel void upper_jacobi(__global const uint* upper_ptr, __global const uint* restrict upper_col,
                            __global const REAL* restrict upper_values, const uint block_rows,
                            __global const REAL* restrict y, __global const REAL* restrict z_old,
-                           const ulong old_offset, __global REAL* restrict z_new, const ulong new_offset,
-                           const uint start) {
+                           const ulong old_offset, __global REAL* restrict z_new, const ulong new_offset) {
   const uint t = (uint)get_global_id(0);
   const uint i = t / (B * K), in_row = t - i * (B * K);
   if (i >= block_rows) return;
   const uint l = in_row / K, j = in_row - l * K;
   z_new += new_offset;
-  AT(z_new, i * B + l, j) = start ? upper_diagonal(upper_ptr, upper_values, y, i, l, j)
-                                  : upper_row(upper_ptr, upper_col, upper_ptr, upper_values, y, z_old + old_offset, i,
-                                              l, j);
+  AT(z_new, i * B + l, j) = upper_row(upper_ptr, upper_col, upper_ptr, upper_values, y, z_old + old_offset, i, l, j);
 }
 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).

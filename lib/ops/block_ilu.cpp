@@ -271,6 +271,7 @@ void DeviceBlockIlu<T>::prepare_solves(const Bsr<T>& a, const std::vector<Index>
     upper_ptr_ = upload(context, upper_ptr, "ILU upper blocks' rows");
     sweeps_ = DeviceBuffer<T>(context, work_.size(), "ILU Jacobi sweeps");
     lower_jacobi_ = context.kernel(program, "lower_jacobi");
+    upper_jacobi_start_ = context.kernel(program, "upper_jacobi_start");
     upper_jacobi_ = context.kernel(program, "upper_jacobi");
   }
   if (sweep_ == TriangularSweep::sync_free) {
@@ -432,16 +433,16 @@ Span DeviceBlockIlu<T>::apply_jacobi(const VectorRef& r, const VectorRef& z) {
     y_new = s % 2 == sweeps % 2 ? other : work;
   }
   // Backward: z_0 = D^-1 y, then z_s+1 = D^-1 y - D^-1 (U - D) z_s.
-  const auto backward = [&](const VectorRef& from, const VectorRef& to, bool start, bool last) {
-    set_args(upper_jacobi_, "upper_jacobi", upper_ptr_.get(), upper_col_.get(), upper_values_.get(), rows,
-             work_.get(), from.buffer, cl_ulong(from.offset), to.buffer, cl_ulong(to.offset), cl_uint(start));
-    return launch(context_, upper_jacobi_, items, "a Jacobi sweep of ILU(0)'s backward solve", last);
-  };
   const std::size_t back = upper_sweeps_;
   VectorRef z_old = back % 2 == 1 ? other : z, z_new = back % 2 == 1 ? z : other;
-  span.last = backward(work, z_old, true, back == 0);  // `from` unread
+  set_args(upper_jacobi_start_, "upper_jacobi_start", upper_ptr_.get(), upper_values_.get(), rows, work_.get(),
+           z_old.buffer, cl_ulong(z_old.offset));
+  span.last = launch(context_, upper_jacobi_start_, items, "the first iterate of ILU(0)'s backward solve", back == 0);
   for (std::size_t s = 1; s <= back; ++s, std::swap(z_old, z_new)) {
-    const cl::Event event = backward(z_old, z_new, false, s == back);
+    set_args(upper_jacobi_, "upper_jacobi", upper_ptr_.get(), upper_col_.get(), upper_values_.get(), rows,
+             work_.get(), z_old.buffer, cl_ulong(z_old.offset), z_new.buffer, cl_ulong(z_new.offset));
+    const cl::Event event = launch(context_, upper_jacobi_, items, "a Jacobi sweep of ILU(0)'s backward solve",
+                                   s == back);
     if (s == back) span.last = event;
   }
   return span;

@@ -159,7 +159,7 @@ if in_part cli-spmm; then
   check "$cli" spmm --matrix "$data/bcsstk01.mtx" --format dia --precision f64 --repeat 1
 fi
 # The Krylov solvers: vector operations (4 vectors: their rows read 4 values at a time), ILU(0)
-# factorised level by level with level-scheduled solves, the colour ordering's renumbering on the
+# factorised level by level with level-scheduled solves (and Jacobi sweeps), the colour ordering's renumbering on the
 # device, block Jacobi, Jacobi; every method; the rule's product kernel (the automatic choice
 # would time every variant). Without the uninitialised-value check here too:
 # Oclgrind 21.10 marks the bytes of a host write at a non-zero offset as still uninitialised (a
@@ -168,6 +168,10 @@ fi
 if in_part cli-solve; then
   check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep levels --vectors 4 --kernel rule --quiet
   check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --sweep sequential --vectors 2 --kernel rule --quiet
+  # Jacobi sweeps: auto's choice for a dominant scalar system (Oclgrind is a GPU: counts chosen from
+  # the factors' contraction), and a fixed count with blocks and two vectors.
+  check "$cli" solve --generate 3x3x2 --block 1 --system convection --exact random --kernel rule --quiet
+  check "$cli" solve --generate 3x3x2 --block 2 --system convection --exact random --ordering natural --sweep jacobi --jacobi-sweeps 3 --vectors 2 --kernel rule --quiet
   check "$cli" solve --generate 3x2x2 --block 3 --ordering colours --method gmres --restart 4 --precision f32 --rtol 1e-5 --kernel rule --quiet
   check "$cli" solve --generate 3x3x2 --block 2 --symmetric --method cg --preconditioner block-jacobi --vectors 2 --kernel rule --quiet
   check "$cli" solve --matrix "$data/bcsstk01.mtx" --block 5 --preconditioner jacobi --method cg --unfused --max-iterations 400 --kernel rule --quiet

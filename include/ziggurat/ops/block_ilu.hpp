@@ -136,7 +136,7 @@ class DeviceBlockIlu {
   DeviceBuffer<Index> lower_ptr_, upper_ptr_, lower_col_, upper_col_;
   DeviceBuffer<T> lower_values_, upper_values_, sweeps_;
   cl::Kernel lower_solve_, upper_solve_, lower_sync_free_, upper_sync_free_, lower_sequential_, upper_sequential_,
-      lower_jacobi_, upper_jacobi_;
+      lower_jacobi_, upper_jacobi_start_, upper_jacobi_;
   Span factorization_;
 };
 
