@@ -451,6 +451,14 @@ __kernel void upper_solve_sequential(__global const uint* restrict row_ptr, __gl
     for (uint l = 0; l < B; ++l) AT(z, i * B + l, j) = upper_row(row_ptr, col, diag, values, y, z, i, l, j);
 }
 
+// The (block row, line, vector) of this work-item in a launch over every block row (rows past
+// the last for the work-items of the launch's rounding up).
+uint3 row_line_vector(void) {
+  const uint t = (uint)get_global_id(0);
+  const uint i = t / (B * K), in_row = t - i * (B * K);
+  return (uint3)(i, in_row / K, in_row % K);
+}
+
 // ---- Jacobi sweeps: every row at once from the last iterate (approximate solves) ----
 //
 // y = L^-1 r is approximated by y_0 = r and y_s+1 = r - (L - I) y_s, z = U^-1 y by z_0 = D^-1 y and
@@ -505,10 +513,9 @@ __kernel void lower_jacobi(__global const uint* restrict lower_ptr, __global con
                            __global const REAL* restrict lower_values, const uint block_rows,
                            __global const REAL* restrict r, const ulong r_offset, __global const REAL* restrict y_old,
                            const ulong old_offset, __global REAL* restrict y_new) {
-  const uint t = (uint)get_global_id(0);
-  const uint i = t / (B * K), in_row = t - i * (B * K);
+  const uint3 item = row_line_vector();
+  const uint i = item.x, l = item.y, j = item.z;
   if (i >= block_rows) return;
-  const uint l = in_row / K, j = in_row - l * K;
   AT(y_new, i * B + l, j) =
       lower_row(lower_ptr, lower_col, lower_ptr + 1, lower_values, r + r_offset, y_old + old_offset, i, l, j);
 }
@@ -517,10 +524,9 @@ __kernel void lower_jacobi(__global const uint* restrict lower_ptr, __global con
 __kernel void upper_jacobi_start(__global const uint* restrict upper_ptr, __global const REAL* restrict upper_values,
                                  const uint block_rows, __global const REAL* restrict y, __global REAL* restrict z,
                                  const ulong z_offset) {
-  const uint t = (uint)get_global_id(0);
-  const uint i = t / (B * K), in_row = t - i * (B * K);
+  const uint3 item = row_line_vector();
+  const uint i = item.x, l = item.y, j = item.z;
   if (i >= block_rows) return;
-  const uint l = in_row / K, j = in_row - l * K;
   z += z_offset;
   AT(z, i * B + l, j) = upper_diagonal(upper_ptr, upper_values, y, i, l, j);
 }
@@ -531,10 +537,9 @@ __kernel void upper_jacobi(__global const uint* upper_ptr, __global const uint* 
                            __global const REAL* restrict upper_values, const uint block_rows,
                            __global const REAL* restrict y, __global const REAL* restrict z_old,
                            const ulong old_offset, __global REAL* restrict z_new, const ulong new_offset) {
-  const uint t = (uint)get_global_id(0);
-  const uint i = t / (B * K), in_row = t - i * (B * K);
+  const uint3 item = row_line_vector();
+  const uint i = item.x, l = item.y, j = item.z;
   if (i >= block_rows) return;
-  const uint l = in_row / K, j = in_row - l * K;
   z_new += new_offset;
   AT(z_new, i * B + l, j) = upper_row(upper_ptr, upper_col, upper_ptr, upper_values, y, z_old + old_offset, i, l, j);
 }
@@ -542,10 +547,9 @@ __kernel void upper_jacobi(__global const uint* upper_ptr, __global const uint* 
 // Block Jacobi: z_i = D_i^-1 r_i for every block row; work-item (block row, line, vector).
 __kernel void block_jacobi(__global const REAL* restrict dinv, const uint block_rows, __global const REAL* restrict r,
                            const ulong r_offset, __global REAL* restrict z, const ulong z_offset) {
-  const uint t = (uint)get_global_id(0);
-  const uint i = t / (B * K), in_row = t - i * (B * K);
+  const uint3 item = row_line_vector();
+  const uint i = item.x, l = item.y, j = item.z;
   if (i >= block_rows) return;
-  const uint l = in_row / K, j = in_row - l * K;
   r += r_offset;
   z += z_offset;
   __global const REAL* dline = dinv + (size_t)i * BB + l * B;
