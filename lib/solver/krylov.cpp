@@ -323,8 +323,10 @@ struct KrylovSolver<T>::Impl {
     resolve();
   }
 
-  // The ILU's levels and sweeps, into the report.
+  // The ILU's sweeps settled (CG: one Jacobi count for both triangles, a symmetric preconditioner),
+  // and its levels and sweeps into the report.
   void report_sweeps() {
+    if (options.method == KrylovMethod::cg) ilu->equal_jacobi_sweeps();
     setup_report.lower_levels = ilu->lower_levels();
     setup_report.upper_levels = ilu->upper_levels();
     setup_report.sweep = to_string(ilu->sweep());

@@ -373,6 +373,35 @@ TEST_CASE("Jacobi sweeps: fewer than the levels approach the exact solves as the
         CHECK(chosen.lower_jacobi_sweeps > chosen.upper_jacobi_sweeps);
         CHECK(chosen.upper_jacobi_sweeps >= 1);
         CHECK(chosen.lower_jacobi_sweeps <= kMostChosenJacobiSweeps);
+        // CG: one count for both triangles, so that the preconditioner stays symmetric. An arrow
+        // (a chain, and row 0 coupled to every row) is symmetric, but its lower triangle's rows
+        // contract less than its upper triangle's (row 0's): their chosen counts differ.
+        const std::size_t m = 40;
+        Csr<double> arrow;
+        arrow.rows = arrow.cols = m;
+        arrow.row_ptr.clear();
+        for (std::size_t i = 0; i < m; ++i) {
+          arrow.row_ptr.push_back(static_cast<Index>(arrow.col.size()));
+          for (std::size_t j = 0; j < m; ++j) {
+            const bool coupled = (i == 0 || j == 0 || i + 1 == j || j + 1 == i) && i != j;
+            if (coupled || i == j) arrow.col.push_back(static_cast<Index>(j));
+            if (coupled) arrow.values.push_back(-1.0);
+            if (i == j) arrow.values.push_back(i == 0 ? double(m) : 3.0);
+          }
+        }
+        arrow.row_ptr.push_back(static_cast<Index>(arrow.col.size()));
+        const Bsr<double> spd = to_bsr(arrow, 1);
+        const std::vector<double> ones(m, 1.0);
+        std::vector<double> y;
+        const SolveReport nonsymmetric_method = sparse::solve(context, spd, ones, y, 1, options);
+        CHECK(nonsymmetric_method.lower_jacobi_sweeps != nonsymmetric_method.upper_jacobi_sweeps);
+        options.method = KrylovMethod::cg;
+        y.clear();
+        const SolveReport cg = sparse::solve(context, spd, ones, y, 1, options);
+        CHECK(cg.converged);
+        CHECK(cg.lower_jacobi_sweeps == cg.upper_jacobi_sweeps);
+        CHECK(cg.lower_jacobi_sweeps == std::max(nonsymmetric_method.lower_jacobi_sweeps,
+                                                 nonsymmetric_method.upper_jacobi_sweeps));
         const std::vector<double> ax = multiply(a, x);
         double residual = 0, norm = 0;
         for (std::size_t i = 0; i < n; ++i) residual += (r[i] - ax[i]) * (r[i] - ax[i]), norm += r[i] * r[i];

@@ -7,6 +7,7 @@
 // launch per solve, or sequentially in one work-item a vector on CPU devices (TriangularSweep),
 // with the same bits; or approximately, by a fixed number of Jacobi sweeps over every row.
 // Factor layout and operation order: matrix/ilu_factors.hpp, whose sequential reference they match.
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -99,6 +100,10 @@ class DeviceBlockIlu {
   /// The Jacobi sweeps of each forward and backward solve (TriangularSweep::jacobi), else 0.
   std::size_t lower_jacobi_sweeps() const noexcept { return lower_sweeps_; }
   std::size_t upper_jacobi_sweeps() const noexcept { return upper_sweeps_; }
+  /// Both triangles take the larger of their Jacobi sweep counts: from symmetric factors (IC2, or
+  /// ILU(0) of a symmetric A) the preconditioner then stays symmetric, as CG needs. The chosen
+  /// counts follow each triangle's row sums, which differ from the other's (its column sums).
+  void equal_jacobi_sweeps() noexcept { lower_sweeps_ = upper_sweeps_ = std::max(lower_sweeps_, upper_sweeps_); }
   /// The factors (values in the layout of ilu_factors.hpp), blocking.
   std::vector<T> factors() const;
   std::size_t lower_levels() const noexcept { return levels_.lower.levels(); }
