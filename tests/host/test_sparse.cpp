@@ -584,6 +584,28 @@ TEST_CASE("skewness: 0 when symmetric, 1 when skew, a dense reference's value ot
                        doctest::Contains("not square"), InvalidArgument);
 }
 
+TEST_CASE("diagonally_dominant: every scalar row, whatever the block size, the padding left out") {
+  const std::size_t n = 7;
+  // Tridiagonal (-1, 2, -1): weakly dominant in its middle rows, strictly at both ends.
+  std::vector<double> dense(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    dense[i * n + i] = 2;
+    if (i > 0) dense[i * n + i - 1] = -1;
+    if (i + 1 < n) dense[i * n + i + 1] = -1;
+  }
+  for (const std::size_t b : {1, 2, 3, 4}) {  // 7 rows: blocks of 2, 3 and 4 are padded
+    INFO("b = " << b);
+    CHECK(diagonally_dominant(to_bsr(from_dense<double>(n, n, dense), b), Validated{}));
+    std::vector<double> weak = dense;
+    weak[3 * n + 3] = 1.999;  // one row below its off-diagonal sum
+    CHECK_FALSE(diagonally_dominant(to_bsr(from_dense<double>(n, n, weak), b), Validated{}));
+    weak[3 * n + 3] = -2;  // the magnitude counts, not the sign
+    CHECK(diagonally_dominant(to_bsr(from_dense<double>(n, n, weak), b), Validated{}));
+  }
+  CHECK_THROWS_WITH_AS(diagonally_dominant(to_bsr(from_dense<double>(2, 3, {1, 0, 0, 0, 1, 0}), 1), Validated{}),
+                       doctest::Contains("not square"), InvalidArgument);
+}
+
 TEST_CASE("row_stats counts blocks per block row") {
   const auto s = row_stats(to_bsr(five_by_five(), 2));
   CHECK(s.rows == 3);
