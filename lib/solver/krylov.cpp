@@ -120,6 +120,11 @@ void check_options(const SolverOptions& o, std::size_t k) {
     throw InvalidArgument("static pivoting permutes rows, which cg's IC2 cannot take (it needs A symmetric); use "
                           "static pivoting auto or off with cg, or bicgstab or gmres");
   }
+  if (o.jacobi_sweeps && o.sweep != TriangularSweep::jacobi && o.sweep != TriangularSweep::automatic) {
+    throw InvalidArgument("jacobi_sweeps " + std::to_string(*o.jacobi_sweeps) +
+                          " counts the sweeps of sweep jacobi; with sweep " + to_string(o.sweep) +
+                          " it would do nothing: give sweep jacobi (or auto), or leave jacobi_sweeps out");
+  }
 }
 
 // ||column j|| of `values` (rows x width, interleaved) for every j, after checking that every value

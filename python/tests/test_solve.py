@@ -97,6 +97,8 @@ def test_jacobi_sweeps_solve_approximately_and_are_checked(context):
     for bad in (-1, 1.5, "2"):
         with pytest.raises(ziggurat.InvalidArgument, match="jacobi_sweeps is an integer"):
             ziggurat.solve(a, b, sweep="jacobi", jacobi_sweeps=bad, context=context)
+    with pytest.raises(ziggurat.InvalidArgument, match="with sweep sync-free it would do nothing"):
+        ziggurat.solve(a, b, sweep="sync-free", jacobi_sweeps=2, context=context)
     with pytest.raises(ziggurat.InvalidArgument, match="jacobi_sweeps .* is auto or 0 to 100000"):
         ziggurat.solve(a, b, sweep="jacobi", jacobi_sweeps=100001, context=context)
 

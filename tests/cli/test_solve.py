@@ -117,6 +117,8 @@ class Solve(ScratchFolderTest):
                                  "--ordering", "natural", "--sweep", "jacobi", "--json")[0])
         self.assertTrue(summary["converged"], summary["reason"])
         self.assertTrue(1 <= summary["upper_jacobi_sweeps"] <= summary["lower_jacobi_sweeps"] <= 16)
+        _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--sweep", "levels", "--jacobi-sweeps", 2, expect=1)
+        self.assertIn("jacobi_sweeps 2 counts the sweeps of sweep jacobi; with sweep levels it would do nothing", err)
         for bad in (-1, 100001, "some"):
             _, err = run("solve", "--generate", "4x4x4", "--block", 1, "--jacobi-sweeps", bad, expect=1)
             self.assertIn(f"jacobi_sweeps (sweep jacobi's sweeps a triangular solve) is auto or 0 to 100000, not "
