@@ -30,6 +30,13 @@ constexpr std::size_t kMaxBlock = 16;
 
 std::string str(std::size_t n) { return std::to_string(n); }
 
+// InvalidArgument naming `what` unless the matrix is square.
+void require_square(std::size_t rows, std::size_t cols, const char* what) {
+  if (rows != cols) {
+    throw InvalidArgument(std::string(what) + ": the matrix is " + str(rows) + " x " + str(cols) + ", not square");
+  }
+}
+
 // The shortest text that reads back as the same value.
 template <class T>
 std::string str_value(T value) {
@@ -549,7 +556,7 @@ double skewness(const Bsr<T>& a) {
 
 template <class T>
 double skewness(const Bsr<T>& a, Validated) {
-  if (a.rows != a.cols) throw InvalidArgument("skewness: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  require_square(a.rows, a.cols, "skewness");
   const std::size_t b = a.block_size, bb = b * b, chunks = ceil_div(a.block_rows, kBlockRowChunk);
   std::vector<double> skew(chunks, 0.0), sum(chunks, 0.0);  // per chunk: ||A - A^T||^2, ||A + A^T||^2
   detail::for_chunks(a.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
@@ -583,8 +590,7 @@ double skewness(const Bsr<T>& a, Validated) {
 
 template <class T>
 bool diagonally_dominant(const Bsr<T>& a, Validated) {
-  if (a.rows != a.cols)
-    throw InvalidArgument("diagonally_dominant: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  require_square(a.rows, a.cols, "diagonally_dominant");
   const std::size_t b = a.block_size, chunks = ceil_div(a.block_rows, kBlockRowChunk);
   std::vector<char> dominant(chunks, 1);
   detail::for_chunks(a.block_rows, kBlockRowChunk, [&](std::size_t first, std::size_t last) {
@@ -612,7 +618,7 @@ bool diagonally_dominant(const Bsr<T>& a, Validated) {
 template <class T>
 std::string asymmetry(const Csr<T>& a) {
   validate(a);
-  if (a.rows != a.cols) throw InvalidArgument("asymmetry: the matrix is " + str(a.rows) + " x " + str(a.cols) + ", not square");
+  require_square(a.rows, a.cols, "asymmetry");
   for (std::size_t i = 0; i < a.rows; ++i) {
     for (std::size_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
       const Index j = a.col[p];
