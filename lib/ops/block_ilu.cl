@@ -491,8 +491,9 @@ __kernel void split_factors(__global const uint* restrict row_ptr, __global cons
 // Each triangle's contraction, the largest sum of |entries| of a scalar row of L - I (most[0]) and
 // of D^-1 (U - D) (most[1]), as float bits (atomic_max keeps their order for numbers >= 0):
 // work-item (block row i, line l).
-__kernel void factor_contraction(__global const uint* restrict row_ptr, __global const uint* restrict diag, __global const REAL* restrict values,
-                                 const uint block_rows, volatile __global uint* most) {
+__kernel void factor_contraction(__global const uint* restrict row_ptr, __global const uint* restrict diag,
+                                 __global const REAL* restrict values, const uint block_rows,
+                                 volatile __global uint* most) {
   const uint t = (uint)get_global_id(0), i = t / B, l = t - i * B;
   if (i >= block_rows) return;
   REAL lower = 0, upper = 0;

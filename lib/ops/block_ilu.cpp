@@ -423,14 +423,12 @@ Span DeviceBlockIlu<T>::apply_jacobi(const VectorRef& r, const VectorRef& z) {
                                                      nullptr, &span.first),
           "clEnqueueCopyBuffer", "ILU(0)'s forward solve without Jacobi sweeps");
   }
-  VectorRef y_old = r, y_new = sweeps % 2 == 1 ? work : other;
-  for (std::size_t s = 1; s <= sweeps; ++s) {
+  VectorRef y_old = r, y_new = sweeps % 2 == 1 ? work : other, y_spare = sweeps % 2 == 1 ? other : work;
+  for (std::size_t s = 1; s <= sweeps; ++s, y_old = y_new, std::swap(y_new, y_spare)) {
     set_args(lower_jacobi_, "lower_jacobi", lower_ptr_.get(), lower_col_.get(), lower_values_.get(), rows, r.buffer,
              cl_ulong(r.offset), y_old.buffer, cl_ulong(y_old.offset), y_new.buffer);
     const cl::Event event = launch(context_, lower_jacobi_, items, "a Jacobi sweep of ILU(0)'s forward solve", s == 1);
     if (s == 1) span.first = event;
-    y_old = y_new;
-    y_new = s % 2 == sweeps % 2 ? other : work;
   }
   // Backward: z_0 = D^-1 y, then z_s+1 = D^-1 y - D^-1 (U - D) z_s.
   const std::size_t back = upper_sweeps_;

@@ -318,7 +318,7 @@ struct KrylovSolver<T>::Impl {
         ilu = std::make_unique<DeviceBlockIlu<T>>(context, matrix, ordered, pattern, k, options.shift, options.sweep,
                                                   options.jacobi_sweeps);
         add(ilu->factorization(), setup_times.factorization);
-        report_sweeps();
+        settle_sweeps();
         setup_report.fill = 1;
         break;
       case PreconditionerKind::ilu2: setup_ilu2(ordered); break;
@@ -329,8 +329,8 @@ struct KrylovSolver<T>::Impl {
   }
 
   // The ILU's sweeps settled (CG: one Jacobi count for both triangles, a symmetric preconditioner),
-  // and its levels and sweeps into the report.
-  void report_sweeps() {
+  // then its levels and sweeps into the report.
+  void settle_sweeps() {
     if (options.method == KrylovMethod::cg) ilu->equal_jacobi_sweeps();
     setup_report.lower_levels = ilu->lower_levels();
     setup_report.upper_levels = ilu->upper_levels();
@@ -353,7 +353,7 @@ struct KrylovSolver<T>::Impl {
     pivoted.matrix.reset();
     const Permutation& matched = pivoted.rows;
     ilu = std::make_unique<DeviceBlockIlu<T>>(context, f.factors, f.diagonal, k, options.sweep, options.jacobi_sweeps);
-    report_sweeps();
+    settle_sweeps();
     setup_report.fill = f.fill;
     setup_report.matched_rows = !matched.identity();
     setup_report.replaced_pivots = f.replaced_pivots;
