@@ -24,14 +24,19 @@ void* KeptBlocks::take(std::size_t bytes) {
       return block;
     }
     // A new block: what is kept makes room first, so that kept + in use stays within the peak.
+    // Its bytes count as in use from here, before the allocation, so that a take on another
+    // thread meanwhile makes room for both.
     free_oldest_while_over(std::max(peak_, in_use_ + bytes) - in_use_ - bytes);
+    in_use_ += bytes;
+    peak_ = std::max(peak_, in_use_);
   }
   void* block = std::aligned_alloc(alignment_, bytes);
-  if (block == nullptr) return nullptr;
+  if (block == nullptr) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    in_use_ -= bytes;
+    return nullptr;
+  }
   advise_huge_pages(block, bytes);
-  const std::lock_guard<std::mutex> lock(mutex_);
-  in_use_ += bytes;
-  peak_ = std::max(peak_, in_use_);
   return block;
 }
 
