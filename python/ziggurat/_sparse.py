@@ -194,8 +194,9 @@ def solve(A, b, *, method="bicgstab", preconditioner="ilu0", rtol=1e-8, atol=0.0
     with `aggregate` rows an aggregate, or "nested-dissection"; the report says which ran; sweep
     "levels", "sync-free", "sequential" (one work-item a vector walks the rows: CPU devices),
     "jacobi" (approximate solves: `jacobi_sweeps` Jacobi sweeps over every row at once, one launch
-    each; None: chosen per triangle from its factor) or "auto" (above 16 levels sequential on a CPU device of at most 4 compute units, else
-    sync-free); shift adds shift * max_j |a_rj| to each diagonal before factorising).
+    each; None: chosen per triangle from its factor) or "auto" (above 16 levels sequential on a CPU
+    device of at most 4 compute units, else sync-free; with ordering "auto", "jacobi" where that
+    rule says); shift adds shift * max_j |a_rj| to each diagonal before factorising).
     ilu2: the second-order incomplete factorisation with drop threshold `threshold` (default
     ziggurat.ILU2_THRESHOLD; 0 is the complete LU), factorised on the host's cores, IC2 with cg;
     static_pivoting "auto" (on with bicgstab and gmres, off with cg), "on" (rows matched to large

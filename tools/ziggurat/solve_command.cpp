@@ -301,7 +301,8 @@ void add_solve_command(CLI::App& app) {
                       "CPU devices), jacobi (approximate: --jacobi-sweeps sweeps over every row at once) or auto "
                       "(above " + std::to_string(sparse::kSyncFreeLevels) +
                           " levels sequential on a CPU device of at most " +
-                          std::to_string(sparse::kSequentialSweepCores) + " compute units, else sync-free)")
+                          std::to_string(sparse::kSequentialSweepCores) +
+                          " compute units, else sync-free; with --ordering auto, jacobi where that rule says)")
       ->capture_default_str();
   command->add_option("--jacobi-sweeps", options->settings.jacobi_sweeps,
                       "--sweep jacobi: Jacobi sweeps of each triangular solve after its first iterate (as many as "
